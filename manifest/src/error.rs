@@ -1,0 +1,47 @@
+use std::path::PathBuf;
+
+/// Errors that stop a manifest operation. Problems found *in* the data are
+/// [`Finding`](crate::Finding)s, not errors.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O operation on `path` failed.
+    #[error("{op} `{path}`: {source}")]
+    Io {
+        /// What was being done (`reading`, `creating`, ...).
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A manifest file could not be parsed.
+    #[error("manifest `{path}` is not valid: {reason}")]
+    BadManifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A file name cannot be represented in a manifest.
+    #[error("file name `{path}` is not valid UTF-8; rename it or leave it out of the directory")]
+    NonUtf8Name {
+        /// The offending path (lossy).
+        path: PathBuf,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::Io`].
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

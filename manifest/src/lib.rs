@@ -1,0 +1,45 @@
+//! SHA-256 manifests for shardsmith.
+//!
+//! This crate is the leaf of the workspace: it knows how to hash bytes while they are
+//! written or read ([`Digester`], [`HashingWriter`]), how a manifest looks on disk
+//! ([`Manifest`], [`sums`]), how to walk a directory deterministically ([`walk`]), and how
+//! to check a directory against a manifest ([`verify`]). Format-specific structural checks
+//! plug in through the [`Inspector`] trait, so the same single read of every file feeds
+//! the SHA-256, the per-chunk CRC-32 and the format's own parser.
+//!
+//! The crate is synchronous, never prints and never exits: problems found in the data are
+//! returned as [`Finding`]s, problems that stop the work as [`Error`]s.
+//!
+//! ```
+//! use shardsmith_manifest::Digester;
+//! let mut digester = Digester::new(1 << 20);
+//! digester.update(b"abc");
+//! let digest = digester.finish();
+//! assert_eq!(
+//!     digest.sha256_hex(),
+//!     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+//! );
+//! ```
+
+mod digest;
+mod error;
+mod finding;
+mod inspect;
+mod model;
+pub mod scan;
+pub mod sums;
+pub mod verify;
+pub mod walk;
+
+pub use digest::{DEFAULT_CHUNK_SIZE, Digester, FileDigest, HashingWriter, hex, sha256_hex};
+pub use error::{Error, Result};
+pub use finding::{Finding, FindingKind, Severity};
+pub use inspect::{Inspection, Inspector, InspectorFactory, NoInspection};
+pub use model::{
+    FileEntry, InputSummary, MANIFEST_FILE, MANIFEST_VERSION, Manifest, ManifestKind, SUMS_FILE,
+    Skipped, Totals, canonical_json, root_digest,
+};
+
+/// Prefix of every temporary or state entry shardsmith creates inside a dataset directory.
+/// Such names are never part of a dataset; `verify` reports leftovers.
+pub const TEMP_PREFIX: &str = ".shardsmith-";

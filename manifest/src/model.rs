@@ -1,0 +1,361 @@
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+use crate::digest::{FileDigest, hex};
+use crate::{Error, Result};
+
+/// File name of the manifest inside a dataset directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+/// File name of the coreutils-compatible checksum list beside the manifest.
+pub const SUMS_FILE: &str = "SHA256SUMS";
+/// Version of the manifest schema this crate writes.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// What produced a manifest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ManifestKind {
+    /// `shardsmith pack`: the files are shards shardsmith wrote.
+    Pack,
+    /// `shardsmith manifest`: an existing directory of files, hashed as found.
+    Directory,
+}
+
+/// A dataset manifest (`manifest.json`). See the README for the schema.
+///
+/// The `root_sha256` is the SHA-256 of the manifest's canonical JSON without that
+/// field ([`canonical_json`]); pinning it pins every file's digest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Schema version ([`MANIFEST_VERSION`]).
+    pub manifest_version: u32,
+    /// Always `shardsmith`.
+    pub tool: String,
+    /// Version of the shardsmith that wrote it.
+    pub tool_version: String,
+    /// What produced it.
+    pub kind: ManifestKind,
+    /// Shard format, for `pack` manifests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// The options that determine the output bytes (never `--jobs`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub options: BTreeMap<String, Value>,
+    /// What was read, for `pack` manifests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<InputSummary>,
+    /// Chunk size of every file's `chunk_crc32`.
+    pub chunk_size: u64,
+    /// Every file of the dataset, in order (shard order for `pack`, path order otherwise).
+    pub files: Vec<FileEntry>,
+    /// Sums over `files`.
+    pub totals: Totals,
+    /// Inputs that were left out, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
+    /// SHA-256 of the canonical manifest without this field.
+    #[serde(default)]
+    pub root_sha256: String,
+}
+
+/// What a `pack` read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputSummary {
+    /// Input files packed (skipped ones excluded).
+    pub files: u64,
+    /// Their total size.
+    pub bytes: u64,
+    /// SHA-256 over `path NUL size LF` of every packed input file in sample order:
+    /// identifies the input selection without storing it.
+    pub listing_sha256: String,
+}
+
+/// One file of a dataset.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Path relative to the dataset directory, `/`-separated.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-256, lowercase hex.
+    pub sha256: String,
+    /// CRC-32 of each `chunk_size` chunk, 8 hex digits per chunk.
+    pub chunk_crc32: String,
+    /// Format recognised in the file (`webdataset`, ...), when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// Samples in the file, when it is a shard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
+    /// Key of the first sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_key: Option<String>,
+    /// Key of the last sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_key: Option<String>,
+}
+
+impl FileEntry {
+    /// An entry for `path` with `digest` and no format details.
+    pub fn new(path: impl Into<String>, digest: &FileDigest) -> Self {
+        Self {
+            path: path.into(),
+            size: digest.size,
+            sha256: digest.sha256_hex(),
+            chunk_crc32: digest.chunks_hex(),
+            format: None,
+            samples: None,
+            first_key: None,
+            last_key: None,
+        }
+    }
+}
+
+/// Sums over a manifest's files.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Number of files.
+    pub files: u64,
+    /// Total bytes.
+    pub bytes: u64,
+    /// Total samples, when the files are shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
+}
+
+/// An input that was left out.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Skipped {
+    /// Path relative to the input root.
+    pub path: String,
+    /// Why it was left out.
+    pub reason: String,
+}
+
+impl Manifest {
+    /// A new manifest of `kind` written by this version, with `files`; totals are
+    /// computed, the root digest is not (call [`Manifest::seal`]).
+    pub fn new(kind: ManifestKind, chunk_size: u64, files: Vec<FileEntry>) -> Self {
+        let mut manifest = Self {
+            manifest_version: MANIFEST_VERSION,
+            tool: "shardsmith".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            kind,
+            format: None,
+            options: BTreeMap::new(),
+            input: None,
+            chunk_size,
+            files,
+            totals: Totals::default(),
+            skipped: Vec::new(),
+            root_sha256: String::new(),
+        };
+        manifest.recount();
+        manifest
+    }
+
+    /// Recomputes `totals` from `files`.
+    pub fn recount(&mut self) {
+        let samples = self
+            .files
+            .iter()
+            .map(|f| f.samples)
+            .try_fold(0u64, |acc, s| s.map(|s| acc + s));
+        self.totals = Totals {
+            files: self.files.len() as u64,
+            bytes: self.files.iter().map(|f| f.size).sum(),
+            samples: samples.filter(|_| !self.files.is_empty()),
+        };
+    }
+
+    /// Computes and stores `root_sha256`.
+    pub fn seal(&mut self) {
+        self.root_sha256.clear();
+        let value = serde_json::to_value(&*self).expect("a manifest always serializes");
+        self.root_sha256 = root_digest(&value);
+    }
+
+    /// The manifest as written to disk: pretty JSON with a final newline.
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).expect("a manifest always serializes");
+        out.push(b'\n');
+        out
+    }
+
+    /// Parses manifest bytes; also returns the raw JSON value (for the root digest,
+    /// which must cover fields this version does not know).
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<(Self, Value)> {
+        let bad = |reason: String| Error::BadManifest {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
+        let manifest: Manifest =
+            serde_json::from_value(value.clone()).map_err(|e| bad(e.to_string()))?;
+        if manifest.manifest_version > MANIFEST_VERSION {
+            return Err(bad(format!(
+                "schema version {} is newer than this shardsmith understands ({MANIFEST_VERSION})",
+                manifest.manifest_version
+            )));
+        }
+        if manifest.chunk_size == 0 {
+            return Err(bad("chunk_size is 0".into()));
+        }
+        for entry in &manifest.files {
+            if !is_safe_relative(&entry.path) {
+                return Err(bad(format!(
+                    "file path `{}` is not a plain relative path",
+                    entry.path
+                )));
+            }
+        }
+        Ok((manifest, value))
+    }
+
+    /// Reads and parses the manifest at `path`.
+    pub fn load(path: &Path) -> Result<(Self, Value)> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io("reading", path, e))?;
+        Self::parse(&bytes, path)
+    }
+}
+
+/// True for `a/b/c` paths: relative, no `.`/`..`/empty components, no backslash or NUL.
+pub(crate) fn is_safe_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.contains(['\\', '\0'])
+        && path
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+}
+
+/// The root digest of a manifest value: SHA-256 of its [`canonical_json`] with the
+/// `root_sha256` member removed.
+///
+/// Equivalent Python: `sha256(json.dumps(m, sort_keys=True, separators=(",", ":"),
+/// ensure_ascii=False).encode())` where `m` is the manifest without `root_sha256`.
+pub fn root_digest(manifest: &Value) -> String {
+    let mut value = manifest.clone();
+    if let Value::Object(map) = &mut value {
+        map.remove("root_sha256");
+    }
+    let mut out = Vec::new();
+    canonical_json(&value, &mut out);
+    hex(&Sha256::digest(&out))
+}
+
+/// Canonical JSON: object keys sorted by code point, no insignificant whitespace,
+/// strings escaped as JSON requires and nothing more (non-ASCII kept as UTF-8).
+pub fn canonical_json(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push(b'{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, key).expect("writing to a Vec cannot fail");
+                out.push(b':');
+                canonical_json(&map[key], out);
+            }
+            out.push(b'}');
+        }
+        scalar => serde_json::to_writer(&mut *out, scalar).expect("writing to a Vec cannot fail"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Digester;
+
+    fn sample() -> Manifest {
+        let mut d = Digester::new(1 << 20);
+        d.update(b"shard bytes");
+        let mut entry = FileEntry::new("shard-000000.tar", &d.finish());
+        entry.samples = Some(3);
+        let mut m = Manifest::new(ManifestKind::Pack, 1 << 20, vec![entry]);
+        m.format = Some("webdataset".into());
+        m.options.insert("zeta".into(), Value::from(1));
+        m.options.insert("alpha".into(), Value::from("é\n\u{1}"));
+        m.seal();
+        m
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_and_escapes_like_python() {
+        let value: Value =
+            serde_json::from_str(r#"{"b":[1,{"d":null,"c":true}],"a":"é\n\u0001\""}"#).unwrap();
+        let mut out = Vec::new();
+        canonical_json(&value, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"a\":\"é\\n\\u0001\\\"\",\"b\":[1,{\"c\":true,\"d\":null}]}"
+        );
+    }
+
+    #[test]
+    fn root_digest_round_trips_and_detects_edits() {
+        let m = sample();
+        let bytes = m.to_json_bytes();
+        let (parsed, value) = Manifest::parse(&bytes, Path::new("m.json")).unwrap();
+        assert_eq!(parsed, m);
+        assert_eq!(root_digest(&value), m.root_sha256);
+        let edited = String::from_utf8(bytes)
+            .unwrap()
+            .replace("\"samples\": 3", "\"samples\": 4");
+        let (_, value) = Manifest::parse(edited.as_bytes(), Path::new("m.json")).unwrap();
+        assert_ne!(root_digest(&value), m.root_sha256);
+    }
+
+    #[test]
+    fn unknown_fields_are_covered_by_the_root() {
+        let m = sample();
+        let mut value = serde_json::to_value(&m).unwrap();
+        value["future_field"] = Value::from(7);
+        assert_ne!(root_digest(&value), m.root_sha256);
+    }
+
+    #[test]
+    fn totals_count_samples_only_when_every_file_has_them() {
+        let m = sample();
+        assert_eq!(m.totals.samples, Some(3));
+        let mut d = Digester::new(1 << 20);
+        d.update(b"x");
+        let m = Manifest::new(
+            ManifestKind::Directory,
+            1 << 20,
+            vec![FileEntry::new("x", &d.finish())],
+        );
+        assert_eq!(m.totals.samples, None);
+        assert_eq!(m.totals.bytes, 1);
+    }
+
+    #[test]
+    fn hostile_paths_are_rejected() {
+        for path in ["../x", "/etc/passwd", "a//b", "a/./b", "", "a\\b"] {
+            let mut m = sample();
+            m.files[0].path = path.into();
+            let err = Manifest::parse(&m.to_json_bytes(), Path::new("m")).unwrap_err();
+            assert!(
+                err.to_string().contains("plain relative path"),
+                "{path}: {err}"
+            );
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Reading files once: SHA-256, chunk CRCs and the format inspector in the same pass,
+//! files in parallel. Used by `shardsmith manifest` and `shardsmith verify`.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::walk::{self, rel_string};
+use crate::{
+    DEFAULT_CHUNK_SIZE, Digester, Error, FileDigest, FileEntry, Inspection, InspectorFactory,
+    MANIFEST_FILE, Manifest, ManifestKind, Result, SUMS_FILE, Skipped, TEMP_PREFIX,
+};
+
+/// Read block size: large enough for few system calls, small enough that SHA-256 and
+/// CRC-32 read the block from cache right after the copy.
+pub const READ_BLOCK: usize = 256 * 1024;
+
+/// Reads `path` once, feeding the digest and the inspector chosen from its first block.
+/// `progress` is called with the size of every block read.
+pub fn digest_file(
+    path: &Path,
+    rel: &str,
+    chunk_size: u64,
+    inspectors: &dyn InspectorFactory,
+    recorded: Option<&str>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> io::Result<(FileDigest, Option<Inspection>)> {
+    let mut file = File::open(path)?;
+    let mut buf = vec![0u8; READ_BLOCK];
+    let mut digester = Digester::new(chunk_size);
+    let head = fill(&mut file, &mut buf)?;
+    let mut inspector = inspectors.inspector_for(rel, &buf[..head], recorded);
+    let mut n = head;
+    while n > 0 {
+        digester.update(&buf[..n]);
+        if let Some(inspector) = inspector.as_mut() {
+            inspector.update(&buf[..n]);
+        }
+        progress(n as u64);
+        n = read_retrying(&mut file, &mut buf)?;
+    }
+    Ok((digester.finish(), inspector.map(|i| i.finish())))
+}
+
+fn read_retrying(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match file.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
+/// Reads until `buf` is full or the file ends.
+fn fill(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match read_retrying(file, &mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// True for names the dataset never contains: the manifest, the checksum list and
+/// shardsmith's temporary and state entries.
+pub fn is_reserved(rel: &Path) -> bool {
+    if rel == Path::new(MANIFEST_FILE) || rel == Path::new(SUMS_FILE) {
+        return true;
+    }
+    rel.components().any(|c| {
+        c.as_os_str()
+            .as_encoded_bytes()
+            .starts_with(TEMP_PREFIX.as_bytes())
+    })
+}
+
+/// The manifest of an existing directory and what was noticed while making it.
+#[derive(Debug)]
+pub struct DirectoryScan {
+    /// The manifest (sealed).
+    pub manifest: Manifest,
+    /// Inspector findings (a damaged shard is still hashed and listed).
+    pub findings: Vec<crate::Finding>,
+}
+
+/// Hashes every file under `root` (in parallel, each read once) into a `directory`
+/// manifest. Files the walk cannot include are listed in `skipped`.
+pub fn scan_directory(
+    root: &Path,
+    inspectors: &dyn InspectorFactory,
+    progress_total: &dyn Fn(u64),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<DirectoryScan> {
+    let walked = walk::walk(root, &|rel, _| !is_reserved(rel))?;
+    let mut skipped: Vec<Skipped> = walked
+        .skipped
+        .iter()
+        .map(|s| Skipped {
+            path: s.rel.to_string_lossy().into_owned(),
+            reason: s.reason.clone(),
+        })
+        .collect();
+    let mut files = Vec::with_capacity(walked.files.len());
+    for f in &walked.files {
+        let rel = rel_string(&f.rel).ok_or_else(|| Error::NonUtf8Name {
+            path: f.rel.clone(),
+        })?;
+        files.push((rel, f.size));
+    }
+    progress_total(files.iter().map(|f| f.1).sum());
+    let results: Vec<(String, io::Result<(FileDigest, Option<Inspection>)>)> = files
+        .into_par_iter()
+        .map(|(rel, _)| {
+            let result = digest_file(
+                &root.join(&rel),
+                &rel,
+                DEFAULT_CHUNK_SIZE,
+                inspectors,
+                None,
+                progress,
+            );
+            (rel, result)
+        })
+        .collect();
+    let mut entries = Vec::new();
+    let mut findings = Vec::new();
+    for (rel, result) in results {
+        match result {
+            Ok((digest, inspection)) => {
+                let mut entry = FileEntry::new(rel, &digest);
+                if let Some(inspection) = inspection {
+                    let clean = !inspection.findings.iter().any(crate::Finding::is_error);
+                    entry.format = Some(inspection.format);
+                    if clean {
+                        entry.samples = inspection.samples;
+                        entry.first_key = inspection.first_key;
+                        entry.last_key = inspection.last_key;
+                    }
+                    findings.extend(inspection.findings);
+                }
+                entries.push(entry);
+            }
+            Err(e) => skipped.push(Skipped {
+                path: rel,
+                reason: format!("cannot be read: {e}"),
+            }),
+        }
+    }
+    skipped.sort();
+    let mut manifest = Manifest::new(ManifestKind::Directory, DEFAULT_CHUNK_SIZE, entries);
+    manifest.skipped = skipped;
+    manifest.seal();
+    Ok(DirectoryScan { manifest, findings })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NoInspection;
+
+    #[test]
+    fn directory_manifest_lists_files_in_path_order_and_skips_reserved() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/b.bin"), vec![7u8; 3 << 20]).unwrap();
+        std::fs::write(dir.path().join("a.bin"), b"abc").unwrap();
+        std::fs::write(dir.path().join(MANIFEST_FILE), b"{}").unwrap();
+        std::fs::write(dir.path().join(".shardsmith-tmp-x"), b"junk").unwrap();
+        let scan = scan_directory(dir.path(), &NoInspection, &|_| {}, &|_| {}).unwrap();
+        let m = scan.manifest;
+        let paths: Vec<&str> = m.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["a.bin", "sub/b.bin"]);
+        assert_eq!(
+            m.files[0].sha256,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(m.files[1].chunk_crc32.len(), 3 * 8);
+        assert_eq!(m.totals.bytes, 3 + (3 << 20));
+        assert_eq!(m.kind, ManifestKind::Directory);
+        assert_eq!(
+            crate::root_digest(&serde_json::to_value(&m).unwrap()),
+            m.root_sha256
+        );
+    }
+}
