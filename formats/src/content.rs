@@ -1,0 +1,218 @@
+//! Content checks on sample fields before they are packed, chosen by the last component
+//! of the field name (`seg.png` is checked as PNG, as webdataset's decoders would).
+//!
+//! - `cheap` (default): JSON must parse; JPEG, PNG, WebP and GIF must have their
+//!   start and end markers (a truncated image fails here); image and JSON fields must not
+//!   be empty. Cost: a JSON parse of `.json` fields, O(1) per image.
+//! - `full`: additionally decodes JPEG and PNG pixels.
+//! - `none`: no checks.
+
+use serde::{Deserialize, Serialize};
+
+/// How thoroughly field contents are checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Validation {
+    /// No checks.
+    None,
+    /// Markers and JSON syntax.
+    #[default]
+    Cheap,
+    /// Also decode images.
+    Full,
+}
+
+/// Bytes kept from each end of a streamed field for the marker checks.
+pub const EDGE: usize = 16;
+
+fn kind(ext: &str) -> &str {
+    ext.rsplit('.').next().unwrap_or(ext)
+}
+
+/// True when `ext` gets any check at `level` (large fields are then pre-read).
+pub fn is_checked(ext: &str, level: Validation) -> bool {
+    level != Validation::None
+        && matches!(kind(ext), "json" | "jpg" | "jpeg" | "png" | "webp" | "gif")
+}
+
+/// Checks a field held in memory; the error says what is wrong.
+pub fn check(ext: &str, data: &[u8], level: Validation) -> Result<(), String> {
+    if level == Validation::None {
+        return Ok(());
+    }
+    if kind(ext) == "json" {
+        return check_json(serde_json::from_slice::<serde::de::IgnoredAny>(data).map(|_| ()));
+    }
+    let head = &data[..data.len().min(EDGE)];
+    let tail = &data[data.len().saturating_sub(EDGE)..];
+    check_edges(ext, head, tail, data.len() as u64, trailing_zeros(data))?;
+    if level == Validation::Full {
+        let format = match kind(ext) {
+            "jpg" | "jpeg" => image::ImageFormat::Jpeg,
+            "png" => image::ImageFormat::Png,
+            _ => return Ok(()),
+        };
+        image::load_from_memory_with_format(data, format)
+            .map_err(|e| format!("image does not decode: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Checks a JSON field read as a stream.
+pub fn check_json_stream(reader: impl std::io::Read) -> Result<(), String> {
+    check_json(
+        serde_json::from_reader::<_, serde::de::IgnoredAny>(std::io::BufReader::new(reader))
+            .map(|_| ()),
+    )
+}
+
+fn check_json(result: serde_json::Result<()>) -> Result<(), String> {
+    result.map_err(|e| {
+        if e.is_eof() && e.line() == 1 && e.column() == 0 {
+            "is empty, which is not valid JSON".to_string()
+        } else {
+            format!("is not valid JSON: {e}")
+        }
+    })
+}
+
+fn trailing_zeros(data: &[u8]) -> usize {
+    data.iter().rev().take_while(|&&b| b == 0).count()
+}
+
+/// Marker checks from the first and last bytes of a field (`zeros` = trailing NUL
+/// bytes, which some encoders pad JPEGs with).
+pub fn check_edges(
+    ext: &str,
+    head: &[u8],
+    tail: &[u8],
+    len: u64,
+    zeros: usize,
+) -> Result<(), String> {
+    let k = kind(ext);
+    if !matches!(k, "jpg" | "jpeg" | "png" | "webp" | "gif") {
+        return Ok(());
+    }
+    if len == 0 {
+        return Err("is empty, which is not a valid image".into());
+    }
+    match k {
+        "jpg" | "jpeg" => {
+            if !head.starts_with(&[0xff, 0xd8, 0xff]) {
+                return Err("is not a JPEG (no start-of-image marker)".into());
+            }
+            let end = tail.len().saturating_sub(zeros.min(tail.len()));
+            if end < 2 || tail[end - 2..end] != [0xff, 0xd9] {
+                if zeros >= tail.len() {
+                    return Err("JPEG ends in a run of zero bytes: truncated or zero-filled".into());
+                }
+                return Err("JPEG has no end-of-image marker: the file is truncated".into());
+            }
+        }
+        "png" => {
+            if !head.starts_with(b"\x89PNG\r\n\x1a\n") {
+                return Err("is not a PNG (bad signature)".into());
+            }
+            if !tail.ends_with(b"\0\0\0\0IEND\xaeB`\x82") {
+                return Err("PNG has no IEND chunk at its end: the file is truncated".into());
+            }
+        }
+        "webp" => {
+            if head.len() < 12 || &head[..4] != b"RIFF" || &head[8..12] != b"WEBP" {
+                return Err("is not a WebP (bad RIFF header)".into());
+            }
+            let declared = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]])) + 8;
+            if declared != len && declared + 1 != len {
+                return Err(format!(
+                    "WebP header declares {declared} bytes but the file has {len}: truncated or padded"
+                ));
+            }
+        }
+        _ => {
+            if !head.starts_with(b"GIF87a") && !head.starts_with(b"GIF89a") {
+                return Err("is not a GIF (bad signature)".into());
+            }
+            if tail.last() != Some(&0x3b) {
+                return Err("GIF has no trailer byte: the file is truncated".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny_png() -> Vec<u8> {
+        let mut out = Vec::new();
+        image::RgbImage::from_pixel(2, 2, image::Rgb([1, 2, 3]))
+            .write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+            .unwrap();
+        out
+    }
+
+    fn tiny_jpeg() -> Vec<u8> {
+        let mut out = Vec::new();
+        image::RgbImage::from_pixel(8, 8, image::Rgb([9, 200, 3]))
+            .write_to(
+                &mut std::io::Cursor::new(&mut out),
+                image::ImageFormat::Jpeg,
+            )
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn good_files_pass_every_level() {
+        for level in [Validation::None, Validation::Cheap, Validation::Full] {
+            check("png", &tiny_png(), level).unwrap();
+            check("seg.png", &tiny_png(), level).unwrap();
+            check("jpg", &tiny_jpeg(), level).unwrap();
+            check("json", br#"{"label": 3}"#, level).unwrap();
+            check("txt", b"", level).unwrap();
+        }
+    }
+
+    #[test]
+    fn damage_is_named() {
+        let png = tiny_png();
+        let jpg = tiny_jpeg();
+        let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+            ("png", png[..png.len() - 5].to_vec(), "IEND"),
+            ("png", b"GIF89a".to_vec(), "not a PNG"),
+            ("jpg", jpg[..jpg.len() / 2].to_vec(), "end-of-image"),
+            ("jpeg", vec![], "empty"),
+            ("json", b"{\"a\": ".to_vec(), "not valid JSON"),
+            ("json", vec![], "empty"),
+            (
+                "webp",
+                b"RIFF\x10\0\0\0WEBPVP8 ".to_vec(),
+                "declares 24 bytes",
+            ),
+        ];
+        for (ext, data, want) in cases {
+            let err = check(ext, &data, Validation::Cheap).unwrap_err();
+            assert!(err.contains(want), "{ext}: {err}");
+        }
+        let mut zero_filled = jpg.clone();
+        let n = zero_filled.len();
+        zero_filled[n - 600..].fill(0);
+        assert!(
+            check("jpg", &zero_filled, Validation::Cheap)
+                .unwrap_err()
+                .contains("zero")
+        );
+        let mut corrupt = jpg.clone();
+        for b in &mut corrupt[20..n - 2] {
+            *b = 0x55;
+        }
+        check("jpg", &corrupt, Validation::Cheap).unwrap();
+        assert!(
+            check("jpg", &corrupt, Validation::Full)
+                .unwrap_err()
+                .contains("decode")
+        );
+        assert!(check("json", b"{\"a\":", Validation::None).is_ok());
+    }
+}

@@ -1,0 +1,79 @@
+use std::path::PathBuf;
+
+/// Errors that stop a `pack` run. Inputs that are merely left out are not errors: they
+/// are listed as skipped (unless `--strict` makes them errors).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O operation failed.
+    #[error("{op} `{path}`: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--strict` and an input would have been skipped.
+    #[error(
+        "input `{path}` {reason} (--strict turns every skipped input into an error; {count} input(s) affected)"
+    )]
+    Strict {
+        /// First affected input.
+        path: String,
+        /// Why it would be skipped.
+        reason: String,
+        /// How many inputs would be skipped in all.
+        count: usize,
+    },
+    /// Nothing to pack.
+    #[error("no samples to pack in `{root}`{detail}")]
+    EmptyInput {
+        /// The input root.
+        root: String,
+        /// Why (e.g. how many files were skipped).
+        detail: String,
+    },
+    /// An input file changed size between listing and reading.
+    #[error(
+        "input `{path}` changed while packing (listed with {listed} bytes, read {read}); re-run to pack its current content"
+    )]
+    InputChanged {
+        /// The input.
+        path: String,
+        /// Size when listed.
+        listed: u64,
+        /// Size when read (a lower bound when it grew).
+        read: u64,
+    },
+    /// The output directory holds something this run must not overwrite.
+    #[error("output `{dir}` {reason}")]
+    OutputConflict {
+        /// The output directory.
+        dir: String,
+        /// What is there.
+        reason: String,
+    },
+    /// A setting is invalid.
+    #[error("{0}")]
+    Setting(String),
+    /// A manifest operation failed.
+    #[error(transparent)]
+    Manifest(#[from] shardsmith_manifest::Error),
+}
+
+impl Error {
+    /// Shorthand for [`Error::Io`].
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

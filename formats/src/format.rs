@@ -1,0 +1,115 @@
+//! What every shard format shares, and the registry of formats.
+//!
+//! A format says how big a sample will be in a shard, how shards are named, which
+//! samples it cannot represent, and how to encode samples into one shard. Everything
+//! else (grouping, rollover by bytes and samples, parallel writing, hashing while
+//! writing, atomic commit, resume, manifest) is done once, by [`crate::pack`]. Adding a
+//! format is one module implementing [`ShardFormat`] plus one arm in [`FormatKind`].
+
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use shardsmith_manifest::Inspector;
+
+use crate::webdataset::WebDataset;
+
+/// One field of a sample as planned: its name and where its bytes come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// Field name (lowercased extension: `jpg`, `seg.png`).
+    pub ext: String,
+    /// Input file, relative to the input root.
+    pub rel: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// A sample as planned: a key and its fields, sorted by field name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SampleSpec {
+    /// Sample key (`cat/0001`).
+    pub key: String,
+    /// Fields, sorted by name.
+    pub fields: Vec<FieldSpec>,
+}
+
+impl SampleSpec {
+    /// Sum of the field sizes.
+    pub fn payload(&self) -> u64 {
+        self.fields.iter().map(|f| f.size).sum()
+    }
+}
+
+/// Bytes of a field, in memory or as a stream of exactly `size` bytes.
+pub enum Payload<'a> {
+    /// The whole field.
+    Bytes(&'a [u8]),
+    /// A reader that yields exactly the field's bytes.
+    Stream(&'a mut dyn Read),
+}
+
+/// A field ready to encode.
+pub struct Field<'a> {
+    /// Field name.
+    pub ext: &'a str,
+    /// Exact size.
+    pub size: u64,
+    /// The bytes.
+    pub payload: Payload<'a>,
+}
+
+/// Encodes the samples of one shard. Calls come in order: `add` per sample, then
+/// `finish` once. Errors are I/O errors of the output (or of a streamed input).
+pub trait ShardEncoder: Send {
+    /// Appends one sample.
+    fn add(&mut self, out: &mut dyn Write, key: &str, fields: &mut [Field<'_>]) -> io::Result<()>;
+    /// Writes whatever ends a shard (tar: the end-of-archive blocks).
+    fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// A shard format.
+pub trait ShardFormat: Sync {
+    /// Format name as recorded in manifests (`webdataset`).
+    fn name(&self) -> &'static str;
+    /// File name of shard `index` (`shard-000000.tar`).
+    fn shard_name(&self, prefix: &str, index: usize) -> String;
+    /// Why this format cannot hold `sample` (a name readers would mis-key, a field too
+    /// large for the container), or `None`.
+    fn refuse(&self, sample: &SampleSpec) -> Option<String>;
+    /// Bytes `sample` adds to a shard (exact where the format allows).
+    fn sample_bytes(&self, sample: &SampleSpec) -> u64;
+    /// Bytes every shard has regardless of its samples.
+    fn shard_overhead(&self) -> u64;
+    /// Format-specific options that change the output bytes (for the manifest).
+    fn options(&self) -> BTreeMap<String, Value> {
+        BTreeMap::new()
+    }
+    /// A fresh encoder for one shard.
+    fn encoder(&self) -> Box<dyn ShardEncoder>;
+    /// A structural checker for a shard of this format at `path`.
+    fn inspector(&self, path: &str) -> Box<dyn Inspector>;
+}
+
+/// The shard formats `pack` can write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatKind {
+    /// WebDataset tar shards (`PREFIX-NNNNNN.tar`).
+    Webdataset,
+}
+
+impl FormatKind {
+    /// The format implementation.
+    pub fn build(self) -> Box<dyn ShardFormat> {
+        match self {
+            FormatKind::Webdataset => Box::new(WebDataset),
+        }
+    }
+
+    /// Every format, for content sniffing.
+    pub fn all() -> &'static [FormatKind] {
+        &[FormatKind::Webdataset]
+    }
+}

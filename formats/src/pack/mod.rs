@@ -1,0 +1,341 @@
+//! `pack`: raw files → shards of a target size, plus `manifest.json` and `SHA256SUMS`.
+//!
+//! 1. List the input and group files into samples ([`group`]); names readers would
+//!    mis-key and samples the format cannot hold are left out with the reason.
+//! 2. Optionally shuffle the samples (deterministically), then plan the shards from file
+//!    sizes ([`plan`]): every shard's content is fixed before anything is written.
+//! 3. Write the shards in parallel, each to a temporary name, hashing while writing,
+//!    then fsync and rename; a record of each finished shard lets a killed run resume.
+//! 4. Write `SHA256SUMS` and, last, `manifest.json`.
+//!
+//! The output depends only on the input and the settings, never on the thread count.
+
+mod group;
+pub mod plan;
+pub mod state;
+mod write;
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+use serde_json::Value;
+use shardsmith_manifest::{
+    DEFAULT_CHUNK_SIZE, InputSummary, MANIFEST_FILE, Manifest, ManifestKind, SUMS_FILE,
+    canonical_json, sha256_hex, sums,
+};
+
+pub use self::plan::ShardPlan;
+use self::state::{ShardRecord, Start};
+use self::write::{WriteContext, write_shard};
+use crate::content::Validation;
+use crate::format::{SampleSpec, ShardFormat};
+use crate::sink::OutputSink;
+use crate::source::InputSource;
+use crate::{Error, Result};
+
+/// Settings of a `pack` run, validated by [`PackSettings::check`].
+#[derive(Clone, Debug)]
+pub struct PackSettings {
+    /// Largest shard file, in bytes (a single larger sample gets a shard of its own).
+    pub shard_size: u64,
+    /// Most samples per shard.
+    pub max_samples: Option<u64>,
+    /// Shard name prefix.
+    pub prefix: String,
+    /// Shuffle the samples with this seed before sharding.
+    pub shuffle_seed: Option<u64>,
+    /// Content checks.
+    pub validation: Validation,
+    /// Every skipped input is an error.
+    pub strict: bool,
+    /// Replace an output that holds a different dataset.
+    pub force: bool,
+}
+
+impl Default for PackSettings {
+    fn default() -> Self {
+        Self {
+            shard_size: 256 << 20,
+            max_samples: None,
+            prefix: "shard".into(),
+            shuffle_seed: None,
+            validation: Validation::Cheap,
+            strict: false,
+            force: false,
+        }
+    }
+}
+
+/// Smallest accepted shard size.
+pub const MIN_SHARD_SIZE: u64 = 4096;
+
+impl PackSettings {
+    /// Checks the settings before any I/O.
+    pub fn check(&self) -> Result<()> {
+        if self.shard_size < MIN_SHARD_SIZE {
+            return Err(Error::Setting(format!(
+                "shard size {} bytes is too small (at least {MIN_SHARD_SIZE} bytes)",
+                self.shard_size
+            )));
+        }
+        if self.max_samples == Some(0) {
+            return Err(Error::Setting("--max-samples must be at least 1".into()));
+        }
+        let prefix_ok = !self.prefix.is_empty()
+            && !self.prefix.starts_with('.')
+            && self
+                .prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !prefix_ok {
+            return Err(Error::Setting(format!(
+                "prefix `{}` must be ASCII letters, digits, `-`, `_` or `.` and not start with a dot (shard URLs are brace-expanded by readers)",
+                self.prefix
+            )));
+        }
+        Ok(())
+    }
+
+    /// The settings that decide the output bytes, as recorded in the manifest.
+    pub fn options(&self, format: &dyn ShardFormat) -> BTreeMap<String, Value> {
+        let mut options = format.options();
+        options.insert("shard_size".into(), Value::from(self.shard_size));
+        options.insert(
+            "max_samples".into(),
+            self.max_samples.map_or(Value::Null, Value::from),
+        );
+        options.insert("prefix".into(), Value::from(self.prefix.clone()));
+        options.insert(
+            "shuffle_seed".into(),
+            self.shuffle_seed.map_or(Value::Null, Value::from),
+        );
+        options.insert(
+            "validation".into(),
+            serde_json::to_value(self.validation).expect("validation serializes"),
+        );
+        options
+    }
+}
+
+/// Callbacks for progress; all default to nothing. Called from worker threads.
+pub trait PackObserver: Sync {
+    /// The plan is known: samples and payload bytes to write, shards in all.
+    fn planned(&self, _samples: u64, _bytes: u64, _shards: usize) {}
+    /// Samples handled (written, resumed or skipped) and their payload bytes.
+    fn advanced(&self, _samples: u64, _bytes: u64) {}
+}
+
+/// Observes nothing.
+pub struct NoProgress;
+impl PackObserver for NoProgress {}
+
+/// What a `pack` run did.
+#[derive(Clone, Debug)]
+pub struct PackReport {
+    /// The manifest written (or found complete).
+    pub manifest: Manifest,
+    /// Shards written by this run.
+    pub shards_written: usize,
+    /// Shards kept from an interrupted run.
+    pub shards_resumed: usize,
+    /// The output already held this exact dataset; nothing was written.
+    pub already_complete: bool,
+    /// Things worth telling the user (oversize samples, ...).
+    pub warnings: Vec<String>,
+}
+
+/// Packs `source` into `sink` as `format`.
+pub fn pack(
+    source: &dyn InputSource,
+    sink: &dyn OutputSink,
+    format: &dyn ShardFormat,
+    settings: &PackSettings,
+    observer: &dyn PackObserver,
+) -> Result<PackReport> {
+    settings.check()?;
+    let listing = source.list()?;
+    let mut skipped = listing.skipped;
+    let grouped = group::group(listing.files, format);
+    skipped.extend(grouped.skipped);
+    skipped.sort();
+    let mut samples = grouped.samples;
+    if settings.strict
+        && let Some(first) = skipped.first()
+    {
+        return Err(Error::Strict {
+            path: first.path.clone(),
+            reason: first.reason.clone(),
+            count: skipped.len(),
+        });
+    }
+    if samples.is_empty() {
+        let detail = match skipped.first() {
+            Some(first) => format!(
+                ": all {} input file(s) were left out; first: `{}` {}",
+                skipped.len(),
+                first.path,
+                first.reason
+            ),
+            None => ": it holds no files".into(),
+        };
+        return Err(Error::EmptyInput {
+            root: source.describe(),
+            detail,
+        });
+    }
+    if let Some(seed) = settings.shuffle_seed {
+        crate::shuffle::shuffle(&mut samples, seed);
+    }
+
+    let mut manifest = Manifest::new(ManifestKind::Pack, DEFAULT_CHUNK_SIZE, Vec::new());
+    manifest.format = Some(format.name().to_string());
+    manifest.options = settings.options(format);
+    manifest.input = Some(input_summary(&samples));
+    let fingerprint = fingerprint(&manifest);
+
+    let _lock = sink.lock()?;
+    let resuming = match state::prepare(
+        sink,
+        &manifest,
+        &fingerprint,
+        format,
+        &settings.prefix,
+        settings.force,
+    )? {
+        Start::Complete(existing) => {
+            return Ok(PackReport {
+                manifest: *existing,
+                shards_written: 0,
+                shards_resumed: 0,
+                already_complete: true,
+                warnings: Vec::new(),
+            });
+        }
+        Start::Resume => true,
+        Start::Fresh => false,
+    };
+
+    let plans = plan::plan(&samples, format, settings.shard_size, settings.max_samples);
+    let mut warnings = Vec::new();
+    for p in plans.iter().filter(|p| p.oversize) {
+        warnings.push(format!(
+            "sample `{}` takes {} bytes in a shard, more than the shard size {}: it gets `{}` to itself",
+            samples[p.samples.start].key,
+            p.bytes - format.shard_overhead(),
+            settings.shard_size,
+            format.shard_name(&settings.prefix, p.index)
+        ));
+    }
+    observer.planned(
+        samples.len() as u64,
+        samples.iter().map(SampleSpec::payload).sum(),
+        plans.len(),
+    );
+    let ctx = WriteContext {
+        source,
+        sink,
+        format,
+        validation: settings.validation,
+        strict: settings.strict,
+        observer,
+    };
+    let results: Vec<(ShardRecord, bool)> = plans
+        .par_iter()
+        .map(|p| {
+            let name = format.shard_name(&settings.prefix, p.index);
+            let shard_samples = &samples[p.samples.clone()];
+            let plan_digest = plan_digest(shard_samples);
+            if resuming
+                && let Some(record) = state::load_done(sink, &fingerprint, &plan_digest, &name)?
+            {
+                observer.advanced(
+                    shard_samples.len() as u64,
+                    shard_samples.iter().map(SampleSpec::payload).sum(),
+                );
+                return Ok((record, true));
+            }
+            let (record, file) = write_shard(&ctx, &name, shard_samples)?;
+            state::save_done(sink, &fingerprint, &plan_digest, &record)?;
+            file.commit()?;
+            Ok((record, false))
+        })
+        .collect::<Result<_>>()?;
+
+    let shards_resumed = results.iter().filter(|r| r.1).count();
+    for (record, _) in &results {
+        skipped.extend(record.skipped.iter().cloned());
+        if record.entry.samples == Some(0) {
+            warnings.push(format!(
+                "every sample planned for `{}` was left out; the shard is an empty archive",
+                record.entry.path
+            ));
+        }
+    }
+    skipped.sort();
+    manifest.files = results
+        .into_iter()
+        .map(|(record, _)| record.entry)
+        .collect();
+    manifest.skipped = skipped;
+    manifest.recount();
+    manifest.seal();
+    sink.write_atomic(SUMS_FILE, sums::render(&manifest.files).as_bytes())?;
+    sink.write_atomic(MANIFEST_FILE, &manifest.to_json_bytes())?;
+    state::clear(sink)?;
+    Ok(PackReport {
+        shards_written: manifest.files.len() - shards_resumed,
+        shards_resumed,
+        manifest,
+        already_complete: false,
+        warnings,
+    })
+}
+
+fn input_summary(samples: &[SampleSpec]) -> InputSummary {
+    let mut lines = Vec::new();
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for field in samples.iter().flat_map(|s| &s.fields) {
+        lines.extend_from_slice(field.rel.as_bytes());
+        lines.push(0);
+        lines.extend_from_slice(field.size.to_string().as_bytes());
+        lines.push(b'\n');
+        files += 1;
+        bytes += field.size;
+    }
+    InputSummary {
+        files,
+        bytes,
+        listing_sha256: sha256_hex(&lines),
+    }
+}
+
+/// Identifies a run: tool version, format, options and input listing.
+fn fingerprint(manifest: &Manifest) -> String {
+    let mut out = Vec::new();
+    let value = serde_json::json!({
+        "tool_version": manifest.tool_version,
+        "format": manifest.format,
+        "options": manifest.options,
+        "input": manifest.input,
+    });
+    canonical_json(&value, &mut out);
+    sha256_hex(&out)
+}
+
+/// Identifies the content planned for one shard.
+fn plan_digest(samples: &[SampleSpec]) -> String {
+    let mut out = Vec::new();
+    for sample in samples {
+        out.extend_from_slice(sample.key.as_bytes());
+        out.push(0);
+        for field in &sample.fields {
+            out.extend_from_slice(
+                format!("{}\0{}\0{}\n", field.ext, field.rel, field.size).as_bytes(),
+            );
+        }
+    }
+    sha256_hex(&out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,247 @@
+//! Where `pack` writes. A local directory today; an object store can implement
+//! [`OutputSink`] (upload on commit, manifest last) without any format noticing.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use shardsmith_manifest::TEMP_PREFIX;
+
+use crate::{Error, Result};
+
+/// An object being written; it becomes visible under its final name only on
+/// [`ShardFile::commit`]. Dropping it uncommitted discards it.
+pub trait ShardFile: Write + Send {
+    /// Makes the content durable and visible under the final name.
+    fn commit(self: Box<Self>) -> Result<()>;
+}
+
+/// A destination directory for shards, the manifest and resume state. Names are
+/// relative, `/`-separated.
+pub trait OutputSink: Sync {
+    /// Human description (path or URL) for messages.
+    fn describe(&self) -> String;
+    /// Starts writing `name` under a temporary name.
+    fn create(&self, name: &str) -> Result<Box<dyn ShardFile>>;
+    /// Size of `name`, or `None` if absent.
+    fn size(&self, name: &str) -> Result<Option<u64>>;
+    /// Content of a small object, or `None` if absent.
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>>;
+    /// Writes a small object atomically (temporary name, flush, rename).
+    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        let mut file = self.create(name)?;
+        file.write_all(bytes)
+            .map_err(|e| Error::io("writing", name, e))?;
+        file.commit()
+    }
+    /// Removes an object or a directory of state; absent is fine.
+    fn remove(&self, name: &str) -> Result<()>;
+    /// Names of the top-level entries.
+    fn list(&self) -> Result<Vec<String>>;
+    /// Takes an exclusive lock for this run; released when the guard drops.
+    fn lock(&self) -> Result<Box<dyn Send>>;
+}
+
+/// A local directory, created if needed. Temporary files are
+/// `.shardsmith-tmp-NAME`; commit fsyncs the file, renames it and fsyncs the directory.
+pub struct LocalDir {
+    dir: PathBuf,
+}
+
+impl LocalDir {
+    /// The directory `dir` (created, with parents, if absent).
+    pub fn create(dir: impl Into<PathBuf>) -> Result<Self> {
+        let dir = dir.into();
+        fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+        Ok(Self { dir })
+    }
+
+    /// The directory path.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    fn full(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+struct LocalShardFile {
+    file: Option<File>,
+    temp: PathBuf,
+    target: PathBuf,
+    dir: PathBuf,
+}
+
+impl Write for LocalShardFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file
+            .as_mut()
+            .expect("file is open until commit")
+            .write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file
+            .as_mut()
+            .expect("file is open until commit")
+            .write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file
+            .as_mut()
+            .expect("file is open until commit")
+            .flush()
+    }
+}
+
+impl ShardFile for LocalShardFile {
+    fn commit(mut self: Box<Self>) -> Result<()> {
+        let file = self.file.take().expect("commit runs once");
+        file.sync_all()
+            .map_err(|e| Error::io("syncing", &self.temp, e))?;
+        drop(file);
+        fs::rename(&self.temp, &self.target)
+            .map_err(|e| Error::io("renaming into place", &self.target, e))?;
+        sync_dir(&self.dir)
+    }
+}
+
+impl Drop for LocalShardFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io("syncing directory", dir, e))
+}
+
+impl OutputSink for LocalDir {
+    fn describe(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    fn create(&self, name: &str) -> Result<Box<dyn ShardFile>> {
+        let target = self.full(name);
+        let dir = target.parent().unwrap_or(&self.dir).to_path_buf();
+        fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
+        let base = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let temp = dir.join(format!("{TEMP_PREFIX}tmp-{base}"));
+        let file = File::create(&temp).map_err(|e| Error::io("creating", &temp, e))?;
+        Ok(Box::new(LocalShardFile {
+            file: Some(file),
+            temp,
+            target,
+            dir,
+        }))
+    }
+
+    fn size(&self, name: &str) -> Result<Option<u64>> {
+        match fs::metadata(self.full(name)) {
+            Ok(m) => Ok(Some(m.len())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("examining", self.full(name), e)),
+        }
+    }
+
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        match fs::read(self.full(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("reading", self.full(name), e)),
+        }
+    }
+
+    fn remove(&self, name: &str) -> Result<()> {
+        let path = self.full(name);
+        let result = match fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => fs::remove_dir_all(&path),
+            Ok(_) => fs::remove_file(&path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+        result.map_err(|e| Error::io("removing", path, e))
+    }
+
+    fn list(&self) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in
+            fs::read_dir(&self.dir).map_err(|e| Error::io("reading directory", &self.dir, e))?
+        {
+            let entry = entry.map_err(|e| Error::io("reading directory", &self.dir, e))?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    fn lock(&self) -> Result<Box<dyn Send>> {
+        let path = self.full(&format!("{TEMP_PREFIX}lock"));
+        let file = File::create(&path).map_err(|e| Error::io("creating", &path, e))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Box::new(LockGuard { file, path })),
+            Err(fs::TryLockError::WouldBlock) => Err(Error::OutputConflict {
+                dir: self.describe(),
+                reason: "is being written by another shardsmith run (lock held)".into(),
+            }),
+            Err(fs::TryLockError::Error(e)) => Err(Error::io("locking", path, e)),
+        }
+    }
+}
+
+struct LockGuard {
+    file: File,
+    path: PathBuf,
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_appear_only_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = LocalDir::create(dir.path().join("out")).unwrap();
+        let mut f = sink.create("a.tar").unwrap();
+        f.write_all(b"data").unwrap();
+        assert_eq!(sink.size("a.tar").unwrap(), None);
+        assert_eq!(sink.list().unwrap(), vec![".shardsmith-tmp-a.tar"]);
+        f.commit().unwrap();
+        assert_eq!(sink.size("a.tar").unwrap(), Some(4));
+        assert_eq!(sink.list().unwrap(), vec!["a.tar"]);
+        let g = sink.create("b.tar").unwrap();
+        drop(g);
+        assert_eq!(sink.list().unwrap(), vec!["a.tar"]);
+        sink.write_atomic("state/x.json", b"{}").unwrap();
+        assert_eq!(sink.read("state/x.json").unwrap().unwrap(), b"{}");
+        sink.remove("state").unwrap();
+        assert_eq!(sink.read("state/x.json").unwrap(), None);
+    }
+
+    #[test]
+    fn second_lock_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = LocalDir::create(dir.path()).unwrap();
+        let guard = sink.lock().unwrap();
+        let err = sink.lock().err().unwrap();
+        assert!(err.to_string().contains("another shardsmith run"), "{err}");
+        drop(guard);
+        sink.lock().unwrap();
+    }
+}

@@ -1,0 +1,582 @@
+//! Streaming structural check of a tar shard under the WebDataset readers' rules, fed
+//! the bytes during the same read that hashes the file.
+//!
+//! It reports what `webdataset` and `wids` silently get wrong: damaged headers (readers
+//! stop without error), truncation at a member boundary or inside a member, a zeroed
+//! block where a header belongs, data after the end, split or duplicated samples, names
+//! the readers key differently, and members they ignore.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+
+use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
+
+use super::BLOCK;
+use crate::naming::is_meta_name;
+
+const B: usize = BLOCK as usize;
+/// Longest PAX or GNU long-name record read into memory; longer ones are skipped.
+const MAX_META: u64 = 1 << 16;
+
+enum State {
+    Header,
+    Data {
+        remaining: u64,
+        member: Member,
+    },
+    Padding {
+        remaining: u64,
+        member: Member,
+    },
+    Meta {
+        remaining: u64,
+        pad: u64,
+        kind: u8,
+        data: Vec<u8>,
+        at: u64,
+    },
+    End {
+        zero_start: u64,
+        zero_blocks: u64,
+    },
+    Stopped,
+}
+
+#[derive(Clone)]
+struct Member {
+    name: String,
+    header_at: u64,
+    size: u64,
+}
+
+/// Structural checker for one tar shard.
+pub struct TarInspector {
+    path: String,
+    pos: u64,
+    block: [u8; B],
+    fill: usize,
+    state: State,
+    findings: Vec<Finding>,
+    current: Option<String>,
+    fields: Vec<String>,
+    seen: HashSet<u64>,
+    samples: u64,
+    first_key: Option<String>,
+    last_key: Option<String>,
+    pending_name: Option<String>,
+    pending_size: Option<u64>,
+}
+
+impl TarInspector {
+    /// A checker for the shard at `path` (used in findings).
+    pub fn new(path: &str) -> Self {
+        Self {
+            path: path.to_string(),
+            pos: 0,
+            block: [0; B],
+            fill: 0,
+            state: State::Header,
+            findings: Vec::new(),
+            current: None,
+            fields: Vec::new(),
+            seen: HashSet::new(),
+            samples: 0,
+            first_key: None,
+            last_key: None,
+            pending_name: None,
+            pending_size: None,
+        }
+    }
+
+    fn error(&mut self, kind: FindingKind, at: u64, message: String) {
+        self.findings
+            .push(Finding::error(kind, &self.path, message).at(at));
+    }
+
+    fn warning(&mut self, kind: FindingKind, at: u64, message: String) {
+        self.findings
+            .push(Finding::warning(kind, &self.path, message).at(at));
+    }
+
+    /// Handles one complete block while a header (or the end marker) is expected.
+    fn on_block(&mut self, block: &[u8; B], at: u64) {
+        let zero = block.iter().all(|&b| b == 0);
+        match std::mem::replace(&mut self.state, State::Stopped) {
+            State::Header if zero => {
+                self.state = State::End {
+                    zero_start: at,
+                    zero_blocks: 1,
+                }
+            }
+            State::Header => self.on_header(block, at),
+            State::End {
+                zero_start,
+                zero_blocks,
+            } if zero => {
+                self.state = State::End {
+                    zero_start,
+                    zero_blocks: zero_blocks + 1,
+                };
+            }
+            State::End {
+                zero_start,
+                zero_blocks,
+            } => {
+                if zero_blocks < 2 || checksum_ok(block) {
+                    let lost = "readers stop there and silently lose everything after it";
+                    self.findings.push(
+                        Finding::error(
+                            FindingKind::PrematureEnd,
+                            &self.path,
+                            format!("{} zero bytes where a member header belongs, and the archive continues at byte {at}: {lost}", at - zero_start),
+                        )
+                        .range(zero_start, at),
+                    );
+                } else {
+                    let first = block.iter().position(|&b| b != 0).unwrap_or(0) as u64;
+                    self.error(
+                        FindingKind::TrailingData,
+                        at + first,
+                        format!(
+                            "non-zero bytes after the end-of-archive marker at byte {zero_start}"
+                        ),
+                    );
+                }
+            }
+            _ => unreachable!("on_block runs only in Header and End states"),
+        }
+    }
+
+    fn on_header(&mut self, block: &[u8; B], at: u64) {
+        let stored = parse_octal(&block[148..156]);
+        let computed = header_sum(block);
+        if stored != Some(computed) {
+            let stored_text = stored.map_or_else(|| "unreadable".to_string(), |s| s.to_string());
+            self.findings.push(
+                Finding::error(
+                    FindingKind::BadHeader,
+                    &self.path,
+                    "header checksum mismatch: the header is damaged; readers stop here without an error and lose the rest of the shard",
+                )
+                .at(at)
+                .values(computed, stored_text),
+            );
+            return;
+        }
+        let header = tar::Header::from_byte_slice(block);
+        let size = match self.pending_size.take() {
+            Some(size) => size,
+            None => match header.entry_size() {
+                Ok(size) => size,
+                Err(e) => {
+                    self.error(
+                        FindingKind::BadHeader,
+                        at,
+                        format!("size field is not a number: {e}"),
+                    );
+                    return;
+                }
+            },
+        };
+        let name = match self.pending_name.take() {
+            Some(name) => name,
+            None => self.header_name(block, at),
+        };
+        let typeflag = block[156];
+        let pad = size.div_ceil(BLOCK) * BLOCK - size;
+        let member = Member {
+            name: name.clone(),
+            header_at: at,
+            size,
+        };
+        match typeflag {
+            b'0' | 0 | b'7' => {
+                if typeflag == b'7' {
+                    self.warning(
+                        FindingKind::NonRegularMember,
+                        at,
+                        format!("member `{name}` has type `7` (contiguous file): wids ignores it"),
+                    );
+                }
+                self.on_member(&name, at);
+            }
+            b'x' | b'L' | b'g' | b'K' => {
+                self.state = State::Meta {
+                    remaining: size,
+                    pad,
+                    kind: typeflag,
+                    data: Vec::new(),
+                    at,
+                };
+                self.skip_empty();
+                return;
+            }
+            b'5' => {}
+            b'1' | b'2' | b'S' => {
+                let what = match typeflag {
+                    b'1' => "a hard link",
+                    b'2' => "a symbolic link",
+                    _ => "a GNU sparse file",
+                };
+                self.error(
+                    FindingKind::NonRegularMember,
+                    at,
+                    format!("member `{name}` is {what}: readers ignore it, so its sample lacks that file"),
+                );
+            }
+            other => self.warning(
+                FindingKind::NonRegularMember,
+                at,
+                format!(
+                    "member `{name}` has type `{}`: readers ignore it",
+                    other.escape_ascii()
+                ),
+            ),
+        }
+        self.state = State::Data {
+            remaining: size,
+            member,
+        };
+        self.skip_empty();
+    }
+
+    /// Name from the name field (and the ustar prefix, which wids ignores).
+    fn header_name(&mut self, block: &[u8; B], at: u64) -> String {
+        let name = cstr(&block[..100]);
+        let posix = &block[257..263] == b"ustar\0";
+        let prefix = if posix { cstr(&block[345..500]) } else { &[] };
+        let full: Vec<u8> = if prefix.is_empty() {
+            name.to_vec()
+        } else {
+            [prefix, b"/", name].concat()
+        };
+        let text = String::from_utf8_lossy(&full).into_owned();
+        if !prefix.is_empty() {
+            self.error(
+                FindingKind::LongName,
+                at,
+                format!("member `{text}` puts part of its name in the ustar prefix field: wids reads only the 100-byte name field and mis-keys it"),
+            );
+        }
+        if std::str::from_utf8(&full).is_err() {
+            self.error(
+                FindingKind::BadName,
+                at,
+                format!("member name `{text}` is not valid UTF-8: wids cannot read it"),
+            );
+        }
+        text
+    }
+
+    /// Advances past zero-length data or padding immediately.
+    fn skip_empty(&mut self) {
+        match std::mem::replace(&mut self.state, State::Header) {
+            State::Data {
+                remaining: 0,
+                member,
+            } => {
+                let pad = member.size.div_ceil(BLOCK) * BLOCK - member.size;
+                self.state = if pad == 0 {
+                    State::Header
+                } else {
+                    State::Padding {
+                        remaining: pad,
+                        member,
+                    }
+                };
+            }
+            State::Padding { remaining: 0, .. } => self.state = State::Header,
+            State::Meta {
+                remaining: 0,
+                pad,
+                kind,
+                data,
+                at,
+            } => {
+                self.finish_meta(kind, &data, at);
+                if pad > 0 {
+                    let member = Member {
+                        name: String::new(),
+                        header_at: at,
+                        size: 0,
+                    };
+                    self.state = State::Padding {
+                        remaining: pad,
+                        member,
+                    };
+                }
+            }
+            other => self.state = other,
+        }
+    }
+
+    fn finish_meta(&mut self, kind: u8, data: &[u8], at: u64) {
+        match kind {
+            b'L' => {
+                let name = String::from_utf8_lossy(cstr(data)).into_owned();
+                self.error(
+                    FindingKind::LongName,
+                    at,
+                    format!("member `{name}` uses a GNU long-name record: wids ignores it and mis-keys the member"),
+                );
+                self.pending_name = Some(name);
+            }
+            b'x' => {
+                for (key, value) in pax_records(data) {
+                    match key.as_str() {
+                        "path" => {
+                            self.error(
+                                FindingKind::LongName,
+                                at,
+                                format!("member `{value}` takes its name from a PAX record: wids ignores PAX records and mis-keys the member"),
+                            );
+                            self.pending_name = Some(value);
+                        }
+                        "size" => match value.parse() {
+                            Ok(size) => {
+                                self.error(
+                                    FindingKind::BadHeader,
+                                    at,
+                                    format!("a PAX record sets the next member's size to {value}: wids ignores it and reads the wrong bytes"),
+                                );
+                                self.pending_size = Some(size);
+                            }
+                            Err(_) => self.error(
+                                FindingKind::BadHeader,
+                                at,
+                                format!("PAX size record `{value}` is not a number"),
+                            ),
+                        },
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Groups a regular member into samples the way webdataset does.
+    fn on_member(&mut self, name: &str, at: u64) {
+        if is_meta_name(name) {
+            self.warning(
+                FindingKind::BadName,
+                at,
+                format!("member `{name}` looks like `__meta__`: webdataset skips it"),
+            );
+            return;
+        }
+        let base_start = name.rfind('/').map_or(0, |i| i + 1);
+        let base = &name[base_start..];
+        let Some(dot) = base.find('.').filter(|_| !base.starts_with('.')) else {
+            self.error(
+                FindingKind::NoExtension,
+                at,
+                format!("member `{name}` has no extension after its basename: webdataset drops it and wids keys it differently"),
+            );
+            return;
+        };
+        let key = &name[..base_start + dot];
+        let ext = &base[dot + 1..];
+        if ext.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.warning(
+                FindingKind::BadName,
+                at,
+                format!("member `{name}` has an upper-case extension: webdataset calls the field `{}`, wids `.{ext}`", ext.to_lowercase()),
+            );
+        }
+        if self.current.as_deref() != Some(key) {
+            let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+            if !self.seen.insert(hash) {
+                self.error(
+                    FindingKind::SplitSample,
+                    at,
+                    format!("files of sample `{key}` are not contiguous: readers return two samples with this key"),
+                );
+            }
+            self.samples += 1;
+            if self.first_key.is_none() {
+                self.first_key = Some(key.to_string());
+            }
+            self.last_key = Some(key.to_string());
+            self.current = Some(key.to_string());
+            self.fields.clear();
+        }
+        let field = ext.to_lowercase();
+        if self.fields.contains(&field) {
+            self.error(
+                FindingKind::DuplicateField,
+                at,
+                format!("sample `{key}` has a second `{field}` member (`{name}`): webdataset raises an error, wids keeps only one"),
+            );
+        } else {
+            self.fields.push(field);
+        }
+    }
+}
+
+impl Inspector for TarInspector {
+    fn update(&mut self, mut data: &[u8]) {
+        while !data.is_empty() {
+            match &mut self.state {
+                State::Stopped => return,
+                State::Data { remaining, .. } | State::Padding { remaining, .. } => {
+                    let take = (*remaining).min(data.len() as u64);
+                    *remaining -= take;
+                    self.pos += take;
+                    data = &data[take as usize..];
+                    self.skip_empty();
+                }
+                State::Meta {
+                    remaining,
+                    data: buf,
+                    ..
+                } => {
+                    let take = (*remaining).min(data.len() as u64);
+                    if (buf.len() as u64) < MAX_META {
+                        let keep = take.min(MAX_META - buf.len() as u64) as usize;
+                        buf.extend_from_slice(&data[..keep]);
+                    }
+                    *remaining -= take;
+                    self.pos += take;
+                    data = &data[take as usize..];
+                    self.skip_empty();
+                }
+                State::Header | State::End { .. } => {
+                    let take = (B - self.fill).min(data.len());
+                    self.block[self.fill..self.fill + take].copy_from_slice(&data[..take]);
+                    self.fill += take;
+                    self.pos += take as u64;
+                    data = &data[take..];
+                    if self.fill == B {
+                        self.fill = 0;
+                        let block = self.block;
+                        self.on_block(&block, self.pos - BLOCK);
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Inspection {
+        let end = self.pos;
+        let partial_nonzero = self.block[..self.fill].iter().any(|&b| b != 0);
+        match std::mem::replace(&mut self.state, State::Stopped) {
+            State::Header if self.fill > 0 => self.error(
+                FindingKind::Truncated,
+                end - self.fill as u64,
+                format!("file ends inside a member header ({} of 512 bytes): the shard is truncated", self.fill),
+            ),
+            State::Header if end == 0 => self.error(FindingKind::Truncated, 0, "file is empty: not a tar archive".into()),
+            State::Header => self.error(
+                FindingKind::MissingEndMarker,
+                end,
+                "no end-of-archive marker: the shard was cut at a member boundary and readers silently see only the samples before it".into(),
+            ),
+            State::Data { remaining, member } => {
+                let data_end = member.header_at + BLOCK + member.size;
+                self.findings.push(
+                    Finding::error(
+                        FindingKind::Truncated,
+                        &self.path,
+                        format!(
+                            "member `{}` (header at byte {}) is cut short: {remaining} of its {} bytes are missing",
+                            member.name, member.header_at, member.size
+                        ),
+                    )
+                    .range(end, data_end)
+                    .values(format!("{data_end} bytes"), format!("{end} bytes")),
+                );
+            }
+            State::Padding { member, .. } => self.error(
+                FindingKind::Truncated,
+                end,
+                format!("file ends inside the padding after member `{}`: the shard is truncated", member.name),
+            ),
+            State::Meta { at, .. } => self.error(FindingKind::Truncated, end, format!("file ends inside the extended header at byte {at}")),
+            State::End { zero_blocks: 1, zero_start } => self.error(
+                FindingKind::MissingEndMarker,
+                zero_start,
+                "only one of the two end-of-archive zero blocks is present: the shard is truncated".into(),
+            ),
+            State::End { .. } if partial_nonzero => self.error(
+                FindingKind::TrailingData,
+                end - self.fill as u64,
+                "non-zero bytes after the end-of-archive marker".into(),
+            ),
+            State::End { .. } | State::Stopped => {}
+        }
+        Inspection {
+            format: "webdataset".into(),
+            samples: Some(self.samples),
+            first_key: self.first_key.take(),
+            last_key: self.last_key.take(),
+            findings: std::mem::take(&mut self.findings),
+        }
+    }
+}
+
+fn cstr(bytes: &[u8]) -> &[u8] {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    &bytes[..end]
+}
+
+fn parse_octal(field: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(field).ok()?;
+    let text = text.trim_matches(|c: char| c == ' ' || c == '\0');
+    if text.is_empty() {
+        return None;
+    }
+    u32::from_str_radix(text, 8).ok()
+}
+
+/// Unsigned sum of the header with the checksum field taken as spaces.
+fn header_sum(block: &[u8; B]) -> u32 {
+    block
+        .iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            if (148..156).contains(&i) {
+                32
+            } else {
+                u32::from(b)
+            }
+        })
+        .sum()
+}
+
+fn checksum_ok(block: &[u8; B]) -> bool {
+    parse_octal(&block[148..156]) == Some(header_sum(block))
+}
+
+/// `LEN key=value\n` records of a PAX extended header.
+fn pax_records(data: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = data;
+    while !rest.is_empty() {
+        let Some(space) = rest.iter().position(|&b| b == b' ') else {
+            break;
+        };
+        let Some(len) = std::str::from_utf8(&rest[..space])
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok())
+        else {
+            break;
+        };
+        if len <= space || len > rest.len() {
+            break;
+        }
+        let record = &rest[space + 1..len];
+        let record = record.strip_suffix(b"\n").unwrap_or(record);
+        if let Some(eq) = record.iter().position(|&b| b == b'=') {
+            out.push((
+                String::from_utf8_lossy(&record[..eq]).into_owned(),
+                String::from_utf8_lossy(&record[eq + 1..]).into_owned(),
+            ));
+        }
+        rest = &rest[len..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,230 @@
+//! WebDataset tar shards, written so that `webdataset` 1.0.2 and `wids` 0.1.11 read
+//! exactly the input: plain ustar members (typeflag `0`, name ≤ 100 bytes in the name
+//! field, no prefix, no PAX or GNU records), fixed header fields (mode 0444, uid/gid 0,
+//! user and group `bigdata`, mtime 0), a sample's files contiguous and sorted by field,
+//! and two zero blocks at the end.
+
+mod inspect;
+
+use std::io::{self, Write};
+
+pub use inspect::TarInspector;
+use shardsmith_manifest::Inspector;
+
+use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat};
+
+/// Tar block size.
+pub const BLOCK: u64 = 512;
+/// Longest member name both readers key correctly (wids reads only the name field).
+pub const MAX_NAME: usize = 100;
+/// Largest member the 11-digit octal size field holds.
+pub const MAX_MEMBER: u64 = (1 << 33) - 1;
+
+/// The WebDataset format.
+pub struct WebDataset;
+
+fn padded(size: u64) -> u64 {
+    size.div_ceil(BLOCK) * BLOCK
+}
+
+impl ShardFormat for WebDataset {
+    fn name(&self) -> &'static str {
+        "webdataset"
+    }
+
+    fn shard_name(&self, prefix: &str, index: usize) -> String {
+        format!("{prefix}-{index:06}.tar")
+    }
+
+    fn refuse(&self, sample: &SampleSpec) -> Option<String> {
+        for field in &sample.fields {
+            let name_len = sample.key.len() + 1 + field.ext.len();
+            if name_len > MAX_NAME {
+                return Some(format!(
+                    "member name `{}.{}` is {name_len} bytes: wids reads only the 100-byte ustar name field and would mis-key it; shorten the path",
+                    sample.key, field.ext
+                ));
+            }
+            if field.size > MAX_MEMBER {
+                return Some(format!(
+                    "field `{}` is {} bytes: a ustar member holds at most 8 GiB without extensions wids cannot read",
+                    field.ext, field.size
+                ));
+            }
+        }
+        None
+    }
+
+    fn sample_bytes(&self, sample: &SampleSpec) -> u64 {
+        sample.fields.iter().map(|f| BLOCK + padded(f.size)).sum()
+    }
+
+    fn shard_overhead(&self) -> u64 {
+        2 * BLOCK
+    }
+
+    fn encoder(&self) -> Box<dyn ShardEncoder> {
+        Box::new(TarEncoder)
+    }
+
+    fn inspector(&self, path: &str) -> Box<dyn Inspector> {
+        Box::new(TarInspector::new(path))
+    }
+}
+
+struct TarEncoder;
+
+/// The deterministic ustar header of a member.
+pub fn member_header(name: &str, size: u64) -> io::Result<tar::Header> {
+    let mut header = tar::Header::new_ustar();
+    if name.len() > MAX_NAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("member name `{name}` is over 100 bytes"),
+        ));
+    }
+    header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+    header.set_size(size);
+    header.set_mode(0o444);
+    header.set_uid(0);
+    header.set_gid(0);
+    header.set_mtime(0);
+    header.set_entry_type(tar::EntryType::Regular);
+    header.set_username("bigdata")?;
+    header.set_groupname("bigdata")?;
+    header.set_device_major(0)?;
+    header.set_device_minor(0)?;
+    header.set_cksum();
+    Ok(header)
+}
+
+const ZEROS: [u8; BLOCK as usize] = [0; BLOCK as usize];
+
+impl ShardEncoder for TarEncoder {
+    fn add(&mut self, out: &mut dyn Write, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
+        for field in fields {
+            let name = format!("{key}.{}", field.ext);
+            out.write_all(member_header(&name, field.size)?.as_bytes())?;
+            match &mut field.payload {
+                Payload::Bytes(bytes) => out.write_all(bytes)?,
+                Payload::Stream(reader) => {
+                    let copied = io::copy(&mut io::Read::take(&mut **reader, field.size), out)?;
+                    if copied != field.size {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            format!("`{name}` ended after {copied} of {} bytes", field.size),
+                        ));
+                    }
+                }
+            }
+            let pad = (padded(field.size) - field.size) as usize;
+            out.write_all(&ZEROS[..pad])?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(&ZEROS)?;
+        out.write_all(&ZEROS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::FieldSpec;
+
+    fn spec(key: &str, sizes: &[(&str, u64)]) -> SampleSpec {
+        SampleSpec {
+            key: key.into(),
+            fields: sizes
+                .iter()
+                .map(|(ext, size)| FieldSpec {
+                    ext: (*ext).into(),
+                    rel: format!("{key}.{ext}"),
+                    size: *size,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn sizes_are_exact() {
+        let s = spec("k", &[("jpg", 0), ("json", 1), ("txt", 512), ("cls", 513)]);
+        assert_eq!(WebDataset.sample_bytes(&s), 4 * 512 + 512 + 512 + 1024);
+        let mut out = Vec::new();
+        let mut enc = WebDataset.encoder();
+        let data: Vec<Vec<u8>> = s
+            .fields
+            .iter()
+            .map(|f| vec![7u8; f.size as usize])
+            .collect();
+        let mut fields: Vec<Field<'_>> = s
+            .fields
+            .iter()
+            .zip(&data)
+            .map(|(f, d)| Field {
+                ext: &f.ext,
+                size: f.size,
+                payload: Payload::Bytes(d),
+            })
+            .collect();
+        enc.add(&mut out, &s.key, &mut fields).unwrap();
+        enc.finish(&mut out).unwrap();
+        assert_eq!(
+            out.len() as u64,
+            WebDataset.sample_bytes(&s) + WebDataset.shard_overhead()
+        );
+        let mut archive = tar::Archive::new(&out[..]);
+        let names: Vec<String> = archive
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["k.jpg", "k.json", "k.txt", "k.cls"]);
+    }
+
+    #[test]
+    fn header_is_plain_deterministic_ustar() {
+        let h = member_header("a/b.jpg", 5).unwrap();
+        let raw = h.as_bytes();
+        assert_eq!(&raw[257..265], b"ustar\x0000");
+        assert_eq!(raw[156], b'0');
+        assert_eq!(&raw[100..107], b"0000444");
+        assert!(
+            raw[345..500].iter().all(|&b| b == 0),
+            "prefix field must stay empty"
+        );
+        assert_eq!(&raw[265..272], b"bigdata");
+        assert_eq!(
+            h.cksum().unwrap(),
+            raw.iter()
+                .enumerate()
+                .map(|(i, &b)| if (148..156).contains(&i) {
+                    32
+                } else {
+                    u32::from(b)
+                })
+                .sum::<u32>()
+        );
+        assert!(member_header(&"x".repeat(101), 1).is_err());
+    }
+
+    #[test]
+    fn long_names_and_huge_fields_are_refused() {
+        let long_key = "d/".repeat(47) + "kk";
+        assert!(WebDataset.refuse(&spec(&long_key, &[("jpg", 1)])).is_none());
+        assert!(
+            WebDataset
+                .refuse(&spec(&long_key, &[("json", 1)]))
+                .unwrap()
+                .contains("101 bytes")
+        );
+        assert!(
+            WebDataset
+                .refuse(&spec("k", &[("bin", MAX_MEMBER + 1)]))
+                .unwrap()
+                .contains("8 GiB")
+        );
+    }
+}
