@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -15,15 +16,29 @@ use shardsmith_manifest::Inspector;
 
 use crate::webdataset::WebDataset;
 
-/// One field of a sample as planned: its name and where its bytes come from.
+/// One field of a sample as planned. Compact on purpose: a plan holds one of these per
+/// input file, so field names are shared (`Arc<str>`) and the input path is not stored
+/// but rebuilt from the key ([`SampleSpec::rel`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldSpec {
     /// Field name (lowercased extension: `jpg`, `seg.png`).
-    pub ext: String,
-    /// Input file, relative to the input root.
-    pub rel: String,
+    pub ext: Arc<str>,
+    /// The extension as spelled in the input file name (`JPG`).
+    pub source_ext: Arc<str>,
     /// Size in bytes.
     pub size: u64,
+}
+
+impl FieldSpec {
+    /// A field whose input file name spells the extension as `ext`.
+    pub fn new(ext: &str, size: u64) -> Self {
+        let ext: Arc<str> = Arc::from(ext);
+        Self {
+            ext: ext.clone(),
+            source_ext: ext,
+            size,
+        }
+    }
 }
 
 /// A sample as planned: a key and its fields, sorted by field name.
@@ -39,6 +54,11 @@ impl SampleSpec {
     /// Sum of the field sizes.
     pub fn payload(&self) -> u64 {
         self.fields.iter().map(|f| f.size).sum()
+    }
+
+    /// The input file of `field`, relative to the input root.
+    pub fn rel(&self, field: &FieldSpec) -> String {
+        format!("{}.{}", self.key, field.source_ext)
     }
 }
 

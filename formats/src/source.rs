@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use shardsmith_manifest::walk::{self, rel_string};
+use shardsmith_manifest::walk;
 use shardsmith_manifest::{Skipped, TEMP_PREFIX};
 
 use crate::{Error, Result};
@@ -189,14 +189,16 @@ impl InputSource for LocalTree {
                     .is_some_and(|n| n.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()))
         })?;
         let mut listing = InputListing::default();
+        listing.files.reserve_exact(walked.files.len());
         for file in walked.files {
-            match rel_string(&file.rel) {
-                Some(rel) => listing.files.push(InputFile {
+            // On Unix the walk's relative path is already `/`-separated: reuse its buffer.
+            match file.rel.into_os_string().into_string() {
+                Ok(rel) => listing.files.push(InputFile {
                     rel,
                     size: file.size,
                 }),
-                None => listing.skipped.push(Skipped {
-                    path: file.rel.to_string_lossy().into_owned(),
+                Err(raw) => listing.skipped.push(Skipped {
+                    path: raw.to_string_lossy().into_owned(),
                     reason: "name is not valid UTF-8: webdataset and wids need UTF-8 member names"
                         .into(),
                 }),

@@ -106,7 +106,7 @@ impl FileDigest {
 
 /// Parses the manifest's chunk string back into CRCs; `None` if malformed.
 pub(crate) fn parse_chunks(text: &str) -> Option<Vec<u32>> {
-    if text.len() % 8 != 0 || !text.is_ascii() {
+    if !text.len().is_multiple_of(8) || !text.is_ascii() {
         return None;
     }
     text.as_bytes()

@@ -17,6 +17,9 @@ use crate::{
 /// CRC-32 read the block from cache right after the copy.
 pub const READ_BLOCK: usize = 256 * 1024;
 
+/// What reading one file gives: its digest and, if an inspector took it, the inspection.
+pub type FileRead = io::Result<(FileDigest, Option<Inspection>)>;
+
 /// Reads `path` once, feeding the digest and the inspector chosen from its first block.
 /// `progress` is called with the size of every block read.
 pub fn digest_file(
@@ -26,7 +29,7 @@ pub fn digest_file(
     inspectors: &dyn InspectorFactory,
     recorded: Option<&str>,
     progress: &(dyn Fn(u64) + Sync),
-) -> io::Result<(FileDigest, Option<Inspection>)> {
+) -> FileRead {
     let mut file = File::open(path)?;
     let mut buf = vec![0u8; READ_BLOCK];
     let mut digester = Digester::new(chunk_size);
@@ -112,7 +115,7 @@ pub fn scan_directory(
         files.push((rel, f.size));
     }
     progress_total(files.iter().map(|f| f.1).sum());
-    let results: Vec<(String, io::Result<(FileDigest, Option<Inspection>)>)> = files
+    let results: Vec<(String, FileRead)> = files
         .into_par_iter()
         .map(|(rel, _)| {
             let result = digest_file(

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::digest::parse_chunks;
-use crate::scan::digest_file;
+use crate::scan::{FileRead, digest_file};
 use crate::walk::{self, rel_string};
 use crate::{
     DEFAULT_CHUNK_SIZE, Error, FileDigest, FileEntry, Finding, FindingKind, Inspection,
@@ -237,11 +237,7 @@ pub fn verify_path(
     let chunk_size = manifest
         .as_ref()
         .map_or(DEFAULT_CHUNK_SIZE, |m| m.chunk_size);
-    let results: Vec<(
-        String,
-        Expected,
-        io::Result<(FileDigest, Option<Inspection>)>,
-    )> = tasks
+    let results: Vec<(String, Expected, FileRead)> = tasks
         .into_par_iter()
         .map(|(rel, _, expected)| {
             let recorded = expected.entry.as_ref().and_then(|e| e.format.as_deref());
@@ -453,24 +449,27 @@ fn compare(
     if let Some(inspection) = inspection {
         report.samples += inspection.samples.unwrap_or(0);
         if let Some(entry) = entry {
-            if let (Some(want), Some(got)) = (entry.samples, inspection.samples)
-                && want != got
-            {
+            let count_differs = entry.samples.is_some()
+                && inspection.samples.is_some()
+                && entry.samples != inspection.samples;
+            if count_differs {
                 report.findings.push(
                     Finding::error(
                         FindingKind::SampleCountMismatch,
                         rel,
                         "readers would see a different number of samples than were written",
                     )
-                    .values(want, got),
+                    .values(entry.samples.unwrap_or(0), inspection.samples.unwrap_or(0)),
                 );
             }
+            // Keys that differ because samples are missing add nothing to that finding.
             for (which, want, got) in [
                 ("first", &entry.first_key, &inspection.first_key),
                 ("last", &entry.last_key, &inspection.last_key),
             ] {
                 if let (Some(want), Some(got)) = (want, got)
                     && want != got
+                    && !count_differs
                 {
                     report.findings.push(
                         Finding::error(
@@ -501,16 +500,16 @@ fn locate(finding: Finding, expected: &[u32], expected_size: u64, digest: &FileD
     let start = first as u64 * chunk;
     let end = ((first as u64 + 1) * chunk).min(expected_size.max(digest.size));
     let count = differing.len() + expected.len().max(digest.chunk_crc32.len()) - common;
+    let total = expected.len().max(digest.chunk_crc32.len());
     let message = format!(
-        "SHA-256 differs from the manifest; first difference within bytes {start}..{end} ({count} of {} chunks of {} differ)",
-        expected.len().max(digest.chunk_crc32.len()),
+        "SHA-256 differs from the manifest: {count} of {total} chunk(s) of {} differ; the range shown is the first",
         human_chunk(chunk)
     );
     Finding { message, ..finding }.range(start, end)
 }
 
 fn human_chunk(bytes: u64) -> String {
-    if bytes % (1 << 20) == 0 {
+    if bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")

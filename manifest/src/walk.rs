@@ -109,7 +109,11 @@ fn walk_dir(root: &Path, rel: PathBuf, filter: &Filter<'_>) -> Walk {
     }
     let entries: Vec<Entry> = names
         .into_par_iter()
-        .filter_map(|(name, file_type)| classify(&dir, rel.join(&name), file_type, filter))
+        .filter_map(|(name, file_type)| {
+            let mut child = rel.join(&name);
+            child.shrink_to_fit();
+            classify(&dir, child, file_type, filter)
+        })
         .collect();
     let mut subdirs = Vec::new();
     for entry in entries {
@@ -123,6 +127,8 @@ fn walk_dir(root: &Path, rel: PathBuf, filter: &Filter<'_>) -> Walk {
         .into_par_iter()
         .map(|sub| walk_dir(root, sub, filter))
         .collect();
+    out.files
+        .reserve_exact(nested.iter().map(|w| w.files.len()).sum());
     for walk in nested {
         out.files.extend(walk.files);
         out.skipped.extend(walk.skipped);

@@ -1,7 +1,8 @@
 //! Listing → samples: files grouped by key, fields sorted, names and samples the format
 //! cannot represent left out with the reason.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use shardsmith_manifest::Skipped;
 
@@ -15,38 +16,88 @@ pub(crate) struct Grouped {
     pub skipped: Vec<Skipped>,
 }
 
-pub(crate) fn group(files: Vec<InputFile>, format: &dyn ShardFormat) -> Grouped {
-    let mut skipped = Vec::new();
-    let mut by_key: BTreeMap<String, Vec<FieldSpec>> = BTreeMap::new();
-    for file in files {
-        match split_key(&file.rel) {
-            Ok((key, ext)) => {
-                let key = key.to_string();
-                by_key.entry(key).or_default().push(FieldSpec {
-                    ext,
-                    rel: file.rel,
-                    size: file.size,
-                });
-            }
-            Err(reason) => skipped.push(Skipped {
-                path: file.rel,
-                reason,
-            }),
+/// One distinct `Arc<str>` per distinct field name: a corpus has few of them.
+#[derive(Default)]
+struct Interner(HashMap<String, Arc<str>>);
+
+impl Interner {
+    fn get(&mut self, text: &str) -> Arc<str> {
+        if let Some(shared) = self.0.get(text) {
+            return shared.clone();
         }
+        let shared: Arc<str> = Arc::from(text);
+        self.0.insert(text.to_string(), shared.clone());
+        shared
     }
-    let mut samples = Vec::with_capacity(by_key.len());
-    for (key, mut fields) in by_key {
-        fields.sort_by(|a, b| a.ext.cmp(&b.ext).then_with(|| a.rel.cmp(&b.rel)));
-        let duplicate = fields.windows(2).find(|w| w[0].ext == w[1].ext).map(|w| {
+}
+
+/// Key and extension (as spelled) of a path that passed [`split_key`].
+fn parts(rel: &str) -> (&str, &str) {
+    let base = rel.rfind('/').map_or(0, |i| i + 1);
+    let dot = base + rel[base..].find('.').unwrap_or(rel.len() - base);
+    (&rel[..dot], rel.get(dot + 1..).unwrap_or_default())
+}
+
+/// Orders field names as their lowercase forms order.
+fn cmp_lower(a: &str, b: &str) -> std::cmp::Ordering {
+    a.bytes()
+        .map(|c| c.to_ascii_lowercase())
+        .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
+}
+
+pub(crate) fn group(mut files: Vec<InputFile>, format: &dyn ShardFormat) -> Grouped {
+    let mut skipped = Vec::new();
+    files.retain_mut(|file| match split_key(&file.rel) {
+        Ok(_) => true,
+        Err(reason) => {
+            skipped.push(Skipped {
+                path: std::mem::take(&mut file.rel),
+                reason,
+            });
+            false
+        }
+    });
+    // Sorted in place by key, then field: the files of one key need not be neighbours in
+    // path order (`a.b/c.jpg` sorts between `a.aaa` and `a.zzz`).
+    files.sort_unstable_by(|a, b| {
+        let (ka, ea) = parts(&a.rel);
+        let (kb, eb) = parts(&b.rel);
+        ka.cmp(kb)
+            .then_with(|| cmp_lower(ea, eb))
+            .then_with(|| ea.cmp(eb))
+    });
+    let mut names = Interner::default();
+    let mut samples = Vec::new();
+    let mut rest = files.as_slice();
+    while let Some(first) = rest.first() {
+        let key = parts(&first.rel).0;
+        let len = rest.iter().take_while(|f| parts(&f.rel).0 == key).count();
+        let (group, tail) = rest.split_at(len);
+        rest = tail;
+        let fields: Vec<FieldSpec> = group
+            .iter()
+            .map(|f| {
+                let source = parts(&f.rel).1;
+                FieldSpec {
+                    ext: names.get(&source.to_ascii_lowercase()),
+                    source_ext: names.get(source),
+                    size: f.size,
+                }
+            })
+            .collect();
+        let sample = SampleSpec {
+            key: key.to_string(),
+            fields,
+        };
+        let duplicate = group.windows(2).zip(sample.fields.windows(2)).find(|(_, f)| f[0].ext == f[1].ext).map(|(w, f)| {
             format!(
                 "belongs to sample `{key}`, which has two files for field `{}` (`{}` and `{}`); readers fail on such samples, so neither is packed",
-                w[0].ext, w[0].rel, w[1].rel
+                f[0].ext, w[0].rel, w[1].rel
             )
         });
-        let sample = SampleSpec { key, fields };
         if let Some(reason) = duplicate.or_else(|| format.refuse(&sample)) {
-            skipped.extend(sample.fields.into_iter().map(|f| Skipped {
-                path: f.rel,
+            skipped.extend(group.iter().map(|f| Skipped {
+                path: f.rel.clone(),
                 reason: reason.clone(),
             }));
             continue;
@@ -83,7 +134,7 @@ mod tests {
         let g = group(files, &WebDataset);
         assert_eq!(g.samples.len(), 1);
         assert_eq!(g.samples[0].key, "cat/2");
-        let exts: Vec<&str> = g.samples[0].fields.iter().map(|f| f.ext.as_str()).collect();
+        let exts: Vec<&str> = g.samples[0].fields.iter().map(|f| &*f.ext).collect();
         assert_eq!(exts, ["seg.png", "txt"]);
         let mut reasons: Vec<(String, String)> =
             g.skipped.into_iter().map(|s| (s.path, s.reason)).collect();

@@ -294,8 +294,11 @@ pub fn pack(
 fn input_summary(samples: &[SampleSpec]) -> InputSummary {
     let mut lines = Vec::new();
     let (mut files, mut bytes) = (0u64, 0u64);
-    for field in samples.iter().flat_map(|s| &s.fields) {
-        lines.extend_from_slice(field.rel.as_bytes());
+    for (sample, field) in samples
+        .iter()
+        .flat_map(|s| s.fields.iter().map(move |f| (s, f)))
+    {
+        lines.extend_from_slice(sample.rel(field).as_bytes());
         lines.push(0);
         lines.extend_from_slice(field.size.to_string().as_bytes());
         lines.push(b'\n');
@@ -330,7 +333,7 @@ fn plan_digest(samples: &[SampleSpec]) -> String {
         out.push(0);
         for field in &sample.fields {
             out.extend_from_slice(
-                format!("{}\0{}\0{}\n", field.ext, field.rel, field.size).as_bytes(),
+                format!("{}\0{}\0{}\n", field.ext, field.source_ext, field.size).as_bytes(),
             );
         }
     }

@@ -68,11 +68,7 @@ mod tests {
             .enumerate()
             .map(|(i, &size)| SampleSpec {
                 key: format!("k{i}"),
-                fields: vec![FieldSpec {
-                    ext: "bin".into(),
-                    rel: format!("k{i}.bin"),
-                    size,
-                }],
+                fields: vec![FieldSpec::new("bin", size)],
             })
             .collect()
     }

@@ -120,7 +120,7 @@ pub(crate) fn write_shard(
                     let mut probe = [0u8; 1];
                     if reader.read(&mut probe).unwrap_or(0) > 0 {
                         return Err(Error::InputChanged {
-                            path: field.rel.clone(),
+                            path: sample.rel(field),
                             listed: field.size,
                             read: field.size + 1,
                         });
@@ -155,13 +155,13 @@ fn stream_error(e: io::Error, sample: &SampleSpec, readers: &[Tracked], shard: &
         if let Some(failure) = &reader.failed {
             return Error::io(
                 "reading input",
-                &field.rel,
+                sample.rel(field),
                 io::Error::other(failure.clone()),
             );
         }
         if reader.read < field.size && e.kind() == io::ErrorKind::UnexpectedEof {
             return Error::InputChanged {
-                path: field.rel.clone(),
+                path: sample.rel(field),
                 listed: field.size,
                 read: reader.read,
             };
@@ -181,8 +181,8 @@ fn load(
             .fields
             .iter()
             .map(|f| Skipped {
-                path: f.rel.clone(),
-                reason: if f.rel == bad {
+                path: sample.rel(f),
+                reason: if sample.rel(f) == bad {
                     reason.clone()
                 } else {
                     format!(
@@ -198,58 +198,60 @@ fn load(
         listed,
         read,
     };
+    let rels: Vec<String> = sample.fields.iter().map(|f| sample.rel(f)).collect();
     if sample.payload() <= MEMORY_LIMIT {
         buf.clear();
         let mut ranges = Vec::with_capacity(sample.fields.len());
-        for field in &sample.fields {
+        for (field, rel) in sample.fields.iter().zip(&rels) {
             let start = buf.len();
-            match ctx.source.read_into(&field.rel, field.size, buf) {
+            match ctx.source.read_into(rel, field.size, buf) {
                 Ok(()) => ranges.push((start, buf.len())),
                 Err(ReadError::Unreadable(e)) => {
-                    return Ok(Err(leave_out(&field.rel, format!("cannot be read: {e}"))));
+                    return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
                 }
                 Err(ReadError::Changed { read }) => {
-                    return Err(changed(&field.rel, field.size, read));
+                    return Err(changed(rel, field.size, read));
                 }
             }
         }
-        for (field, &(start, end)) in sample.fields.iter().zip(&ranges) {
+        for ((field, rel), &(start, end)) in sample.fields.iter().zip(&rels).zip(&ranges) {
             if let Err(reason) = content::check(&field.ext, &buf[start..end], ctx.validation) {
-                return Ok(Err(leave_out(&field.rel, reason)));
+                return Ok(Err(leave_out(rel, reason)));
             }
         }
         return Ok(Ok(Loaded::Memory(ranges)));
     }
-    for field in sample
+    for (field, rel) in sample
         .fields
         .iter()
-        .filter(|f| content::is_checked(&f.ext, ctx.validation))
+        .zip(&rels)
+        .filter(|(f, _)| content::is_checked(&f.ext, ctx.validation))
     {
-        let reader = match ctx.source.open(&field.rel) {
+        let reader = match ctx.source.open(rel) {
             Ok(reader) => reader,
             Err(ReadError::Unreadable(e)) => {
-                return Ok(Err(leave_out(&field.rel, format!("cannot be read: {e}"))));
+                return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
             }
-            Err(ReadError::Changed { read }) => return Err(changed(&field.rel, field.size, read)),
+            Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
         };
         match check_stream(&field.ext, reader) {
             Ok(Ok(())) => {}
-            Ok(Err(reason)) => return Ok(Err(leave_out(&field.rel, reason))),
-            Err(e) => return Ok(Err(leave_out(&field.rel, format!("cannot be read: {e}")))),
+            Ok(Err(reason)) => return Ok(Err(leave_out(rel, reason))),
+            Err(e) => return Ok(Err(leave_out(rel, format!("cannot be read: {e}")))),
         }
     }
     let mut readers = Vec::with_capacity(sample.fields.len());
-    for field in &sample.fields {
-        match ctx.source.open(&field.rel) {
+    for (field, rel) in sample.fields.iter().zip(&rels) {
+        match ctx.source.open(rel) {
             Ok(inner) => readers.push(Tracked {
                 inner,
                 read: 0,
                 failed: None,
             }),
             Err(ReadError::Unreadable(e)) => {
-                return Ok(Err(leave_out(&field.rel, format!("cannot be read: {e}"))));
+                return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
             }
-            Err(ReadError::Changed { read }) => return Err(changed(&field.rel, field.size, read)),
+            Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
         }
     }
     Ok(Ok(Loaded::Streams(readers)))

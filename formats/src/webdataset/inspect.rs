@@ -38,6 +38,7 @@ enum State {
     End {
         zero_start: u64,
         zero_blocks: u64,
+        junk_at: Option<u64>,
     },
     Stopped,
 }
@@ -106,42 +107,53 @@ impl TarInspector {
                 self.state = State::End {
                     zero_start: at,
                     zero_blocks: 1,
-                }
+                    junk_at: None,
+                };
             }
             State::Header => self.on_header(block, at),
             State::End {
                 zero_start,
                 zero_blocks,
+                junk_at: None,
             } if zero => {
                 self.state = State::End {
                     zero_start,
                     zero_blocks: zero_blocks + 1,
+                    junk_at: None,
                 };
             }
             State::End {
                 zero_start,
                 zero_blocks,
+                junk_at,
             } => {
-                if zero_blocks < 2 || checksum_ok(block) {
-                    let lost = "readers stop there and silently lose everything after it";
+                // A real archive ends with two or more zero blocks and nothing but zeros
+                // after them. A valid header further on means the zeros were written over
+                // the middle of the archive (a lost block, a zero-filled hole).
+                if zero_blocks < 2 || (!zero && checksum_ok(block)) {
                     self.findings.push(
                         Finding::error(
                             FindingKind::PrematureEnd,
                             &self.path,
-                            format!("{} zero bytes where a member header belongs, and the archive continues at byte {at}: {lost}", at - zero_start),
+                            format!(
+                                "zero bytes at {zero_start} where a member header belongs, yet the archive continues at byte {at}: readers stop at {zero_start} and silently lose everything after it"
+                            ),
                         )
                         .range(zero_start, at),
                     );
-                } else {
-                    let first = block.iter().position(|&b| b != 0).unwrap_or(0) as u64;
-                    self.error(
-                        FindingKind::TrailingData,
-                        at + first,
-                        format!(
-                            "non-zero bytes after the end-of-archive marker at byte {zero_start}"
-                        ),
-                    );
+                    return;
                 }
+                let junk_at = junk_at.or_else(|| {
+                    block
+                        .iter()
+                        .position(|&b| b != 0)
+                        .map(|first| at + first as u64)
+                });
+                self.state = State::End {
+                    zero_start,
+                    zero_blocks,
+                    junk_at,
+                };
             }
             _ => unreachable!("on_block runs only in Header and End states"),
         }
@@ -493,15 +505,20 @@ impl Inspector for TarInspector {
                 format!("file ends inside the padding after member `{}`: the shard is truncated", member.name),
             ),
             State::Meta { at, .. } => self.error(FindingKind::Truncated, end, format!("file ends inside the extended header at byte {at}")),
-            State::End { zero_blocks: 1, zero_start } => self.error(
+            State::End { junk_at: Some(junk), zero_start, .. } => self.error(
+                FindingKind::TrailingData,
+                junk,
+                format!("non-zero bytes after the end-of-archive marker at byte {zero_start}"),
+            ),
+            State::End { zero_blocks: 1, zero_start, .. } => self.error(
                 FindingKind::MissingEndMarker,
                 zero_start,
                 "only one of the two end-of-archive zero blocks is present: the shard is truncated".into(),
             ),
-            State::End { .. } if partial_nonzero => self.error(
+            State::End { zero_start, .. } if partial_nonzero => self.error(
                 FindingKind::TrailingData,
                 end - self.fill as u64,
-                "non-zero bytes after the end-of-archive marker".into(),
+                format!("non-zero bytes after the end-of-archive marker at byte {zero_start}"),
             ),
             State::End { .. } | State::Stopped => {}
         }

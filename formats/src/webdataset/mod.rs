@@ -139,11 +139,7 @@ mod tests {
             key: key.into(),
             fields: sizes
                 .iter()
-                .map(|(ext, size)| FieldSpec {
-                    ext: (*ext).into(),
-                    rel: format!("{key}.{ext}"),
-                    size: *size,
-                })
+                .map(|(ext, size)| FieldSpec::new(ext, *size))
                 .collect(),
         }
     }
