@@ -1,0 +1,235 @@
+//! Command-line definitions. The first line of each doc comment is the `-h` text; the
+//! rest appears with `--help`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::size::{parse_count, parse_size};
+
+/// Prepare and guard the data of GPU training runs: pack small files into shards,
+/// write SHA-256 manifests, verify datasets before training.
+#[derive(Debug, Parser)]
+#[command(
+    name = "shardsmith",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+#[command(
+    after_help = "Examples:\n  shardsmith pack ./raw ./shards --format webdataset --shard-size 1GiB\n  shardsmith verify ./shards\n  shardsmith manifest ./checkpoints/step_4000\n\nExit codes: 0 success or clean, 1 verification found problems, 2 could not run."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command accepts.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Worker threads [default: all cores]
+    ///
+    /// Output is byte-identical whatever the value. Example: `-j 4`.
+    #[arg(short, long, global = true, value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// No progress bar and no summary; errors and warnings still go to stderr
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// Per-file detail on stderr (every input left out, with the reason)
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+
+    /// Print one machine-readable JSON report on stdout instead of the summary
+    ///
+    /// Keys are stable snake_case, sizes in bytes, durations in seconds. Example:
+    /// `shardsmith verify shards --json | jq .findings`.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Never draw a progress bar (bars are drawn only when stderr is a terminal)
+    #[arg(long, global = true)]
+    pub no_progress: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Pack a directory of raw files into training shards, with a manifest
+    ///
+    /// Files are grouped into samples as WebDataset readers group tar members: the key
+    /// is the path up to the first dot of the file name, the field is the rest,
+    /// lowercased (`cat/0001.jpg` + `cat/0001.json` → sample `cat/0001` with fields
+    /// `jpg` and `json`). Inputs readers would mis-read are left out and listed, or
+    /// refused with --strict. Symlinks to files are packed as regular files; symlinks
+    /// to directories are not followed.
+    ///
+    /// A killed run resumes when re-run with the same arguments, and ends byte-identical
+    /// to an uninterrupted run.
+    ///
+    /// Example: shardsmith pack ./raw ./shards --format webdataset --shard-size 1GiB
+    Pack(PackArgs),
+
+    /// Write a SHA-256 manifest (manifest.json + SHA256SUMS) of an existing directory
+    ///
+    /// Every file is read once, in parallel, and hashed with its chunk checksums; tar
+    /// shards are also walked and their sample counts recorded. Use it on shards made by
+    /// another tool or on a checkpoint folder at save time, then `shardsmith verify`.
+    ///
+    /// Example: shardsmith manifest ./checkpoints/step_4000
+    Manifest(ManifestArgs),
+
+    /// Check a dataset directory (or one shard) for damage; exit 1 if anything is wrong
+    ///
+    /// With a manifest: every listed file present, same size and SHA-256 (a mismatch is
+    /// located to its first differing 1 MiB chunk), no unlisted files, the root digest
+    /// consistent. With or without one: every tar shard walked under the readers' rules
+    /// (header checksums, complete members, end marker, no trailing data, contiguous
+    /// samples, names readers key correctly). Each finding names the file and offset.
+    ///
+    /// Example: shardsmith verify ./shards --expect-root 3f2a...
+    Verify(VerifyArgs),
+}
+
+/// Shard formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// WebDataset tar shards (PREFIX-NNNNNN.tar), read by webdataset and wids
+    #[value(alias = "wds")]
+    Webdataset,
+}
+
+/// Content checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ValidateArg {
+    /// No content checks
+    None,
+    /// JSON must parse; JPEG/PNG/WebP/GIF must have start and end markers
+    Cheap,
+    /// Also decode every JPEG and PNG (slow)
+    Full,
+}
+
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// Directory tree of raw files (images, text, JSON labels, ...)
+    pub input: PathBuf,
+
+    /// Output directory for the shards, manifest.json and SHA256SUMS (created if needed)
+    pub output: PathBuf,
+
+    /// Shard format
+    #[arg(long, value_enum, default_value = "webdataset")]
+    pub format: FormatArg,
+
+    /// Pack only the files listed in LIST (one path relative to INPUT per line; `-` for stdin)
+    ///
+    /// Example: `(cd raw && find train -type f) > train.txt` then
+    /// `shardsmith pack raw shards --files-from train.txt`.
+    #[arg(long, value_name = "LIST")]
+    pub files_from: Option<PathBuf>,
+
+    /// Largest shard file, headers and padding included (k/M/G ×1000, Ki/Mi/Gi ×1024)
+    ///
+    /// The real file size stays within the limit; a single sample larger than the limit
+    /// gets a shard of its own, with a warning. Example: `--shard-size 1GiB`.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub shard_size: u64,
+
+    /// Most samples per shard (underscores allowed: 10_000)
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub max_samples: Option<u64>,
+
+    /// Shard name prefix: shards are PREFIX-000000.tar, PREFIX-000001.tar, ...
+    #[arg(long, default_value = "shard")]
+    pub prefix: String,
+
+    /// Shuffle the sample order before sharding (deterministic: see --seed)
+    ///
+    /// Readers can only shuffle shards and small buffers; a global shuffle at pack time
+    /// mixes classes across shards.
+    #[arg(long)]
+    pub shuffle: bool,
+
+    /// Seed of --shuffle; the same seed always gives the same order [default: 0]
+    #[arg(long, value_name = "N", requires = "shuffle", value_parser = parse_count)]
+    pub seed: Option<u64>,
+
+    /// How to check file contents before packing
+    ///
+    /// A file that fails is left out with its whole sample and listed (an error with
+    /// --strict). Example: `--validate full` decodes every JPEG and PNG.
+    #[arg(long, value_enum, default_value = "cheap", value_name = "LEVEL")]
+    pub validate: ValidateArg,
+
+    /// Fail instead of leaving out any input (bad names, unreadable files, bad content)
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Replace a different dataset already in OUTPUT (only shardsmith's own files are removed)
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ManifestArgs {
+    /// Directory to describe
+    pub dir: PathBuf,
+
+    /// Write the manifest to FILE instead of DIR/manifest.json (no SHA256SUMS is written then)
+    ///
+    /// Useful for read-only datasets; verify with `shardsmith verify DIR --manifest FILE`.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Replace an existing manifest
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Dataset directory, or a single shard file
+    pub path: PathBuf,
+
+    /// Manifest to check against instead of PATH/manifest.json
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+
+    /// The manifest's root digest must be HEX (64 hex digits): catches a replaced manifest
+    ///
+    /// Record the root printed by `pack` or `manifest` (or `jq -r .root_sha256
+    /// manifest.json`) somewhere the data cannot change it, e.g. the training config.
+    #[arg(long, value_name = "HEX", value_parser = parse_root)]
+    pub expect_root: Option<String>,
+}
+
+fn parse_root(text: &str) -> Result<String, String> {
+    if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(text.to_ascii_lowercase())
+    } else {
+        Err("a root digest is 64 hex digits (the manifest's root_sha256)".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn seed_needs_shuffle() {
+        assert!(Cli::try_parse_from(["shardsmith", "pack", "a", "b", "--seed", "3"]).is_err());
+        assert!(
+            Cli::try_parse_from(["shardsmith", "pack", "a", "b", "--shuffle", "--seed", "3"])
+                .is_ok()
+        );
+    }
+}

@@ -1,0 +1,100 @@
+//! `shardsmith manifest DIR`: hash an existing directory into manifest.json + SHA256SUMS.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use shardsmith_formats::Inspectors;
+use shardsmith_manifest::scan::scan_directory;
+use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, sums};
+
+use super::Status;
+use crate::args::ManifestArgs;
+use crate::output::{Printer, seconds};
+use crate::size::human_bytes;
+
+pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
+    if !args.dir.is_dir() {
+        bail!("`{}` is not a directory", args.dir.display());
+    }
+    let target = args
+        .output
+        .clone()
+        .unwrap_or_else(|| args.dir.join(MANIFEST_FILE));
+    if target.exists() && !args.force {
+        bail!(
+            "`{}` already exists; use --force to replace it (or `shardsmith verify {}` to check against it)",
+            target.display(),
+            args.dir.display()
+        );
+    }
+    let started = Instant::now();
+    let bar = printer.bytes_bar("hashing");
+    let read = AtomicU64::new(0);
+    let scan = scan_directory(
+        &args.dir,
+        &Inspectors,
+        &|total| bar.set_length(total),
+        &|n| {
+            read.fetch_add(n, Ordering::Relaxed);
+            bar.inc(n);
+        },
+    );
+    bar.finish_and_clear();
+    let scan = scan?;
+    let manifest = &scan.manifest;
+    let write = |path: &std::path::Path, bytes: &[u8]| -> Result<()> {
+        let temp = path.with_file_name(format!(
+            ".shardsmith-tmp-{}",
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ));
+        std::fs::write(&temp, bytes)
+            .and_then(|()| std::fs::File::open(&temp)?.sync_all())
+            .and_then(|()| std::fs::rename(&temp, path))
+            .with_context(|| format!("writing `{}`", path.display()))
+    };
+    if args.output.is_none() {
+        write(
+            &args.dir.join(SUMS_FILE),
+            sums::render(&manifest.files).as_bytes(),
+        )?;
+    }
+    write(&target, &manifest.to_json_bytes())?;
+    let elapsed = started.elapsed();
+    for finding in &scan.findings {
+        printer.warn(&finding.to_string());
+    }
+    for skip in &manifest.skipped {
+        printer.warn(&format!("left out `{}`: {}", skip.path, skip.reason));
+    }
+    let rate = manifest.totals.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
+    let mut text = format!(
+        "wrote {}: {} files, {} in {} ({}/s)\n  root      {}\n",
+        target.display(),
+        manifest.totals.files,
+        human_bytes(manifest.totals.bytes),
+        seconds(elapsed),
+        human_bytes(rate as u64),
+        manifest.root_sha256
+    );
+    if let Some(samples) = manifest.totals.samples {
+        text.push_str(&format!("  samples   {samples} (tar shards walked)\n"));
+    }
+    printer.summary(&text);
+    printer.report(&json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "command": "manifest",
+        "manifest": target.display().to_string(),
+        "files": manifest.totals.files,
+        "bytes": manifest.totals.bytes,
+        "samples": manifest.totals.samples,
+        "skipped": manifest.skipped,
+        "warnings": scan.findings,
+        "root_sha256": manifest.root_sha256,
+        "seconds": elapsed.as_secs_f64(),
+    }));
+    Ok(Status::Clean)
+}

@@ -1,0 +1,297 @@
+//! `shardsmith pack`: resolve the arguments, run the pipeline with a progress bar,
+//! report.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use shardsmith_formats::content::Validation;
+use shardsmith_formats::pack::{PackObserver, PackReport, PackSettings, pack};
+use shardsmith_formats::{FormatKind, LocalDir, LocalTree};
+use shardsmith_manifest::MANIFEST_FILE;
+
+use super::{Status, brace_pattern};
+use crate::args::{FormatArg, PackArgs, ValidateArg};
+use crate::output::{Printer, seconds};
+use crate::size::human_bytes;
+
+/// `pack` arguments resolved and checked before any file is touched.
+struct Resolved {
+    input: PathBuf,
+    output: PathBuf,
+    format: FormatKind,
+    files_from: Option<Vec<String>>,
+    exclude: Option<PathBuf>,
+    settings: PackSettings,
+}
+
+fn resolve(args: &PackArgs) -> Result<Resolved> {
+    let format = match args.format {
+        FormatArg::Webdataset => FormatKind::Webdataset,
+    };
+    let validation = match args.validate {
+        ValidateArg::None => Validation::None,
+        ValidateArg::Cheap => Validation::Cheap,
+        ValidateArg::Full => Validation::Full,
+    };
+    let settings = PackSettings {
+        shard_size: args.shard_size,
+        max_samples: args.max_samples,
+        prefix: args.prefix.clone(),
+        shuffle_seed: args.shuffle.then(|| args.seed.unwrap_or(0)),
+        validation,
+        strict: args.strict,
+        force: args.force,
+    };
+    settings.check()?;
+    let input = args
+        .input
+        .canonicalize()
+        .with_context(|| format!("input `{}` cannot be opened", args.input.display()))?;
+    if !input.is_dir() {
+        bail!("input `{}` is not a directory", args.input.display());
+    }
+    let output_abs = absolute(&args.output)?;
+    if output_abs == input {
+        bail!(
+            "output `{}` is the input directory; choose another output",
+            args.output.display()
+        );
+    }
+    if input.starts_with(&output_abs) {
+        bail!(
+            "input `{}` is inside output `{}`; choose an output outside the input",
+            args.input.display(),
+            args.output.display()
+        );
+    }
+    let exclude = output_abs.strip_prefix(&input).ok().map(Path::to_path_buf);
+    let files_from = match &args.files_from {
+        None => None,
+        Some(list) => Some(read_list(list)?),
+    };
+    Ok(Resolved {
+        input,
+        output: args.output.clone(),
+        format,
+        files_from,
+        exclude,
+        settings,
+    })
+}
+
+/// `path` made absolute with symlinks resolved as far as it exists.
+fn absolute(path: &Path) -> Result<PathBuf> {
+    let path = std::path::absolute(path)
+        .with_context(|| format!("output `{}` is not a valid path", path.display()))?;
+    let mut existing = path.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let Some(parent) = existing.parent() else {
+            break;
+        };
+        rest.push(existing.file_name().map(PathBuf::from).unwrap_or_default());
+        existing = parent;
+    }
+    let mut resolved = existing
+        .canonicalize()
+        .unwrap_or_else(|_| existing.to_path_buf());
+    for part in rest.iter().rev() {
+        resolved.push(part);
+    }
+    Ok(resolved)
+}
+
+fn read_list(list: &Path) -> Result<Vec<String>> {
+    let mut text = String::new();
+    if list == Path::new("-") {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading the file list from stdin")?;
+    } else {
+        std::fs::File::open(list)
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .with_context(|| {
+                format!(
+                    "reading the file list `{}` (one UTF-8 path per line)",
+                    list.display()
+                )
+            })?;
+    }
+    Ok(text
+        .lines()
+        .map(|l| l.trim_end_matches('\r').to_string())
+        .collect())
+}
+
+struct Progress {
+    bar: indicatif::ProgressBar,
+    samples: AtomicU64,
+    total: AtomicU64,
+}
+
+impl PackObserver for Progress {
+    fn planned(&self, samples: u64, bytes: u64, _shards: usize) {
+        self.total.store(samples, Ordering::Relaxed);
+        self.bar.set_length(bytes);
+    }
+
+    fn advanced(&self, samples: u64, bytes: u64) {
+        let done = self.samples.fetch_add(samples, Ordering::Relaxed) + samples;
+        self.bar.inc(bytes);
+        if !self.bar.is_hidden() {
+            self.bar.set_message(format!(
+                "{done}/{} samples",
+                self.total.load(Ordering::Relaxed)
+            ));
+        }
+    }
+}
+
+pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
+    let resolved = resolve(args)?;
+    let started = Instant::now();
+    let mut source = LocalTree::new(&resolved.input);
+    if let Some(files) = resolved.files_from.clone() {
+        source = source.with_files(files);
+    }
+    if let Some(exclude) = &resolved.exclude {
+        source = source.excluding(exclude);
+    }
+    let sink = LocalDir::create(&resolved.output)?;
+    let format = resolved.format.build();
+    let progress = Progress {
+        bar: printer.bytes_bar("packing"),
+        samples: AtomicU64::new(0),
+        total: AtomicU64::new(0),
+    };
+    let result = pack(
+        &source,
+        &sink,
+        format.as_ref(),
+        &resolved.settings,
+        &progress,
+    );
+    progress.bar.finish_and_clear();
+    let report = result?;
+    let elapsed = started.elapsed();
+    for warning in &report.warnings {
+        printer.warn(warning);
+    }
+    for skip in &report.manifest.skipped {
+        printer.detail(&format!("skipped `{}`: {}", skip.path, skip.reason));
+    }
+    if !report.manifest.skipped.is_empty() && !printer.verbose() {
+        printer.warn(&format!(
+            "{} input file(s) left out; they are listed with the reason under \"skipped\" in {} (-v shows them)",
+            report.manifest.skipped.len(),
+            resolved.output.join(MANIFEST_FILE).display()
+        ));
+    }
+    printer.summary(&summary(&report, &resolved, elapsed));
+    printer.report(&json_report(&report, &resolved, elapsed));
+    Ok(Status::Clean)
+}
+
+fn pattern(report: &PackReport) -> String {
+    let names: Vec<&str> = report
+        .manifest
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect();
+    brace_pattern(&names).unwrap_or_default()
+}
+
+fn summary(report: &PackReport, resolved: &Resolved, elapsed: std::time::Duration) -> String {
+    let m = &report.manifest;
+    let input = m
+        .input
+        .clone()
+        .unwrap_or_else(|| shardsmith_manifest::InputSummary {
+            files: 0,
+            bytes: 0,
+            listing_sha256: String::new(),
+        });
+    let mut out = String::new();
+    if report.already_complete {
+        out.push_str(&format!(
+            "already complete: {} holds this dataset ({} samples in {} shards); nothing to do\n",
+            resolved.output.display(),
+            m.totals.samples.unwrap_or(0),
+            m.files.len()
+        ));
+    } else {
+        let rate = input.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
+        out.push_str(&format!(
+            "packed {} samples ({} files, {}) into {} {} shards ({}) in {} ({}/s)\n",
+            m.totals.samples.unwrap_or(0),
+            input.files,
+            human_bytes(input.bytes),
+            m.files.len(),
+            m.format.as_deref().unwrap_or(""),
+            human_bytes(m.totals.bytes),
+            seconds(elapsed),
+            human_bytes(rate as u64),
+        ));
+    }
+    out.push_str(&format!(
+        "  shards    {}\n",
+        resolved.output.join(pattern(report)).display()
+    ));
+    out.push_str(&format!(
+        "  manifest  {}\n",
+        resolved.output.join(MANIFEST_FILE).display()
+    ));
+    out.push_str(&format!("  root      {}\n", m.root_sha256));
+    if report.shards_resumed > 0 {
+        out.push_str(&format!(
+            "  resumed   {} finished shard(s) of an interrupted run kept\n",
+            report.shards_resumed
+        ));
+    }
+    if !m.skipped.is_empty() {
+        out.push_str(&format!("  skipped   {} input file(s):\n", m.skipped.len()));
+        for skip in m.skipped.iter().take(5) {
+            out.push_str(&format!("    {}: {}\n", skip.path, skip.reason));
+        }
+        if m.skipped.len() > 5 {
+            out.push_str(&format!(
+                "    ... {} more in the manifest\n",
+                m.skipped.len() - 5
+            ));
+        }
+    }
+    out
+}
+
+fn json_report(
+    report: &PackReport,
+    resolved: &Resolved,
+    elapsed: std::time::Duration,
+) -> serde_json::Value {
+    let m = &report.manifest;
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "command": "pack",
+        "format": m.format,
+        "output": resolved.output.display().to_string(),
+        "shards": m.files.len(),
+        "shard_pattern": pattern(report),
+        "samples": m.totals.samples,
+        "output_bytes": m.totals.bytes,
+        "input_files": m.input.as_ref().map(|i| i.files),
+        "input_bytes": m.input.as_ref().map(|i| i.bytes),
+        "shards_written": report.shards_written,
+        "shards_resumed": report.shards_resumed,
+        "already_complete": report.already_complete,
+        "skipped": m.skipped,
+        "warnings": report.warnings,
+        "manifest": MANIFEST_FILE,
+        "root_sha256": m.root_sha256,
+        "seconds": elapsed.as_secs_f64(),
+    })
+}
