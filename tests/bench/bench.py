@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""shardsmith benchmark: the same work done by shardsmith and by the reference tools,
+side by side in one run, reported as ratios. Not a test: nothing here asserts a time.
+
+usage: tests/bench/run.sh [--samples N] [--repeat K]   (builds, sets up, then runs this)
+
+Work measured (warm page cache; best of K runs each):
+  pack      shardsmith pack --format webdataset --shard-size 64MiB (manifest included)
+            vs webdataset.ShardWriter (64 MiB) and GNU `tar cf` of the same files
+  hash      shardsmith manifest / verify of the shards vs sha256sum and Python hashlib
+  memory    peak RSS of pack on the whole corpus and on a third of it (per-file growth)
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+def timed(cmd, **kwargs):
+    """Runs cmd; returns (wall seconds, peak RSS in MiB, stdout). Dirty pages of the
+    previous run are flushed first, so one tool's writeback does not slow the next."""
+    os.sync()
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"command failed ({code}): {' '.join(cmd)}\n{err.decode()}")
+    return seconds, usage.ru_maxrss / 1024, out
+
+
+def best(runs, fn):
+    results = [fn() for _ in range(runs)]
+    return min(results, key=lambda r: r[0])
+
+
+def du(path):
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--samples", type=int, default=30000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--work", default=os.path.join(REPO, "target", "bench"))
+    ap.add_argument("--corpus-cache", default=os.path.expanduser("~/.cache/shardsmith/bench"))
+    args = ap.parse_args()
+    bin_ = os.path.join(REPO, "target", "release", "shardsmith")
+    python = sys.executable
+    work = args.work
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+
+    corpus = os.path.join(args.corpus_cache, f"corpus-v2-{args.samples}")
+    marker = corpus + ".complete"
+    if not os.path.exists(marker):
+        print(f"generating {args.samples} samples in {corpus} (once; cached)", file=sys.stderr)
+        shutil.rmtree(corpus, ignore_errors=True)
+        subprocess.run([python, os.path.join(HERE, "make_corpus.py"), corpus, str(args.samples)], check=True)
+        open(marker, "w").close()
+    files = sum(len(f) for _, _, f in os.walk(corpus))
+    payload = du(corpus)
+    # Warm the page cache.
+    subprocess.run(["tar", "cf", "/dev/null", "-C", corpus, "."], check=True)
+    print(f"corpus: {args.samples} samples, {files} files, {payload / 1e6:.0f} MB; {os.cpu_count()} cores; best of {args.repeat}",
+          file=sys.stderr)
+    results = {}
+
+    def fresh(name):
+        path = os.path.join(work, name)
+        shutil.rmtree(path, ignore_errors=True)
+        return path
+
+    results["tar_cf"] = best(args.repeat, lambda: timed(
+        ["tar", "cf", fresh("corpus.tar"), "-C", corpus, "."]))
+    shards = os.path.join(work, "shards")
+    results["pack"] = best(args.repeat, lambda: timed(
+        [bin_, "pack", corpus, fresh("shards"), "--format", "webdataset", "--shard-size", "64MiB", "--quiet"]))
+    def reference_wds():
+        out = fresh("ref")
+        seconds, rss, stdout = timed([python, os.path.join(HERE, "reference.py"), "wds", corpus, out])
+        return json.loads(stdout)["seconds"], rss, stdout
+    results["webdataset_shardwriter"] = best(args.repeat, reference_wds)
+
+    tars = sorted(os.path.join(shards, f) for f in os.listdir(shards) if f.endswith(".tar"))
+    shard_bytes = sum(os.path.getsize(t) for t in tars)
+    subprocess.run(["cat", *tars], stdout=subprocess.DEVNULL, check=True)
+    results["manifest"] = best(args.repeat, lambda: timed(
+        [bin_, "manifest", shards, "--output", os.path.join(work, "m.json"), "--force", "--quiet"]))
+    results["verify"] = best(args.repeat, lambda: timed([bin_, "verify", shards, "--quiet"]))
+    results["sha256sum"] = best(args.repeat, lambda: timed(["sha256sum", *tars]))
+    def hashlib_sha():
+        seconds, rss, stdout = timed([python, os.path.join(HERE, "reference.py"), "sha256", *tars])
+        return json.loads(stdout)["seconds"], rss, stdout
+    results["python_hashlib"] = best(args.repeat, hashlib_sha)
+
+    # Memory: the whole corpus vs a third of it (same files, listed with --files-from).
+    listing = os.path.join(work, "third.txt")
+    with open(listing, "w") as f:
+        for d in sorted(os.listdir(corpus))[:34]:
+            for name in sorted(os.listdir(os.path.join(corpus, d))):
+                f.write(f"{d}/{name}\n")
+    third_files = sum(1 for _ in open(listing))
+    small = timed([bin_, "pack", corpus, fresh("third"), "--shard-size", "64MiB", "--files-from", listing, "--quiet"])
+
+    pack_s, pack_rss, _ = results["pack"]
+    lines = [
+        f"{'work':<34}{'seconds':>9}{'peak RSS':>11}",
+        *(f"{name:<34}{r[0]:>9.2f}{r[1]:>8.0f} MiB" for name, r in results.items()),
+        "",
+        f"pack vs webdataset.ShardWriter: {results['webdataset_shardwriter'][0] / pack_s:5.1f}x faster (target >= 8x)",
+        f"pack vs tar cf (floor):         {pack_s / results['tar_cf'][0]:5.2f}x the time of tar (target <= 1.5x)",
+        f"manifest throughput:            {shard_bytes / results['manifest'][0] / 1e9:5.2f} GB/s (target >= 1.5 GB/s)",
+        f"verify throughput:              {shard_bytes / results['verify'][0] / 1e9:5.2f} GB/s (deep tar walk + SHA-256)",
+        f"manifest vs sha256sum:          {results['sha256sum'][0] / results['manifest'][0]:5.1f}x faster",
+        f"manifest vs Python hashlib:     {results['python_hashlib'][0] / results['manifest'][0]:5.1f}x faster",
+        f"pack peak RSS:                  {pack_rss:5.0f} MiB for {files} files (target < 300 MiB)",
+        f"RSS growth per input file:      {(pack_rss - small[1]) * 1048576 / max(1, files - third_files):5.0f} bytes "
+        f"({third_files} files: {small[1]:.0f} MiB; target < 200 bytes)",
+    ]
+    print("\n".join(lines))
+    with open(os.path.join(work, "results.json"), "w") as f:
+        json.dump({k: {"seconds": v[0], "peak_rss_mib": v[1]} for k, v in results.items()}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

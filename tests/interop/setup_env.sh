@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds (once) the pinned Python environment of reference tools used by the interop
+# tests and the benchmark, and prints its directory. Cached under
+# $HOME/.cache/shardsmith/interop-<hash of the requirement files>; re-running is instant.
+#
+#   usage: tests/interop/setup_env.sh            -> prints the venv directory
+#   then:  "$VENV/bin/python" ...  with PYTHONPATH=tests/interop/torchstub for wids/streaming
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+key=$(cat "$here/requirements.txt" "$here/requirements-nodeps.txt" | sha256sum | cut -c1-16)
+venv="${SHARDSMITH_INTEROP_VENV:-$HOME/.cache/shardsmith/interop-$key}"
+if [ -f "$venv/.complete" ]; then
+    echo "$venv"
+    exit 0
+fi
+python=${PYTHON:-python3}
+rm -rf "$venv"
+mkdir -p "$(dirname "$venv")"
+"$python" -m venv "$venv" >&2
+"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$here/requirements-nodeps.txt" >&2
+"$venv/bin/python" - >&2 <<'PY'
+import webdataset, pyarrow, numpy, safetensors, tiktoken, tokenizers, PIL  # noqa: F401
+PY
+touch "$venv/.complete"
+echo "$venv"

@@ -1,0 +1,8 @@
+//! Integration tests of the `shardsmith` binary: one test binary, one module per area.
+
+mod cli;
+mod interop;
+mod manifest_cmd;
+mod pack;
+mod util;
+mod verify;

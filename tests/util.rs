@@ -1,0 +1,158 @@
+//! Helpers shared by the integration tests: running the binary, building input trees,
+//! reading results.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The `shardsmith` binary with progress bars off.
+pub fn cmd() -> Command {
+    let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("shardsmith");
+    cmd.env("SHARDSMITH_NO_PROGRESS", "1")
+        .env_remove("RUST_BACKTRACE");
+    cmd
+}
+
+/// Path of the binary, for tests that spawn and kill it.
+pub fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin!("shardsmith").to_path_buf()
+}
+
+/// The committed raw sample corpus.
+pub fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/raw")
+}
+
+/// Runs the binary with `args`; returns the output without asserting.
+pub fn run(args: &[&str]) -> Output {
+    cmd().args(args).output().expect("the binary runs")
+}
+
+/// Runs with `--json` and parses stdout.
+pub fn run_json(args: &[&str]) -> (i32, Value) {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let out = run(&all);
+    let value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            text(&out.stdout),
+            text(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), value)
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A directory tree built file by file.
+pub struct Tree {
+    pub dir: tempfile::TempDir,
+}
+
+impl Tree {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn file(&self, rel: &str, data: impl AsRef<[u8]>) -> &Self {
+        let path = self.dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, data).unwrap();
+        self
+    }
+
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn s(&self, rel: &str) -> String {
+        self.join(rel).to_string_lossy().into_owned()
+    }
+}
+
+/// Deterministic pseudo-random bytes.
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as u8
+        })
+        .collect()
+}
+
+/// A generated corpus of `n` samples (`cNN/sample_NNNNN.{bin,json,txt}`) with sizes
+/// spread from 0 bytes to ~`max_size`.
+pub fn corpus(n: usize, max_size: usize) -> Tree {
+    let tree = Tree::new();
+    for i in 0..n {
+        let key = format!("c{:02}/sample_{i:05}", i % 7);
+        let size = (i * 7919) % max_size.max(1);
+        tree.file(&format!("{key}.bin"), noise(i as u64, size));
+        tree.file(
+            &format!("{key}.json"),
+            format!("{{\"label\": {}, \"i\": {i}}}", i % 7),
+        );
+        tree.file(&format!("{key}.txt"), format!("caption {i}").repeat(i % 5));
+    }
+    tree
+}
+
+/// Every file under `dir` (recursively) with its bytes.
+pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The manifest of a dataset directory.
+pub fn manifest(dir: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// `(kind, path, offset)` of every finding in a verify JSON report.
+pub fn findings(report: &Value) -> Vec<(String, String, Option<u64>)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["path"].as_str().unwrap().to_string(),
+                f["offset"].as_u64(),
+            )
+        })
+        .collect()
+}
