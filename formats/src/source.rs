@@ -219,37 +219,43 @@ impl InputSource for LocalTree {
         let start = buf.len();
         let wanted = usize::try_from(size)
             .map_err(|_| ReadError::Unreadable("too large for memory".into()))?;
-        buf.resize(start + wanted, 0);
+        // One byte more than listed: a regular file that returns fewer bytes than asked
+        // is at its end, so the usual case costs one read() and still notices growth.
+        buf.resize(start + wanted + 1, 0);
         let mut filled = 0;
-        while filled < wanted {
+        let result = loop {
             match file.read(&mut buf[start + filled..]) {
-                Ok(0) => {
-                    buf.truncate(start);
-                    return Err(ReadError::Changed {
-                        read: filled as u64,
-                    });
+                Ok(0) => break Ok(()),
+                Ok(n) => {
+                    filled += n;
+                    if filled > wanted {
+                        break Err(ReadError::Changed {
+                            read: filled as u64,
+                        });
+                    }
+                    if filled == wanted && n < wanted + 1 {
+                        // Short read at exactly the listed size: the end of the file.
+                        break Ok(());
+                    }
                 }
-                Ok(n) => filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    buf.truncate(start);
-                    return Err(ReadError::Unreadable(e.to_string()));
-                }
+                Err(e) => break Err(ReadError::Unreadable(e.to_string())),
             }
-        }
-        let mut probe = [0u8; 1];
-        loop {
-            match file.read(&mut probe) {
-                Ok(0) => return Ok(()),
-                Ok(_) => {
-                    buf.truncate(start);
-                    return Err(ReadError::Changed { read: size + 1 });
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    buf.truncate(start);
-                    return Err(ReadError::Unreadable(e.to_string()));
-                }
+        };
+        match result {
+            Ok(()) if filled == wanted => {
+                buf.truncate(start + wanted);
+                Ok(())
+            }
+            Ok(()) => {
+                buf.truncate(start);
+                Err(ReadError::Changed {
+                    read: filled as u64,
+                })
+            }
+            Err(e) => {
+                buf.truncate(start);
+                Err(e)
             }
         }
     }

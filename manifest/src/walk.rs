@@ -6,7 +6,6 @@
 //! parallel; the result is sorted by path bytes, so it does not depend on the thread
 //! count or on the file system's directory order.
 
-use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -94,10 +93,10 @@ fn walk_dir(root: &Path, rel: PathBuf, filter: &Filter<'_>) -> Walk {
             return out;
         }
     };
-    let mut names: Vec<(OsString, Option<fs::FileType>)> = Vec::new();
+    let mut names: Vec<fs::DirEntry> = Vec::new();
     for entry in reader {
         match entry {
-            Ok(entry) => names.push((entry.file_name(), entry.file_type().ok())),
+            Ok(entry) => names.push(entry),
             Err(e) => {
                 out.skipped.push(WalkSkip {
                     rel: rel.clone(),
@@ -109,10 +108,10 @@ fn walk_dir(root: &Path, rel: PathBuf, filter: &Filter<'_>) -> Walk {
     }
     let entries: Vec<Entry> = names
         .into_par_iter()
-        .filter_map(|(name, file_type)| {
-            let mut child = rel.join(&name);
+        .filter_map(|entry| {
+            let mut child = rel.join(entry.file_name());
             child.shrink_to_fit();
-            classify(&dir, child, file_type, filter)
+            classify(&dir, child, &entry, filter)
         })
         .collect();
     let mut subdirs = Vec::new();
@@ -136,12 +135,9 @@ fn walk_dir(root: &Path, rel: PathBuf, filter: &Filter<'_>) -> Walk {
     out
 }
 
-fn classify(
-    dir: &Path,
-    rel: PathBuf,
-    file_type: Option<fs::FileType>,
-    filter: &Filter<'_>,
-) -> Option<Entry> {
+/// Sorts one directory entry. The entry's own `metadata` stats through the open
+/// directory (no path walk from the root per file).
+fn classify(dir: &Path, rel: PathBuf, entry: &fs::DirEntry, filter: &Filter<'_>) -> Option<Entry> {
     let name = rel.file_name().map(PathBuf::from).unwrap_or_default();
     let full = dir.join(&name);
     let skip = |reason: String| {
@@ -150,9 +146,9 @@ fn classify(
             reason,
         }))
     };
-    let file_type = match file_type {
-        Some(t) => t,
-        None => match fs::symlink_metadata(&full) {
+    let file_type = match entry.file_type() {
+        Ok(t) => t,
+        Err(_) => match fs::symlink_metadata(&full) {
             Ok(m) => m.file_type(),
             Err(e) => return skip(format!("cannot be examined: {e}")),
         },
@@ -164,7 +160,7 @@ fn classify(
         return None;
     }
     if file_type.is_file() {
-        return match fs::symlink_metadata(&full) {
+        return match entry.metadata() {
             Ok(m) => Some(Entry::File(WalkFile {
                 rel,
                 size: m.len(),

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use rayon::slice::ParallelSliceMut;
 use shardsmith_manifest::Skipped;
 
 use crate::format::{FieldSpec, SampleSpec, ShardFormat};
@@ -59,7 +60,7 @@ pub(crate) fn group(mut files: Vec<InputFile>, format: &dyn ShardFormat) -> Grou
     });
     // Sorted in place by key, then field: the files of one key need not be neighbours in
     // path order (`a.b/c.jpg` sorts between `a.aaa` and `a.zzz`).
-    files.sort_unstable_by(|a, b| {
+    files.par_sort_unstable_by(|a, b| {
         let (ka, ea) = parts(&a.rel);
         let (kb, eb) = parts(&b.rel);
         ka.cmp(kb)

@@ -16,6 +16,8 @@ pub mod state;
 mod write;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -29,7 +31,7 @@ use self::state::{ShardRecord, Start};
 use self::write::{WriteContext, write_shard};
 use crate::content::Validation;
 use crate::format::{SampleSpec, ShardFormat};
-use crate::sink::OutputSink;
+use crate::sink::{OutputSink, ShardFile};
 use crate::source::InputSource;
 use crate::{Error, Result};
 
@@ -239,27 +241,59 @@ pub fn pack(
         strict: settings.strict,
         observer,
     };
-    let results: Vec<(ShardRecord, bool)> = plans
-        .par_iter()
-        .map(|p| {
-            let name = format.shard_name(&settings.prefix, p.index);
-            let shard_samples = &samples[p.samples.clone()];
-            let plan_digest = plan_digest(shard_samples);
-            if resuming
-                && let Some(record) = state::load_done(sink, &fingerprint, &plan_digest, &name)?
-            {
-                observer.advanced(
-                    shard_samples.len() as u64,
-                    shard_samples.iter().map(SampleSpec::payload).sum(),
-                );
-                return Ok((record, true));
+    // Workers encode and hash; one committer thread makes each finished shard durable
+    // (fsync, record, rename) while the workers go on with the next shard.
+    let failed = AtomicBool::new(false);
+    let (to_commit, commits) = mpsc::channel::<Commit>();
+    let (results, committed) = std::thread::scope(|scope| {
+        let committer = scope.spawn(|| -> Result<()> {
+            for commit in commits {
+                let done = state::save_done(sink, &fingerprint, &commit.plan, &commit.record)
+                    .and_then(|()| commit.file.commit());
+                if done.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                    return done;
+                }
             }
-            let (record, file) = write_shard(&ctx, &name, shard_samples)?;
-            state::save_done(sink, &fingerprint, &plan_digest, &record)?;
-            file.commit()?;
-            Ok((record, false))
-        })
-        .collect::<Result<_>>()?;
+            Ok(())
+        });
+        let results: Result<Vec<(ShardRecord, bool)>> = plans
+            .par_iter()
+            .map_with(to_commit, |to_commit, p| {
+                let name = format.shard_name(&settings.prefix, p.index);
+                let shard_samples = &samples[p.samples.clone()];
+                let plan = plan_digest(shard_samples);
+                if resuming
+                    && let Some(record) = state::load_done(sink, &fingerprint, &plan, &name)?
+                {
+                    observer.advanced(
+                        shard_samples.len() as u64,
+                        shard_samples.iter().map(SampleSpec::payload).sum(),
+                    );
+                    return Ok((record, true));
+                }
+                if failed.load(Ordering::Relaxed) {
+                    return Err(Error::Setting(format!(
+                        "not writing `{name}`: an earlier shard could not be committed"
+                    )));
+                }
+                let (record, file) = write_shard(&ctx, &name, shard_samples)?;
+                // A send fails only when the committer stopped on an error, returned below.
+                let _ = to_commit.send(Commit {
+                    record: record.clone(),
+                    file,
+                    plan,
+                });
+                Ok((record, false))
+            })
+            .collect();
+        let committed = committer
+            .join()
+            .unwrap_or_else(|_| Err(Error::Setting("the commit thread panicked".into())));
+        (results, committed)
+    });
+    committed?;
+    let results = results?;
 
     let shards_resumed = results.iter().filter(|r| r.1).count();
     for (record, _) in &results {
@@ -289,6 +323,13 @@ pub fn pack(
         already_complete: false,
         warnings,
     })
+}
+
+/// A written shard on its way to durability.
+struct Commit {
+    record: ShardRecord,
+    file: Box<dyn ShardFile>,
+    plan: String,
 }
 
 fn input_summary(samples: &[SampleSpec]) -> InputSummary {
