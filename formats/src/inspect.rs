@@ -1,7 +1,13 @@
 //! Chooses the structural checker for a file: by the format a manifest recorded, by
-//! extension, or by content (a ustar magic at byte 257).
+//! extension, or by content (a ustar magic at byte 257). Dataset-level checks (an index
+//! against its shards) run in [`Inspectors::check_layout`] once every file was read.
 
-use shardsmith_manifest::{Inspector, InspectorFactory};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use shardsmith_manifest::{
+    FileContext, Finding, Inspection, Inspector, InspectorFactory, Manifest,
+};
 
 use crate::format::FormatKind;
 
@@ -9,21 +15,26 @@ use crate::format::FormatKind;
 pub struct Inspectors;
 
 impl InspectorFactory for Inspectors {
-    fn inspector_for(
-        &self,
-        path: &str,
-        head: &[u8],
-        recorded: Option<&str>,
-    ) -> Option<Box<dyn Inspector>> {
-        if let Some(name) = recorded {
+    fn inspector_for(&self, ctx: &FileContext<'_>, head: &[u8]) -> Option<Box<dyn Inspector>> {
+        if let Some(name) = ctx.entry.and_then(|e| e.format.as_deref()) {
             for kind in FormatKind::all() {
                 let format = kind.build();
                 if format.name() == name {
-                    return Some(format.inspector(path));
+                    return Some(format.inspector(ctx.path));
                 }
             }
         }
-        let is_tar = path.ends_with(".tar") || head.get(257..262) == Some(b"ustar");
-        is_tar.then(|| FormatKind::Webdataset.build().inspector(path))
+        let is_tar = ctx.path.ends_with(".tar") || head.get(257..262) == Some(b"ustar");
+        is_tar.then(|| FormatKind::Webdataset.build().inspector(ctx.path))
+    }
+
+    fn check_layout(
+        &self,
+        _root: &Path,
+        _files: &BTreeMap<String, u64>,
+        _inspections: &BTreeMap<String, Inspection>,
+        _manifest: Option<&Manifest>,
+    ) -> Vec<Finding> {
+        Vec::new()
     }
 }

@@ -1,4 +1,7 @@
-use crate::Finding;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::{FileEntry, Finding, Manifest};
 
 /// A structural parser fed the bytes of one file in order, during the same read that
 /// hashes it. Implementations live in the formats crate (a tar walker, ...).
@@ -10,7 +13,7 @@ pub trait Inspector: Send {
 }
 
 /// What an [`Inspector`] learned about a file.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Inspection {
     /// Format recognised (`webdataset`, ...).
     pub format: String,
@@ -20,34 +23,54 @@ pub struct Inspection {
     pub first_key: Option<String>,
     /// Key of the last sample.
     pub last_key: Option<String>,
+    /// Format-specific facts for the dataset-level check
+    /// ([`InspectorFactory::check_layout`]): digests of decompressed content, counts,
+    /// tensor lists, ...
+    pub facts: BTreeMap<String, serde_json::Value>,
     /// Problems found.
     pub findings: Vec<Finding>,
 }
 
-/// Chooses an inspector for a file from its path and its first bytes.
+/// What an inspector factory knows about the file it is asked about.
+#[derive(Clone, Copy, Debug)]
+pub struct FileContext<'a> {
+    /// The dataset directory (or the directory of a single verified file).
+    pub root: &'a Path,
+    /// The file, relative to `root`, `/`-separated.
+    pub path: &'a str,
+    /// The manifest's entry for the file, when there is a manifest listing it. Its
+    /// `format` says what the file was written as, even when its first block is damaged.
+    pub entry: Option<&'a FileEntry>,
+    /// The whole manifest, when there is one (options such as a vocabulary size).
+    pub manifest: Option<&'a Manifest>,
+}
+
+/// Chooses an inspector for each file from its context and first bytes, and checks what
+/// spans files once every file was read.
 pub trait InspectorFactory: Sync {
-    /// An inspector for the file at `path` (relative to the dataset root) whose first
-    /// bytes are `head` (shorter only if the file is), or `None` for plain bytes.
-    /// `recorded` is the format a manifest recorded for the file: a shard whose first
-    /// block was zeroed must still be walked as the format it was written in.
-    fn inspector_for(
+    /// An inspector for the file described by `ctx` whose first bytes are `head`
+    /// (shorter only if the file is), or `None` for plain bytes.
+    fn inspector_for(&self, ctx: &FileContext<'_>, head: &[u8]) -> Option<Box<dyn Inspector>>;
+
+    /// Dataset-level checks after every file was read once: an index against the files
+    /// it lists, a shard set against its metadata. `files` maps every present file
+    /// (relative path) to its size; `inspections` holds what each file's inspector found.
+    fn check_layout(
         &self,
-        path: &str,
-        head: &[u8],
-        recorded: Option<&str>,
-    ) -> Option<Box<dyn Inspector>>;
+        _root: &Path,
+        _files: &BTreeMap<String, u64>,
+        _inspections: &BTreeMap<String, Inspection>,
+        _manifest: Option<&Manifest>,
+    ) -> Vec<Finding> {
+        Vec::new()
+    }
 }
 
 /// Hashes only: no file is inspected.
 pub struct NoInspection;
 
 impl InspectorFactory for NoInspection {
-    fn inspector_for(
-        &self,
-        _path: &str,
-        _head: &[u8],
-        _recorded: Option<&str>,
-    ) -> Option<Box<dyn Inspector>> {
+    fn inspector_for(&self, _ctx: &FileContext<'_>, _head: &[u8]) -> Option<Box<dyn Inspector>> {
         None
     }
 }

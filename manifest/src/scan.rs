@@ -1,6 +1,7 @@
 //! Reading files once: SHA-256, chunk CRCs and the format inspector in the same pass,
 //! files in parallel. Used by `shardsmith manifest` and `shardsmith verify`.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
@@ -9,8 +10,9 @@ use rayon::prelude::*;
 
 use crate::walk::{self, rel_string};
 use crate::{
-    DEFAULT_CHUNK_SIZE, Digester, Error, FileDigest, FileEntry, Inspection, InspectorFactory,
-    MANIFEST_FILE, Manifest, ManifestKind, Result, SUMS_FILE, Skipped, TEMP_PREFIX,
+    DEFAULT_CHUNK_SIZE, Digester, Error, FileContext, FileDigest, FileEntry, Inspection,
+    InspectorFactory, MANIFEST_FILE, Manifest, ManifestKind, Result, SUMS_FILE, Skipped,
+    TEMP_PREFIX,
 };
 
 /// Read block size: large enough for few system calls, small enough that SHA-256 and
@@ -24,17 +26,16 @@ pub type FileRead = io::Result<(FileDigest, Option<Inspection>)>;
 /// `progress` is called with the size of every block read.
 pub fn digest_file(
     path: &Path,
-    rel: &str,
+    ctx: &FileContext<'_>,
     chunk_size: u64,
     inspectors: &dyn InspectorFactory,
-    recorded: Option<&str>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> FileRead {
     let mut file = File::open(path)?;
     let mut buf = vec![0u8; READ_BLOCK];
     let mut digester = Digester::new(chunk_size);
     let head = fill(&mut file, &mut buf)?;
-    let mut inspector = inspectors.inspector_for(rel, &buf[..head], recorded);
+    let mut inspector = inspectors.inspector_for(ctx, &buf[..head]);
     let mut n = head;
     while n > 0 {
         digester.update(&buf[..n]);
@@ -115,15 +116,21 @@ pub fn scan_directory(
         files.push((rel, f.size));
     }
     progress_total(files.iter().map(|f| f.1).sum());
+    let sizes: BTreeMap<String, u64> = files.iter().cloned().collect();
     let results: Vec<(String, FileRead)> = files
         .into_par_iter()
         .map(|(rel, _)| {
+            let ctx = FileContext {
+                root,
+                path: &rel,
+                entry: None,
+                manifest: None,
+            };
             let result = digest_file(
                 &root.join(&rel),
-                &rel,
+                &ctx,
                 DEFAULT_CHUNK_SIZE,
                 inspectors,
-                None,
                 progress,
             );
             (rel, result)
@@ -131,19 +138,21 @@ pub fn scan_directory(
         .collect();
     let mut entries = Vec::new();
     let mut findings = Vec::new();
+    let mut inspections = BTreeMap::new();
     for (rel, result) in results {
         match result {
             Ok((digest, inspection)) => {
-                let mut entry = FileEntry::new(rel, &digest);
-                if let Some(inspection) = inspection {
+                let mut entry = FileEntry::new(rel.clone(), &digest);
+                if let Some(mut inspection) = inspection {
                     let clean = !inspection.findings.iter().any(crate::Finding::is_error);
-                    entry.format = Some(inspection.format);
+                    entry.format = Some(inspection.format.clone());
                     if clean {
                         entry.samples = inspection.samples;
-                        entry.first_key = inspection.first_key;
-                        entry.last_key = inspection.last_key;
+                        entry.first_key = inspection.first_key.clone();
+                        entry.last_key = inspection.last_key.clone();
                     }
-                    findings.extend(inspection.findings);
+                    findings.append(&mut inspection.findings);
+                    inspections.insert(rel, inspection);
                 }
                 entries.push(entry);
             }
@@ -153,6 +162,7 @@ pub fn scan_directory(
             }),
         }
     }
+    findings.extend(inspectors.check_layout(root, &sizes, &inspections, None));
     skipped.sort();
     let mut manifest = Manifest::new(ManifestKind::Directory, DEFAULT_CHUNK_SIZE, entries);
     manifest.skipped = skipped;

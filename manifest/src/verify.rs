@@ -18,8 +18,9 @@ use crate::digest::parse_chunks;
 use crate::scan::{FileRead, digest_file};
 use crate::walk::{self, rel_string};
 use crate::{
-    DEFAULT_CHUNK_SIZE, Error, FileDigest, FileEntry, Finding, FindingKind, Inspection,
-    InspectorFactory, MANIFEST_FILE, Manifest, Result, SUMS_FILE, TEMP_PREFIX, root_digest, sums,
+    DEFAULT_CHUNK_SIZE, Error, FileContext, FileDigest, FileEntry, Finding, FindingKind,
+    Inspection, InspectorFactory, MANIFEST_FILE, Manifest, Result, SUMS_FILE, TEMP_PREFIX,
+    root_digest, sums,
 };
 
 /// How to verify.
@@ -237,27 +238,36 @@ pub fn verify_path(
     let chunk_size = manifest
         .as_ref()
         .map_or(DEFAULT_CHUNK_SIZE, |m| m.chunk_size);
+    let manifest_ref = manifest.as_ref();
     let results: Vec<(String, Expected, FileRead)> = tasks
         .into_par_iter()
         .map(|(rel, _, expected)| {
-            let recorded = expected.entry.as_ref().and_then(|e| e.format.as_deref());
+            let ctx = FileContext {
+                root: path,
+                path: &rel,
+                entry: expected.entry.as_ref(),
+                manifest: manifest_ref,
+            };
             let result = digest_file(
                 &path.join(&rel),
-                &rel,
+                &ctx,
                 chunk_size,
                 options.inspectors,
-                recorded,
                 progress,
             );
             (rel, expected, result)
         })
         .collect();
+    let mut inspections = BTreeMap::new();
     for (rel, expected, result) in results {
         match result {
             Ok((digest, inspection)) => {
                 report.files_checked += 1;
                 report.bytes_checked += digest.size;
-                compare(&rel, &expected, &digest, inspection, &mut report);
+                if let Some(inspection) = compare(&rel, &expected, &digest, inspection, &mut report)
+                {
+                    inspections.insert(rel, inspection);
+                }
             }
             Err(e) => report.findings.push(Finding::error(
                 FindingKind::UnreadableFile,
@@ -266,6 +276,12 @@ pub fn verify_path(
             )),
         }
     }
+    report.findings.extend(options.inspectors.check_layout(
+        path,
+        &present,
+        &inspections,
+        manifest_ref,
+    ));
     report
         .findings
         .sort_by(|a, b| (&a.path, a.offset, a.kind).cmp(&(&b.path, b.offset, b.kind)));
@@ -404,13 +420,15 @@ fn check_sums(
     }
 }
 
+/// Compares one file with what was expected; returns its inspection (findings moved
+/// into the report) for the dataset-level check.
 fn compare(
     rel: &str,
     expected: &Expected,
     digest: &FileDigest,
     inspection: Option<Inspection>,
     report: &mut VerifyReport,
-) {
+) -> Option<Inspection> {
     let entry = expected.entry.as_ref();
     if let Some(entry) = entry
         && entry.size != digest.size
@@ -446,7 +464,8 @@ fn compare(
         }
         report.findings.push(finding);
     }
-    if let Some(inspection) = inspection {
+    let mut inspection = inspection?;
+    {
         report.samples += inspection.samples.unwrap_or(0);
         if let Some(entry) = entry {
             let count_differs = entry.samples.is_some()
@@ -482,8 +501,9 @@ fn compare(
                 }
             }
         }
-        report.findings.extend(inspection.findings);
+        report.findings.append(&mut inspection.findings);
     }
+    Some(inspection)
 }
 
 /// Narrows a hash mismatch to the first chunk whose CRC differs.
@@ -530,15 +550,16 @@ fn verify_file(
     );
     progress_total(size);
     let mut report = VerifyReport::default();
-    let (digest, inspection) = digest_file(
-        path,
-        &name,
-        DEFAULT_CHUNK_SIZE,
-        options.inspectors,
-        None,
-        progress,
-    )
-    .map_err(|e| Error::io("reading", path, e))?;
+    let root = path.parent().unwrap_or(Path::new("."));
+    let ctx = FileContext {
+        root,
+        path: &name,
+        entry: None,
+        manifest: None,
+    };
+    let (digest, inspection) =
+        digest_file(path, &ctx, DEFAULT_CHUNK_SIZE, options.inspectors, progress)
+            .map_err(|e| Error::io("reading", path, e))?;
     report.files_checked = 1;
     report.bytes_checked = digest.size;
     match &inspection {

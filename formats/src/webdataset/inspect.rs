@@ -528,6 +528,7 @@ impl Inspector for TarInspector {
             first_key: self.first_key.take(),
             last_key: self.last_key.take(),
             findings: std::mem::take(&mut self.findings),
+            ..Inspection::default()
         }
     }
 }
