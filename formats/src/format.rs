@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use shardsmith_manifest::Inspector;
+use shardsmith_manifest::{FileContext, Inspector};
 
 use crate::webdataset::WebDataset;
 
@@ -25,8 +25,11 @@ pub struct FieldSpec {
     pub ext: Arc<str>,
     /// The extension as spelled in the input file name (`JPG`).
     pub source_ext: Arc<str>,
-    /// Size in bytes.
+    /// Size of the input in bytes.
     pub size: u64,
+    /// Size once encoded by the format (equal to `size` unless the format converts it,
+    /// e.g. text to an 8-byte integer, or an `.npy` file to an MDS array).
+    pub encoded: u64,
 }
 
 impl FieldSpec {
@@ -37,6 +40,7 @@ impl FieldSpec {
             ext: ext.clone(),
             source_ext: ext,
             size,
+            encoded: size,
         }
     }
 }
@@ -85,31 +89,58 @@ pub struct Field<'a> {
 pub trait ShardEncoder: Send {
     /// Appends one sample.
     fn add(&mut self, out: &mut dyn Write, key: &str, fields: &mut [Field<'_>]) -> io::Result<()>;
-    /// Writes whatever ends a shard (tar: the end-of-archive blocks).
-    fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
+    /// Writes whatever ends a shard (tar: the end-of-archive blocks; MDS: the whole
+    /// shard, built in memory) and returns format-specific facts about it, kept with the
+    /// shard's record for [`ShardFormat::dataset_files`] (MDS: its index entry).
+    fn finish(&mut self, out: &mut dyn Write) -> io::Result<Value>;
 }
 
-/// A shard format.
+/// A dataset-level file a format writes after its shards (MDS `index.json`).
+pub struct DatasetFile {
+    /// Name inside the output directory.
+    pub name: String,
+    /// Content.
+    pub bytes: Vec<u8>,
+}
+
+/// A shard format, configured for one dataset.
 pub trait ShardFormat: Sync {
     /// Format name as recorded in manifests (`webdataset`).
     fn name(&self) -> &'static str;
     /// File name of shard `index` (`shard-000000.tar`).
     fn shard_name(&self, prefix: &str, index: usize) -> String;
     /// Why this format cannot hold `sample` (a name readers would mis-key, a field too
-    /// large for the container), or `None`.
+    /// large for the container, a missing column), or `None`.
     fn refuse(&self, sample: &SampleSpec) -> Option<String>;
+    /// Leading bytes of a field this format must see to know its encoded size (0: the
+    /// encoded size follows from the input size).
+    fn peek_len(&self, _ext: &str) -> usize {
+        0
+    }
+    /// Encoded size of a field of `size` input bytes whose first bytes are `head`; an
+    /// error is why the field cannot be encoded.
+    fn encoded_len(&self, _ext: &str, size: u64, _head: &[u8]) -> Result<u64, String> {
+        Ok(size)
+    }
     /// Bytes `sample` adds to a shard (exact where the format allows).
     fn sample_bytes(&self, sample: &SampleSpec) -> u64;
     /// Bytes every shard has regardless of its samples.
     fn shard_overhead(&self) -> u64;
+    /// Checks the values of a loaded sample (an `int` column must hold an integer); an
+    /// error is why the sample is left out.
+    fn check_values(&self, _sample: &SampleSpec, _values: &[&[u8]]) -> Result<(), String> {
+        Ok(())
+    }
     /// Format-specific options that change the output bytes (for the manifest).
     fn options(&self) -> BTreeMap<String, Value> {
         BTreeMap::new()
     }
     /// A fresh encoder for one shard.
     fn encoder(&self) -> Box<dyn ShardEncoder>;
-    /// A structural checker for a shard of this format at `path`.
-    fn inspector(&self, path: &str) -> Box<dyn Inspector>;
+    /// Files written after every shard, from the shards' names and facts in order.
+    fn dataset_files(&self, _shards: &[(&str, &Value)]) -> Result<Vec<DatasetFile>, String> {
+        Ok(Vec::new())
+    }
 }
 
 /// The shard formats `pack` can write.
@@ -121,15 +152,44 @@ pub enum FormatKind {
 }
 
 impl FormatKind {
-    /// The format implementation.
-    pub fn build(self) -> Box<dyn ShardFormat> {
-        match self {
-            FormatKind::Webdataset => Box::new(WebDataset),
-        }
-    }
-
     /// Every format, for content sniffing.
     pub fn all() -> &'static [FormatKind] {
         &[FormatKind::Webdataset]
+    }
+
+    /// The name recorded in manifests.
+    pub fn name(self) -> &'static str {
+        match self {
+            FormatKind::Webdataset => "webdataset",
+        }
+    }
+
+    /// A structural checker for a file of this format.
+    pub fn inspector(self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
+        match self {
+            FormatKind::Webdataset => Box::new(crate::webdataset::TarInspector::new(ctx.path)),
+        }
+    }
+}
+
+/// Everything needed to configure a format for a dataset: the kind and its options.
+#[derive(Clone, Debug)]
+pub struct FormatChoice {
+    /// Which format.
+    pub kind: FormatKind,
+}
+
+impl FormatChoice {
+    /// A choice of `kind` with default options.
+    pub fn new(kind: FormatKind) -> Self {
+        Self { kind }
+    }
+
+    /// The format configured for `samples` (MDS and Parquet derive their columns from
+    /// the fields the samples have).
+    pub fn build(&self, _samples: &[SampleSpec]) -> crate::Result<Box<dyn ShardFormat>> {
+        match self.kind {
+            FormatKind::Webdataset => Ok(Box::new(WebDataset)),
+        }
     }
 }

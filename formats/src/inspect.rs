@@ -16,16 +16,13 @@ pub struct Inspectors;
 
 impl InspectorFactory for Inspectors {
     fn inspector_for(&self, ctx: &FileContext<'_>, head: &[u8]) -> Option<Box<dyn Inspector>> {
-        if let Some(name) = ctx.entry.and_then(|e| e.format.as_deref()) {
-            for kind in FormatKind::all() {
-                let format = kind.build();
-                if format.name() == name {
-                    return Some(format.inspector(ctx.path));
-                }
-            }
+        if let Some(name) = ctx.entry.and_then(|e| e.format.as_deref())
+            && let Some(kind) = FormatKind::all().iter().find(|k| k.name() == name)
+        {
+            return Some(kind.inspector(ctx));
         }
         let is_tar = ctx.path.ends_with(".tar") || head.get(257..262) == Some(b"ustar");
-        is_tar.then(|| FormatKind::Webdataset.build().inspector(ctx.path))
+        is_tar.then(|| FormatKind::Webdataset.inspector(ctx))
     }
 
     fn check_layout(

@@ -9,6 +9,8 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use shardsmith_formats::content::Validation;
+use shardsmith_formats::format::FormatChoice;
+use shardsmith_formats::pack::tree::FileTree;
 use shardsmith_formats::pack::{PackObserver, PackReport, PackSettings, pack};
 use shardsmith_formats::{FormatKind, LocalDir, LocalTree};
 use shardsmith_manifest::MANIFEST_FILE;
@@ -162,16 +164,16 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
         source = source.excluding(exclude);
     }
     let sink = LocalDir::create(&resolved.output)?;
-    let format = resolved.format.build();
+    let choice = FormatChoice::new(resolved.format);
     let progress = Progress {
         bar: printer.bytes_bar("packing"),
         samples: AtomicU64::new(0),
         total: AtomicU64::new(0),
     };
     let result = pack(
-        &source,
+        &FileTree::new(&source),
         &sink,
-        format.as_ref(),
+        &choice,
         &resolved.settings,
         &progress,
     );

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rayon::slice::ParallelSliceMut;
 use shardsmith_manifest::Skipped;
 
-use crate::format::{FieldSpec, SampleSpec, ShardFormat};
+use crate::format::{FieldSpec, SampleSpec};
 use crate::naming::split_key;
 use crate::source::InputFile;
 
@@ -46,7 +46,7 @@ fn cmp_lower(a: &str, b: &str) -> std::cmp::Ordering {
         .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
 }
 
-pub(crate) fn group(mut files: Vec<InputFile>, format: &dyn ShardFormat) -> Grouped {
+pub(crate) fn group(mut files: Vec<InputFile>) -> Grouped {
     let mut skipped = Vec::new();
     files.retain_mut(|file| match split_key(&file.rel) {
         Ok(_) => true,
@@ -83,6 +83,7 @@ pub(crate) fn group(mut files: Vec<InputFile>, format: &dyn ShardFormat) -> Grou
                     ext: names.get(&source.to_ascii_lowercase()),
                     source_ext: names.get(source),
                     size: f.size,
+                    encoded: f.size,
                 }
             })
             .collect();
@@ -96,7 +97,7 @@ pub(crate) fn group(mut files: Vec<InputFile>, format: &dyn ShardFormat) -> Grou
                 f[0].ext, w[0].rel, w[1].rel
             )
         });
-        if let Some(reason) = duplicate.or_else(|| format.refuse(&sample)) {
+        if let Some(reason) = duplicate {
             skipped.extend(group.iter().map(|f| Skipped {
                 path: f.rel.clone(),
                 reason: reason.clone(),
@@ -111,7 +112,6 @@ pub(crate) fn group(mut files: Vec<InputFile>, format: &dyn ShardFormat) -> Grou
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::webdataset::WebDataset;
 
     fn file(rel: &str, size: u64) -> InputFile {
         InputFile {
@@ -122,7 +122,6 @@ mod tests {
 
     #[test]
     fn groups_by_key_and_leaves_out_what_readers_break_on() {
-        let long = format!("{}.jpg", "x".repeat(100));
         let files = vec![
             file("cat/1.jpg", 10),
             file("cat/1.json", 2),
@@ -130,9 +129,8 @@ mod tests {
             file("cat/2.txt", 4),
             file("cat/2.seg.png", 5),
             file("README", 6),
-            file(&long, 7),
         ];
-        let g = group(files, &WebDataset);
+        let g = group(files);
         assert_eq!(g.samples.len(), 1);
         assert_eq!(g.samples[0].key, "cat/2");
         let exts: Vec<&str> = g.samples[0].fields.iter().map(|f| &*f.ext).collect();
@@ -140,10 +138,9 @@ mod tests {
         let mut reasons: Vec<(String, String)> =
             g.skipped.into_iter().map(|s| (s.path, s.reason)).collect();
         reasons.sort();
-        assert_eq!(reasons.len(), 5, "{reasons:?}");
+        assert_eq!(reasons.len(), 4, "{reasons:?}");
         assert!(reasons[0].1.contains("no extension"));
         assert!(reasons[1].0 == "cat/1.JPG" && reasons[1].1.contains("two files for field `jpg`"));
         assert!(reasons[3].0 == "cat/1.json" && reasons[3].1.contains("neither is packed"));
-        assert!(reasons[4].1.contains("104 bytes"));
     }
 }

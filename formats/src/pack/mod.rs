@@ -12,7 +12,9 @@
 
 mod group;
 pub mod plan;
+pub mod samples;
 pub mod state;
+pub mod tree;
 mod write;
 
 use std::collections::BTreeMap;
@@ -21,18 +23,19 @@ use std::sync::mpsc;
 
 use rayon::prelude::*;
 use serde_json::Value;
+use shardsmith_manifest::Skipped;
 use shardsmith_manifest::{
     DEFAULT_CHUNK_SIZE, InputSummary, MANIFEST_FILE, Manifest, ManifestKind, SUMS_FILE,
     canonical_json, sha256_hex, sums,
 };
 
 pub use self::plan::ShardPlan;
+use self::samples::SampleSource;
 use self::state::{ShardRecord, Start};
 use self::write::{WriteContext, write_shard};
 use crate::content::Validation;
-use crate::format::{SampleSpec, ShardFormat};
+use crate::format::{FormatChoice, SampleSpec, ShardFormat};
 use crate::sink::{OutputSink, ShardFile};
-use crate::source::InputSource;
 use crate::{Error, Result};
 
 /// Settings of a `pack` run, validated by [`PackSettings::check`].
@@ -146,21 +149,22 @@ pub struct PackReport {
     pub warnings: Vec<String>,
 }
 
-/// Packs `source` into `sink` as `format`.
+/// Packs the samples of `source` into `sink` in the chosen format.
 pub fn pack(
-    source: &dyn InputSource,
+    source: &dyn SampleSource,
     sink: &dyn OutputSink,
-    format: &dyn ShardFormat,
+    choice: &FormatChoice,
     settings: &PackSettings,
     observer: &dyn PackObserver,
 ) -> Result<PackReport> {
     settings.check()?;
-    let listing = source.list()?;
+    let listing = source.samples()?;
     let mut skipped = listing.skipped;
-    let grouped = group::group(listing.files, format);
-    skipped.extend(grouped.skipped);
+    let mut samples = listing.samples;
+    let format = choice.build(&samples)?;
+    let format = format.as_ref();
+    refine(source, format, &mut samples, &mut skipped);
     skipped.sort();
-    let mut samples = grouped.samples;
     if settings.strict
         && let Some(first) = skipped.first()
     {
@@ -186,13 +190,16 @@ pub fn pack(
         });
     }
     if let Some(seed) = settings.shuffle_seed {
+        if let Some(why) = source.shuffle_refusal() {
+            return Err(Error::Setting(format!("--shuffle: {why}")));
+        }
         crate::shuffle::shuffle(&mut samples, seed);
     }
 
     let mut manifest = Manifest::new(ManifestKind::Pack, DEFAULT_CHUNK_SIZE, Vec::new());
     manifest.format = Some(format.name().to_string());
     manifest.options = settings.options(format);
-    manifest.input = Some(input_summary(&samples));
+    manifest.input = Some(input_summary(source, &samples));
     let fingerprint = fingerprint(&manifest);
 
     let _lock = sink.lock()?;
@@ -306,10 +313,26 @@ pub fn pack(
         }
     }
     skipped.sort();
+    let shard_facts: Vec<(&str, &Value)> = results
+        .iter()
+        .map(|(r, _)| (r.entry.path.as_str(), &r.facts))
+        .collect();
+    let extra = format
+        .dataset_files(&shard_facts)
+        .map_err(|reason| Error::Setting(format!("cannot finish the dataset: {reason}")))?;
     manifest.files = results
         .into_iter()
         .map(|(record, _)| record.entry)
         .collect();
+    for file in extra {
+        sink.write_atomic(&file.name, &file.bytes)?;
+        let mut digester = shardsmith_manifest::Digester::new(DEFAULT_CHUNK_SIZE);
+        digester.update(&file.bytes);
+        manifest.files.push(shardsmith_manifest::FileEntry::new(
+            file.name,
+            &digester.finish(),
+        ));
+    }
     manifest.skipped = skipped;
     manifest.recount();
     manifest.seal();
@@ -332,14 +355,60 @@ struct Commit {
     plan: String,
 }
 
-fn input_summary(samples: &[SampleSpec]) -> InputSummary {
+/// Leaves out samples the format cannot hold and sets the encoded size of fields the
+/// format sizes by their header (read in parallel).
+fn refine(
+    source: &dyn SampleSource,
+    format: &dyn ShardFormat,
+    samples: &mut Vec<SampleSpec>,
+    skipped: &mut Vec<Skipped>,
+) {
+    let outcomes: Vec<Option<String>> = samples
+        .par_iter_mut()
+        .map(|sample| {
+            if let Some(reason) = format.refuse(sample) {
+                return Some(reason);
+            }
+            for i in 0..sample.fields.len() {
+                let n = format.peek_len(&sample.fields[i].ext);
+                if n == 0 {
+                    continue;
+                }
+                let field = &sample.fields[i];
+                let sized = source
+                    .head(sample, field, n)
+                    .and_then(|head| format.encoded_len(&field.ext, field.size, &head));
+                match sized {
+                    Ok(encoded) => sample.fields[i].encoded = encoded,
+                    Err(reason) => {
+                        return Some(format!("field `{}`: {reason}", sample.fields[i].ext));
+                    }
+                }
+            }
+            None
+        })
+        .collect();
+    let mut kept = Vec::with_capacity(samples.len());
+    for (sample, outcome) in std::mem::take(samples).into_iter().zip(outcomes) {
+        match outcome {
+            None => kept.push(sample),
+            Some(reason) => skipped.extend(sample.fields.iter().map(|f| Skipped {
+                path: source.field_path(&sample, f),
+                reason: reason.clone(),
+            })),
+        }
+    }
+    *samples = kept;
+}
+
+fn input_summary(source: &dyn SampleSource, samples: &[SampleSpec]) -> InputSummary {
     let mut lines = Vec::new();
     let (mut files, mut bytes) = (0u64, 0u64);
     for (sample, field) in samples
         .iter()
         .flat_map(|s| s.fields.iter().map(move |f| (s, f)))
     {
-        lines.extend_from_slice(sample.rel(field).as_bytes());
+        lines.extend_from_slice(source.field_path(sample, field).as_bytes());
         lines.push(0);
         lines.extend_from_slice(field.size.to_string().as_bytes());
         lines.push(b'\n');

@@ -26,6 +26,9 @@ pub struct ShardRecord {
     pub entry: FileEntry,
     /// Inputs left out while writing this shard.
     pub skipped: Vec<Skipped>,
+    /// Format-specific facts from the encoder (MDS: the shard's index entry).
+    #[serde(default)]
+    pub facts: serde_json::Value,
 }
 
 #[derive(Serialize, Deserialize)]

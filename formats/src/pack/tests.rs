@@ -4,9 +4,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
+use crate::format::{FormatChoice, FormatKind};
+use crate::pack::tree::FileTree;
 use crate::sink::{LocalDir, ShardFile};
-use crate::source::{InputListing, LocalTree, ReadError};
-use crate::webdataset::WebDataset;
+use crate::source::{InputListing, InputSource, LocalTree, ReadError};
 
 fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -37,6 +38,10 @@ fn corpus(n: usize) -> tempfile::TempDir {
     dir
 }
 
+fn wds() -> FormatChoice {
+    FormatChoice::new(FormatKind::Webdataset)
+}
+
 fn settings(shard_size: u64) -> PackSettings {
     PackSettings {
         shard_size,
@@ -47,9 +52,9 @@ fn settings(shard_size: u64) -> PackSettings {
 fn run(input: &Path, output: &Path, settings: &PackSettings) -> Result<PackReport> {
     let sink = LocalDir::create(output).unwrap();
     pack(
-        &LocalTree::new(input),
+        &FileTree::new(&LocalTree::new(input)),
         &sink,
-        &WebDataset,
+        &wds(),
         settings,
         &NoProgress,
     )
@@ -293,9 +298,9 @@ fn interrupted_runs_resume_to_identical_output() {
         let err = one
             .install(|| {
                 pack(
-                    &LocalTree::new(input.path()),
+                    &FileTree::new(&LocalTree::new(input.path())),
                     &failing,
-                    &WebDataset,
+                    &wds(),
                     &s,
                     &NoProgress,
                 )
@@ -362,7 +367,14 @@ fn unreadable_and_invalid_inputs_are_left_out_whole_or_fail_under_strict() {
         inner: LocalTree::new(input.path()),
         bad: "a.json",
     };
-    let report = pack(&source, &sink, &WebDataset, &settings(1 << 20), &NoProgress).unwrap();
+    let report = pack(
+        &FileTree::new(&source),
+        &sink,
+        &wds(),
+        &settings(1 << 20),
+        &NoProgress,
+    )
+    .unwrap();
     let skipped: Vec<(&str, &str)> = report
         .manifest
         .skipped
@@ -400,9 +412,9 @@ fn unreadable_and_invalid_inputs_are_left_out_whole_or_fail_under_strict() {
     std::fs::remove_file(input.path().join("noext")).unwrap();
     let sink = LocalDir::create(strict_out.path()).unwrap();
     let err = pack(
-        &source,
+        &FileTree::new(&source),
         &sink,
-        &WebDataset,
+        &wds(),
         &PackSettings {
             strict: true,
             ..settings(1 << 20)
@@ -463,9 +475,9 @@ fn changed_input_stops_the_run() {
     }
     let sink = LocalDir::create(out.path()).unwrap();
     let err = pack(
-        &Growing(LocalTree::new(input.path())),
+        &FileTree::new(&Growing(LocalTree::new(input.path()))),
         &sink,
-        &WebDataset,
+        &wds(),
         &settings(8192),
         &NoProgress,
     )

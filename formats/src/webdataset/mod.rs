@@ -9,7 +9,6 @@ mod inspect;
 use std::io::{self, Write};
 
 pub use inspect::TarInspector;
-use shardsmith_manifest::Inspector;
 
 use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat};
 
@@ -66,10 +65,6 @@ impl ShardFormat for WebDataset {
     fn encoder(&self) -> Box<dyn ShardEncoder> {
         Box::new(TarEncoder)
     }
-
-    fn inspector(&self, path: &str) -> Box<dyn Inspector> {
-        Box::new(TarInspector::new(path))
-    }
 }
 
 struct TarEncoder;
@@ -123,9 +118,10 @@ impl ShardEncoder for TarEncoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut dyn Write) -> io::Result<()> {
+    fn finish(&mut self, out: &mut dyn Write) -> io::Result<serde_json::Value> {
         out.write_all(&ZEROS)?;
-        out.write_all(&ZEROS)
+        out.write_all(&ZEROS)?;
+        Ok(serde_json::Value::Null)
     }
 }
 

@@ -1,0 +1,92 @@
+//! Where `pack` gets its samples: a tree of raw files grouped by name ([`super::tree`]),
+//! or the rows of Parquet files ([`crate::parquet::input`]). The pipeline (planning,
+//! writing, resume, manifest) only sees this trait.
+
+use std::io::{self, Read};
+
+use shardsmith_manifest::Skipped;
+
+use crate::Result;
+use crate::content::Validation;
+use crate::format::{FieldSpec, SampleSpec};
+
+/// Samples in their natural order, and the inputs left out while listing them.
+#[derive(Debug, Default)]
+pub struct SampleListing {
+    /// Samples, each with its fields sorted by name.
+    pub samples: Vec<SampleSpec>,
+    /// Inputs left out, with the reason.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A sample read for encoding.
+pub enum Loaded {
+    /// Every field in the caller's buffer, as `(start, end)` ranges in field order.
+    Memory(Vec<(usize, usize)>),
+    /// Large fields as streams (already content-checked), in field order.
+    Streams(Vec<Tracked>),
+}
+
+/// A streamed input that remembers how much it yielded and whether it failed, so a
+/// failed copy names the input rather than the shard.
+pub struct Tracked {
+    inner: Box<dyn Read + Send>,
+    pub(crate) read: u64,
+    pub(crate) failed: Option<String>,
+}
+
+impl Tracked {
+    /// Wraps a stream.
+    pub fn new(inner: Box<dyn Read + Send>) -> Self {
+        Self {
+            inner,
+            read: 0,
+            failed: None,
+        }
+    }
+}
+
+impl Read for Tracked {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.read += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                self.failed = Some(e.to_string());
+                Err(e)
+            }
+        }
+    }
+}
+
+/// A source of samples.
+pub trait SampleSource: Sync {
+    /// Human description (a path or URL) for messages.
+    fn describe(&self) -> String;
+    /// Every sample, in natural order. Only a failure to list at all is an error.
+    fn samples(&self) -> Result<SampleListing>;
+    /// Where a field comes from (an input path, a Parquet row and column), for messages,
+    /// the skipped list and the manifest's input digest.
+    fn field_path(&self, sample: &SampleSpec, field: &FieldSpec) -> String;
+    /// The first `n` bytes of a field, for formats that size fields by their header.
+    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, String>;
+    /// Why samples cannot be shuffled, if they cannot.
+    fn shuffle_refusal(&self) -> Option<String> {
+        None
+    }
+    /// Reads the samples of one shard, in order (`samples` is that shard's slice).
+    fn reader<'a>(
+        &'a self,
+        samples: &'a [SampleSpec],
+        validation: Validation,
+    ) -> Result<Box<dyn SampleReader + 'a>>;
+}
+
+/// Reads one shard's samples, in order.
+pub trait SampleReader {
+    /// Loads sample `index` of the shard's slice (called with 0, 1, 2, ... in turn).
+    /// `Ok(Err(skips))` when it must be left out, with every affected input and reason.
+    fn load(&mut self, index: usize, buf: &mut Vec<u8>) -> Result<Result<Loaded, Vec<Skipped>>>;
+}
