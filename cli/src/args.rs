@@ -70,7 +70,7 @@ pub enum Command {
     /// to an uninterrupted run.
     ///
     /// Example: shardsmith pack ./raw ./shards --format webdataset --shard-size 1GiB
-    Pack(PackArgs),
+    Pack(Box<PackArgs>),
 
     /// Write a SHA-256 manifest (manifest.json + SHA256SUMS) of an existing directory
     ///
@@ -91,6 +91,27 @@ pub enum Command {
     ///
     /// Example: shardsmith verify ./shards --expect-root 3f2a...
     Verify(VerifyArgs),
+
+    /// Combine parts packed separately (pack --rank/--world-size) into one dataset
+    ///
+    /// Each part is a directory directly inside OUTPUT with its own manifest. For MDS a
+    /// root index.json lists every part's shards (basenames prefixed with the part's
+    /// directory, as streaming's merge_index does); for every format a root manifest lists
+    /// every part's files, taken from the parts' manifests without re-reading them.
+    /// Without PART arguments, every sub-directory holding a manifest.json is a part, in
+    /// numeric order.
+    ///
+    /// Example: shardsmith merge ./mds
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Directory holding the parts; the merged index and manifest are written here
+    pub output: PathBuf,
+
+    /// Part directories (each directly inside OUTPUT) in merge order
+    pub parts: Vec<PathBuf>,
 }
 
 /// Shard formats.
@@ -99,6 +120,8 @@ pub enum FormatArg {
     /// WebDataset tar shards (PREFIX-NNNNNN.tar), read by webdataset and wids
     #[value(alias = "wds")]
     Webdataset,
+    /// MosaicML Streaming shards (shard.NNNNN.mds[.EXT] + index.json), read by StreamingDataset
+    Mds,
 }
 
 /// Content checks.
@@ -131,20 +154,69 @@ pub struct PackArgs {
     #[arg(long, value_name = "LIST")]
     pub files_from: Option<PathBuf>,
 
-    /// Largest shard file, headers and padding included (k/M/G ×1000, Ki/Mi/Gi ×1024)
+    /// Largest shard file, headers and padding included [default: 256MiB; mds: 64MiB]
     ///
-    /// The real file size stays within the limit; a single sample larger than the limit
-    /// gets a shard of its own, with a warning. Example: `--shard-size 1GiB`.
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
-    pub shard_size: u64,
+    /// The real file size stays within the limit (for MDS: the uncompressed shard, as
+    /// MDSWriter's size_limit); a single sample larger than the limit gets a shard of its
+    /// own, with a warning. Units: k/M/G ×1000, Ki/Mi/Gi ×1024. Example: `--shard-size 1GiB`.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub shard_size: Option<u64>,
 
     /// Most samples per shard (underscores allowed: 10_000)
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub max_samples: Option<u64>,
 
     /// Shard name prefix: shards are PREFIX-000000.tar, PREFIX-000001.tar, ...
+    ///
+    /// MDS names are fixed by its readers (shard.00000.mds) and take no prefix.
     #[arg(long, default_value = "shard")]
     pub prefix: String,
+
+    /// Pack only these fields (comma-separated); files of other fields are not inputs
+    ///
+    /// Useful when samples differ in their fields and the format has fixed columns (MDS
+    /// cannot store a missing value). Example: `--fields jpg,json`.
+    #[arg(long, value_name = "LIST")]
+    pub fields: Option<String>,
+
+    /// Encoding of a field's column (mds), repeatable: FIELD:ENCODING
+    ///
+    /// Defaults: `json` → json, text fields (txt, caption, ...) → str, others → bytes.
+    /// Encodings: bytes, str, json, jpeg, png, int, int8..int64, uint8..uint64,
+    /// float16/32/64, str_int, str_float, str_decimal, ndarray[:DTYPE[:SHAPE]] (from .npy
+    /// files). Example: `--column jpg:jpeg --column cls:int --column emb:ndarray:float32:768`.
+    #[arg(long, value_name = "FIELD:ENCODING")]
+    pub column: Vec<String>,
+
+    /// Name of the column that holds each sample's key (mds)
+    #[arg(long, default_value = "key", value_name = "NAME")]
+    pub key_column: String,
+
+    /// Shard compression (mds): none, zstd[:LEVEL], gz[:LEVEL], bz2[:LEVEL], br[:LEVEL], snappy [default: none]
+    ///
+    /// Named as MDSWriter names them; the level never appears in file names. Example:
+    /// `--compression zstd:7`.
+    #[arg(long, value_name = "CODEC")]
+    pub compression: Option<String>,
+
+    /// Hashes recorded in index.json for StreamingDataset's validate_hash (mds) [default: xxh64]
+    ///
+    /// Comma-separated: md5, sha1, sha224, sha256, sha384, sha512, sha3_224..sha3_512,
+    /// blake2b, blake2s, xxh32, xxh64, xxh3_64, xxh3_128, xxh128. Example: `--hashes sha1,xxh64`.
+    #[arg(long, value_name = "LIST")]
+    pub hashes: Option<String>,
+
+    /// Pack only part RANK (0-based) of --world-size equal parts, into OUTPUT/RANK
+    ///
+    /// Every rank lists the same input in the same order and takes a contiguous slice, so
+    /// the parts never overlap; `shardsmith merge OUTPUT` then combines them. Example (a
+    /// Slurm array): `--rank $SLURM_ARRAY_TASK_ID --world-size $SLURM_ARRAY_TASK_COUNT`.
+    #[arg(long, value_name = "RANK", requires = "world_size")]
+    pub rank: Option<u32>,
+
+    /// Number of parts, with --rank
+    #[arg(long, value_name = "N", requires = "rank")]
+    pub world_size: Option<u32>,
 
     /// Shuffle the sample order before sharding (deterministic: see --seed)
     ///

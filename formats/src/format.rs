@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use shardsmith_manifest::{FileContext, Inspector};
 
+use crate::mds::{Encoding, Mds, MdsOptions};
 use crate::webdataset::WebDataset;
 
 /// One field of a sample as planned. Compact on purpose: a plan holds one of these per
@@ -149,18 +150,21 @@ pub trait ShardFormat: Sync {
 pub enum FormatKind {
     /// WebDataset tar shards (`PREFIX-NNNNNN.tar`).
     Webdataset,
+    /// MosaicML Streaming shards (`shard.NNNNN.mds[.EXT]` + `index.json`).
+    Mds,
 }
 
 impl FormatKind {
     /// Every format, for content sniffing.
     pub fn all() -> &'static [FormatKind] {
-        &[FormatKind::Webdataset]
+        &[FormatKind::Webdataset, FormatKind::Mds]
     }
 
     /// The name recorded in manifests.
     pub fn name(self) -> &'static str {
         match self {
             FormatKind::Webdataset => "webdataset",
+            FormatKind::Mds => "mds",
         }
     }
 
@@ -168,6 +172,7 @@ impl FormatKind {
     pub fn inspector(self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
         match self {
             FormatKind::Webdataset => Box::new(crate::webdataset::TarInspector::new(ctx.path)),
+            FormatKind::Mds => Box::new(crate::mds::MdsInspector::new(ctx.path)),
         }
     }
 }
@@ -177,19 +182,40 @@ impl FormatKind {
 pub struct FormatChoice {
     /// Which format.
     pub kind: FormatKind,
+    /// Column encodings by field name (MDS), overriding the defaults.
+    pub columns: BTreeMap<String, Encoding>,
+    /// Name of the column holding the sample key (MDS, Parquet).
+    pub key_column: String,
+    /// MDS options.
+    pub mds: MdsOptions,
+    /// Shard size limit, which MDS records as its `size_limit`.
+    pub shard_size: u64,
 }
 
 impl FormatChoice {
     /// A choice of `kind` with default options.
     pub fn new(kind: FormatKind) -> Self {
-        Self { kind }
+        Self {
+            kind,
+            columns: BTreeMap::new(),
+            key_column: "key".into(),
+            mds: MdsOptions::default(),
+            shard_size: 256 << 20,
+        }
     }
 
     /// The format configured for `samples` (MDS and Parquet derive their columns from
     /// the fields the samples have).
-    pub fn build(&self, _samples: &[SampleSpec]) -> crate::Result<Box<dyn ShardFormat>> {
-        match self.kind {
-            FormatKind::Webdataset => Ok(Box::new(WebDataset)),
-        }
+    pub fn build(&self, samples: &[SampleSpec]) -> crate::Result<Box<dyn ShardFormat>> {
+        Ok(match self.kind {
+            FormatKind::Webdataset => Box::new(WebDataset),
+            FormatKind::Mds => Box::new(Mds::new(
+                &self.mds,
+                &self.columns,
+                &self.key_column,
+                self.shard_size,
+                samples,
+            )?),
+        })
     }
 }

@@ -21,17 +21,21 @@ impl InspectorFactory for Inspectors {
         {
             return Some(kind.inspector(ctx));
         }
+        let base = ctx.path.rsplit('/').next().unwrap_or(ctx.path);
+        if base.starts_with("shard.") && (base.ends_with(".mds") || base.contains(".mds.")) {
+            return Some(FormatKind::Mds.inspector(ctx));
+        }
         let is_tar = ctx.path.ends_with(".tar") || head.get(257..262) == Some(b"ustar");
         is_tar.then(|| FormatKind::Webdataset.inspector(ctx))
     }
 
     fn check_layout(
         &self,
-        _root: &Path,
-        _files: &BTreeMap<String, u64>,
-        _inspections: &BTreeMap<String, Inspection>,
-        _manifest: Option<&Manifest>,
+        root: &Path,
+        files: &BTreeMap<String, u64>,
+        inspections: &BTreeMap<String, Inspection>,
+        manifest: Option<&Manifest>,
     ) -> Vec<Finding> {
-        Vec::new()
+        crate::mds::check_indices(root, files, inspections, manifest)
     }
 }

@@ -15,6 +15,7 @@ pub mod content;
 mod error;
 pub mod format;
 pub mod inspect;
+pub mod mds;
 pub mod naming;
 pub mod pack;
 pub mod shuffle;

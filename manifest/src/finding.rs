@@ -52,6 +52,16 @@ pub enum FindingKind {
     SampleCountMismatch,
     /// First or last sample key differs from the manifest.
     KeyMismatch,
+    /// A dataset index (MDS `index.json`) cannot be read or has the wrong shape.
+    IndexInvalid,
+    /// A dataset index disagrees with a shard it lists (size, samples, hashes, config).
+    IndexMismatch,
+    /// A record inside a shard is inconsistent with the shard's own layout.
+    BadRecord,
+    /// A compressed shard does not decompress.
+    DecompressionFailed,
+    /// Data pages that do not decode (Parquet).
+    Undecodable,
 }
 
 impl FindingKind {

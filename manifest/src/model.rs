@@ -158,17 +158,14 @@ impl Manifest {
         manifest
     }
 
-    /// Recomputes `totals` from `files`.
+    /// Recomputes `totals` from `files` (samples summed over the files that have them:
+    /// shards, not an index beside them).
     pub fn recount(&mut self) {
-        let samples = self
-            .files
-            .iter()
-            .map(|f| f.samples)
-            .try_fold(0u64, |acc, s| s.map(|s| acc + s));
+        let counted: Vec<u64> = self.files.iter().filter_map(|f| f.samples).collect();
         self.totals = Totals {
             files: self.files.len() as u64,
             bytes: self.files.iter().map(|f| f.size).sum(),
-            samples: samples.filter(|_| !self.files.is_empty()),
+            samples: (!counted.is_empty()).then(|| counted.iter().sum()),
         };
     }
 
@@ -332,7 +329,7 @@ mod tests {
     }
 
     #[test]
-    fn totals_count_samples_only_when_every_file_has_them() {
+    fn totals_count_samples_of_the_files_that_have_them() {
         let m = sample();
         assert_eq!(m.totals.samples, Some(3));
         let mut d = Digester::new(1 << 20);

@@ -582,8 +582,20 @@ fn verify_file(
 /// Reports gaps in numbered sequences like `shard-000000.tar .. shard-000009.tar` or
 /// `shard.00000.mds ..`: a missing middle shard is otherwise invisible without a manifest.
 fn sequence_gaps<'a>(paths: impl Iterator<Item = &'a String>, findings: &mut Vec<Finding>) {
+    let paths: Vec<&String> = paths.collect();
+    let indexed_dirs: BTreeSet<&str> = paths
+        .iter()
+        .filter_map(|p| {
+            p.strip_suffix("index.json")
+                .filter(|d| d.is_empty() || d.ends_with('/'))
+        })
+        .collect();
     let mut groups: BTreeMap<(String, String, usize), BTreeSet<u64>> = BTreeMap::new();
     for path in paths {
+        let dir = path.rfind('/').map_or("", |i| &path[..=i]);
+        if indexed_dirs.contains(dir) {
+            continue; // a dataset index says which shards belong; it is checked instead
+        }
         let Some((stem, ext)) = path.rsplit_once('.') else {
             continue;
         };
@@ -606,16 +618,29 @@ fn sequence_gaps<'a>(paths: impl Iterator<Item = &'a String>, findings: &mut Vec
         let (Some(&low), Some(&high)) = (numbers.first(), numbers.last()) else {
             continue;
         };
-        if numbers.len() < 2 || high - low + 1 == numbers.len() as u64 || high - low > 10_000_000 {
+        if numbers.len() < 2 || high - low + 1 == numbers.len() as u64 {
             continue;
         }
-        for n in (low..=high).filter(|n| !numbers.contains(n)) {
-            let name = format!("{prefix}{n:0width$}.{ext}");
-            findings.push(Finding::error(
-                FindingKind::MissingFile,
-                name,
-                format!("gap in the shard sequence {prefix}{low:0width$}..{prefix}{high:0width$}"),
-            ));
+        let name = |n: u64| format!("{prefix}{n:0width$}.{ext}");
+        let mut n = low;
+        while n < high {
+            if numbers.contains(&n) {
+                n += 1;
+                continue;
+            }
+            let run_end = numbers.range(n..).next().copied().unwrap_or(high);
+            let count = run_end - n;
+            let message = if count == 1 {
+                format!("gap in the shard sequence {}..{}", name(low), name(high))
+            } else {
+                format!(
+                    "{count} shards missing from the sequence, {}..{} (or the highest numbers are stale extras)",
+                    name(n),
+                    name(run_end - 1)
+                )
+            };
+            findings.push(Finding::error(FindingKind::MissingFile, name(n), message));
+            n = run_end;
         }
     }
 }

@@ -10,6 +10,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 use shardsmith_formats::content::Validation;
 use shardsmith_formats::format::FormatChoice;
+use shardsmith_formats::mds::codec::parse_hashes;
+use shardsmith_formats::mds::{Compression, Encoding};
 use shardsmith_formats::pack::tree::FileTree;
 use shardsmith_formats::pack::{PackObserver, PackReport, PackSettings, pack};
 use shardsmith_formats::{FormatKind, LocalDir, LocalTree};
@@ -24,7 +26,7 @@ use crate::size::human_bytes;
 struct Resolved {
     input: PathBuf,
     output: PathBuf,
-    format: FormatKind,
+    choice: FormatChoice,
     files_from: Option<Vec<String>>,
     exclude: Option<PathBuf>,
     settings: PackSettings,
@@ -33,20 +35,33 @@ struct Resolved {
 fn resolve(args: &PackArgs) -> Result<Resolved> {
     let format = match args.format {
         FormatArg::Webdataset => FormatKind::Webdataset,
+        FormatArg::Mds => FormatKind::Mds,
     };
+    let shard_size = args.shard_size.unwrap_or(match format {
+        FormatKind::Mds => 64 << 20,
+        _ => 256 << 20,
+    });
+    let choice = format_choice(args, format, shard_size)?;
     let validation = match args.validate {
         ValidateArg::None => Validation::None,
         ValidateArg::Cheap => Validation::Cheap,
         ValidateArg::Full => Validation::Full,
     };
     let settings = PackSettings {
-        shard_size: args.shard_size,
+        shard_size,
         max_samples: args.max_samples,
         prefix: args.prefix.clone(),
         shuffle_seed: args.shuffle.then(|| args.seed.unwrap_or(0)),
         validation,
         strict: args.strict,
         force: args.force,
+        part: args.rank.zip(args.world_size),
+        fields: args.fields.as_ref().map(|list| {
+            list.split(',')
+                .map(|f| f.trim().to_ascii_lowercase())
+                .filter(|f| !f.is_empty())
+                .collect()
+        }),
     };
     settings.check()?;
     let input = args
@@ -75,10 +90,14 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         None => None,
         Some(list) => Some(read_list(list)?),
     };
+    let output = match args.rank {
+        Some(rank) => args.output.join(rank.to_string()),
+        None => args.output.clone(),
+    };
     Ok(Resolved {
         input,
-        output: args.output.clone(),
-        format,
+        output,
+        choice,
         files_from,
         exclude,
         settings,
@@ -105,6 +124,54 @@ fn absolute(path: &Path) -> Result<PathBuf> {
         resolved.push(part);
     }
     Ok(resolved)
+}
+
+/// The format and its options, checked against the format (options of another format
+/// are refused rather than ignored).
+fn format_choice(args: &PackArgs, format: FormatKind, shard_size: u64) -> Result<FormatChoice> {
+    let mut choice = FormatChoice::new(format);
+    choice.shard_size = shard_size;
+    choice.key_column = args.key_column.clone();
+    let only = |flag: &str, given: bool, formats: &[FormatKind]| -> Result<()> {
+        if given && !formats.contains(&format) {
+            bail!("{flag} does not apply to --format {}", format.name());
+        }
+        Ok(())
+    };
+    only("--column", !args.column.is_empty(), &[FormatKind::Mds])?;
+    only("--hashes", args.hashes.is_some(), &[FormatKind::Mds])?;
+    only(
+        "--compression",
+        args.compression.is_some(),
+        &[FormatKind::Mds],
+    )?;
+    only("--key-column", args.key_column != "key", &[FormatKind::Mds])?;
+    if format == FormatKind::Mds && args.prefix != "shard" {
+        bail!(
+            "--prefix does not apply to --format mds: MDS shard names are fixed (shard.00000.mds)"
+        );
+    }
+    for spec in &args.column {
+        let (field, encoding) = spec
+            .split_once(':')
+            .with_context(|| format!("--column `{spec}`: expected FIELD:ENCODING, e.g. cls:int"))?;
+        let encoding =
+            Encoding::parse(encoding).map_err(|e| anyhow::anyhow!("--column `{spec}`: {e}"))?;
+        if choice
+            .columns
+            .insert(field.to_ascii_lowercase(), encoding)
+            .is_some()
+        {
+            bail!("--column `{field}` is given twice");
+        }
+    }
+    if let Some(text) = &args.compression {
+        choice.mds.compression =
+            Compression::parse(text).map_err(|e| anyhow::anyhow!("--compression: {e}"))?;
+    }
+    choice.mds.hashes = parse_hashes(args.hashes.as_deref().unwrap_or("xxh64"))
+        .map_err(|e| anyhow::anyhow!("--hashes: {e}"))?;
+    Ok(choice)
 }
 
 fn read_list(list: &Path) -> Result<Vec<String>> {
@@ -164,7 +231,6 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
         source = source.excluding(exclude);
     }
     let sink = LocalDir::create(&resolved.output)?;
-    let choice = FormatChoice::new(resolved.format);
     let progress = Progress {
         bar: printer.bytes_bar("packing"),
         samples: AtomicU64::new(0),
@@ -173,7 +239,7 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     let result = pack(
         &FileTree::new(&source),
         &sink,
-        &choice,
+        &resolved.choice,
         &resolved.settings,
         &progress,
     );
@@ -198,13 +264,12 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     Ok(Status::Clean)
 }
 
+fn shards(report: &PackReport) -> impl Iterator<Item = &shardsmith_manifest::FileEntry> {
+    report.manifest.files.iter().filter(|f| f.format.is_some())
+}
+
 fn pattern(report: &PackReport) -> String {
-    let names: Vec<&str> = report
-        .manifest
-        .files
-        .iter()
-        .map(|f| f.path.as_str())
-        .collect();
+    let names: Vec<&str> = shards(report).map(|f| f.path.as_str()).collect();
     brace_pattern(&names).unwrap_or_default()
 }
 
@@ -224,7 +289,7 @@ fn summary(report: &PackReport, resolved: &Resolved, elapsed: std::time::Duratio
             "already complete: {} holds this dataset ({} samples in {} shards); nothing to do\n",
             resolved.output.display(),
             m.totals.samples.unwrap_or(0),
-            m.files.len()
+            shards(report).count()
         ));
     } else {
         let rate = input.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
@@ -233,7 +298,7 @@ fn summary(report: &PackReport, resolved: &Resolved, elapsed: std::time::Duratio
             m.totals.samples.unwrap_or(0),
             input.files,
             human_bytes(input.bytes),
-            m.files.len(),
+            shards(report).count(),
             m.format.as_deref().unwrap_or(""),
             human_bytes(m.totals.bytes),
             seconds(elapsed),
@@ -281,7 +346,7 @@ fn json_report(
         "command": "pack",
         "format": m.format,
         "output": resolved.output.display().to_string(),
-        "shards": m.files.len(),
+        "shards": shards(report).count(),
         "shard_pattern": pattern(report),
         "samples": m.totals.samples,
         "output_bytes": m.totals.bytes,

@@ -55,6 +55,11 @@ pub struct PackSettings {
     pub strict: bool,
     /// Replace an output that holds a different dataset.
     pub force: bool,
+    /// Pack only part `rank` of `world_size` contiguous parts of the sample list (the
+    /// same list, in the same order, for every rank), for `merge` to combine.
+    pub part: Option<(u32, u32)>,
+    /// Pack only these fields (all when `None`); other files are not inputs of this run.
+    pub fields: Option<std::collections::BTreeSet<String>>,
 }
 
 impl Default for PackSettings {
@@ -67,6 +72,8 @@ impl Default for PackSettings {
             validation: Validation::Cheap,
             strict: false,
             force: false,
+            part: None,
+            fields: None,
         }
     }
 }
@@ -81,6 +88,13 @@ impl PackSettings {
             return Err(Error::Setting(format!(
                 "shard size {} bytes is too small (at least {MIN_SHARD_SIZE} bytes)",
                 self.shard_size
+            )));
+        }
+        if let Some((rank, world)) = self.part
+            && (world == 0 || rank >= world)
+        {
+            return Err(Error::Setting(format!(
+                "--rank {rank} must be below --world-size {world}"
             )));
         }
         if self.max_samples == Some(0) {
@@ -114,6 +128,18 @@ impl PackSettings {
             "shuffle_seed".into(),
             self.shuffle_seed.map_or(Value::Null, Value::from),
         );
+        if let Some(fields) = &self.fields {
+            options.insert(
+                "fields".into(),
+                Value::from(fields.iter().cloned().collect::<Vec<_>>()),
+            );
+        }
+        if let Some((rank, world)) = self.part {
+            options.insert(
+                "part".into(),
+                serde_json::json!({"rank": rank, "world_size": world}),
+            );
+        }
         options.insert(
             "validation".into(),
             serde_json::to_value(self.validation).expect("validation serializes"),
@@ -161,6 +187,12 @@ pub fn pack(
     let listing = source.samples()?;
     let mut skipped = listing.skipped;
     let mut samples = listing.samples;
+    if let Some(fields) = &settings.fields {
+        for sample in &mut samples {
+            sample.fields.retain(|f| fields.contains(&*f.ext));
+        }
+        samples.retain(|s| !s.fields.is_empty());
+    }
     let format = choice.build(&samples)?;
     let format = format.as_ref();
     refine(source, format, &mut samples, &mut skipped);
@@ -194,6 +226,23 @@ pub fn pack(
             return Err(Error::Setting(format!("--shuffle: {why}")));
         }
         crate::shuffle::shuffle(&mut samples, seed);
+    }
+    if let Some((rank, world)) = settings.part {
+        let n = samples.len();
+        let (start, end) = (
+            n * rank as usize / world as usize,
+            n * (rank as usize + 1) / world as usize,
+        );
+        if start == end {
+            return Err(Error::EmptyInput {
+                root: source.describe(),
+                detail: format!(
+                    ": part {rank} of {world} is empty ({n} samples in all); use fewer parts"
+                ),
+            });
+        }
+        samples.truncate(end);
+        samples.drain(..start);
     }
 
     let mut manifest = Manifest::new(ManifestKind::Pack, DEFAULT_CHUNK_SIZE, Vec::new());
