@@ -2,7 +2,9 @@
 
 mod cli;
 mod interop;
+mod interop_mds;
 mod manifest_cmd;
+mod mds;
 mod pack;
 mod util;
 mod verify;

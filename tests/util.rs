@@ -156,3 +156,73 @@ pub fn findings(report: &Value) -> Vec<(String, String, Option<u64>)> {
         })
         .collect()
 }
+
+/// A `.npy` file (format 1.0, C order) holding `data` with numpy dtype `descr`.
+pub fn npy(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    let shape_text = if dims.len() == 1 {
+        format!("{},", dims[0])
+    } else {
+        dims.join(", ")
+    };
+    let mut header =
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({shape_text}), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+/// A corpus every sample of which has the same fields, exercising MDS encodings:
+/// bytes (empty and large), non-ASCII text, JSON, an integer class, a float, a static
+/// ndarray and a dynamic one whose dims cross 255.
+pub fn mds_corpus(n: usize) -> Tree {
+    let tree = Tree::new();
+    for i in 0..n {
+        let key = format!("set_{}/s{i:05}", i % 3);
+        let bin = match i % 4 {
+            0 => Vec::new(),
+            1 => noise(i as u64, 1),
+            2 => noise(i as u64, 777),
+            _ => noise(i as u64, 5000),
+        };
+        tree.file(&format!("{key}.bin"), bin);
+        tree.file(
+            &format!("{key}.txt"),
+            ["", "héllo wörld 😀 ", "plain text "][i % 3].repeat(i % 4),
+        );
+        tree.file(
+            &format!("{key}.json"),
+            format!("{{\"i\": {i}, \"name\": \"ü{i}\"}}"),
+        );
+        tree.file(&format!("{key}.cls"), format!("{}\n", i % 7));
+        tree.file(&format!("{key}.f32"), format!("{}", i as f64 / 3.0));
+        let emb: Vec<u8> = (0..3u16)
+            .flat_map(|k| (k + i as u16).to_le_bytes())
+            .collect();
+        tree.file(&format!("{key}.emb.npy"), npy("<u2", &[3], &emb));
+        let rows = [1usize, 2, 300][i % 3];
+        let arr: Vec<u8> = (0..rows * 2)
+            .flat_map(|k| ((k + i) as i32).to_le_bytes())
+            .collect();
+        tree.file(&format!("{key}.arr.npy"), npy("<i4", &[rows, 2], &arr));
+    }
+    tree
+}
+
+/// `--column` options matching [`mds_corpus`].
+pub const MDS_COLUMNS: [&str; 8] = [
+    "--column",
+    "cls:int",
+    "--column",
+    "f32:float32",
+    "--column",
+    "emb.npy:ndarray:uint16:3",
+    "--column",
+    "arr.npy:ndarray:int32",
+];

@@ -2,6 +2,7 @@
 """Checks a shardsmith MDS dataset against the real mosaicml-streaming 0.13.0.
 
 usage: check_mds.py INPUT_DIR OUT_DIR
+       check_mds.py --merged INPUT_DIR OUT_DIR   (OUT_DIR made by `shardsmith merge`)
 The options (columns, compression, hashes, size_limit) are read from OUT_DIR's
 index.json; the samples are rebuilt from INPUT_DIR by the webdataset grouping rule.
 Checks:
@@ -11,6 +12,8 @@ Checks:
   2. StreamingDataset(remote=OUT, local=fresh, validate_hash=<first hash>) returns every
      sample with the expected values and dtypes; LocalDataset too when uncompressed;
   3. a byte flipped in a copy of a shard makes StreamingDataset raise "Checksum failure".
+With --merged, step 1 is replaced by: streaming's own merge_index over copies of the
+parts lists the same shards as our root index.json.
 Prints "N passed, M failed"; exits 1 on failure.
 """
 import json
@@ -90,17 +93,8 @@ def same(a, b):
     return a == b
 
 
-def main():
-    input_dir, out_dir = sys.argv[1], sys.argv[2]
-    s = streaming_shim.load()
-    index = json.load(open(os.path.join(out_dir, "index.json")))
-    first = index["shards"][0]
-    columns = dict(zip(first["column_names"], first["column_encodings"]))
-    key_column = [c for c in columns if all(c not in fields for _, fields in raw_samples(input_dir)[:1])][0]
-    compression, hashes, limit = first["compression"], first["hashes"], first["size_limit"]
-    samples = raw_samples(input_dir)
-
-    # 1. golden bytes
+def golden(s, out_dir, index, columns, key_column, compression, hashes, limit, samples):
+    """MDSWriter, given the same samples and options, writes the same bytes."""
     with tempfile.TemporaryDirectory() as tmp:
         ref = os.path.join(tmp, "ref")
         with s.MDSWriter(out=ref, columns=columns, compression=compression, hashes=hashes, size_limit=limit,
@@ -130,6 +124,42 @@ def main():
                 their_name = (theirs["zip_data"] or theirs["raw_data"])["basename"]
                 check(open(os.path.join(out_dir, name), "rb").read() == open(os.path.join(ref, their_name), "rb").read(),
                       f"{name} differs from MDSWriter's {their_name}")
+
+
+def compare_with_merge_index(s, out_dir, index):
+    # merge_index(root) would read every .json below root, our parts' manifest.json
+    # included; the list form reads just the part indices (as the README advises).
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "out")
+        os.makedirs(copy)
+        parts = sorted((p for p in os.listdir(out_dir) if os.path.isfile(os.path.join(out_dir, p, "index.json"))),
+                       key=lambda p: (len(p), p))
+        for part in parts:
+            shutil.copytree(os.path.join(out_dir, part), os.path.join(copy, part))
+        s.merge_index([os.path.join(copy, p, "index.json") for p in parts], copy, keep_local=True)
+        theirs = json.load(open(os.path.join(copy, "index.json")))
+    canon = lambda entries: sorted(json.dumps(e, sort_keys=True) for e in entries)
+    check(canon(theirs["shards"]) == canon(index["shards"]), "root index differs from streaming's merge_index")
+    check(theirs["version"] == index["version"] == 2, "merged index version")
+
+
+def main():
+    merged = sys.argv[1] == "--merged"
+    args = sys.argv[2:] if merged else sys.argv[1:]
+    input_dir, out_dir = args[0], args[1]
+    s = streaming_shim.load()
+    index = json.load(open(os.path.join(out_dir, "index.json")))
+    first = index["shards"][0]
+    columns = dict(zip(first["column_names"], first["column_encodings"]))
+    key_column = [c for c in columns if all(c not in fields for _, fields in raw_samples(input_dir)[:1])][0]
+    compression, hashes, limit = first["compression"], first["hashes"], first["size_limit"]
+    samples = raw_samples(input_dir)
+
+    # 1. golden bytes (or, for a merged dataset, streaming's own merge)
+    if merged:
+        compare_with_merge_index(s, out_dir, index)
+    else:
+        golden(s, out_dir, index, columns, key_column, compression, hashes, limit, samples)
 
     # 2. read back through the real readers
     expected = {key: {c: (key if c == key_column else expected_value(e, fields[c])) for c, e in columns.items()}
