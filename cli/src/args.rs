@@ -122,6 +122,19 @@ pub enum FormatArg {
     Webdataset,
     /// MosaicML Streaming shards (shard.NNNNN.mds[.EXT] + index.json), read by StreamingDataset
     Mds,
+    /// Parquet files (PREFIX-NNNNNN.parquet): a key column and one column per field
+    Parquet,
+}
+
+/// What INPUT holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InputFormatArg {
+    /// Parquet when INPUT is a .parquet file or a directory of only .parquet files, else raw files
+    Auto,
+    /// A tree of raw files, grouped into samples by name
+    Files,
+    /// Parquet files: every row is a sample, every column a field
+    Parquet,
 }
 
 /// Content checks.
@@ -137,7 +150,7 @@ pub enum ValidateArg {
 
 #[derive(Debug, Args)]
 pub struct PackArgs {
-    /// Directory tree of raw files (images, text, JSON labels, ...)
+    /// Directory tree of raw files (images, text, JSON labels, ...), or Parquet files
     pub input: PathBuf,
 
     /// Output directory for the shards, manifest.json and SHA256SUMS (created if needed)
@@ -146,6 +159,14 @@ pub struct PackArgs {
     /// Shard format
     #[arg(long, value_enum, default_value = "webdataset")]
     pub format: FormatArg,
+
+    /// What INPUT holds: raw files, or Parquet files whose rows are the samples
+    ///
+    /// Parquet rows keep their order; the key is the --key-column value, else
+    /// STEM/ROW; every other column is a field (nulls are absent fields). Example:
+    /// `shardsmith pack ./c4-parquet ./c4-mds --format mds --input-format parquet`.
+    #[arg(long, value_enum, default_value = "auto", value_name = "KIND")]
+    pub input_format: InputFormatArg,
 
     /// Pack only the files listed in LIST (one path relative to INPUT per line; `-` for stdin)
     ///
@@ -179,7 +200,7 @@ pub struct PackArgs {
     #[arg(long, value_name = "LIST")]
     pub fields: Option<String>,
 
-    /// Encoding of a field's column (mds), repeatable: FIELD:ENCODING
+    /// Encoding of a field's column (mds, parquet), repeatable: FIELD:ENCODING
     ///
     /// Defaults: `json` → json, text fields (txt, caption, ...) → str, others → bytes.
     /// Encodings: bytes, str, json, jpeg, png, int, int8..int64, uint8..uint64,
@@ -188,13 +209,13 @@ pub struct PackArgs {
     #[arg(long, value_name = "FIELD:ENCODING")]
     pub column: Vec<String>,
 
-    /// Name of the column that holds each sample's key (mds)
+    /// Name of the column that holds each sample's key (mds, parquet; also read from Parquet input)
     #[arg(long, default_value = "key", value_name = "NAME")]
     pub key_column: String,
 
-    /// Shard compression (mds): none, zstd[:LEVEL], gz[:LEVEL], bz2[:LEVEL], br[:LEVEL], snappy [default: none]
+    /// Compression: mds none|zstd[:L]|gz[:L]|bz2[:L]|br[:L]|snappy [none]; parquet zstd[:L]|snappy|none [zstd]
     ///
-    /// Named as MDSWriter names them; the level never appears in file names. Example:
+    /// MDS names are MDSWriter's; the level never appears in file names. Example:
     /// `--compression zstd:7`.
     #[arg(long, value_name = "CODEC")]
     pub compression: Option<String>,
@@ -205,6 +226,12 @@ pub struct PackArgs {
     /// blake2b, blake2s, xxh32, xxh64, xxh3_64, xxh3_128, xxh128. Example: `--hashes sha1,xxh64`.
     #[arg(long, value_name = "LIST")]
     pub hashes: Option<String>,
+
+    /// Rows per Parquet row group, or a byte size with a unit [default: 1048576 rows or 128MiB]
+    ///
+    /// Example: `--row-group-size 4096` (rows) or `--row-group-size 64MiB` (bytes).
+    #[arg(long, value_name = "N|SIZE")]
+    pub row_group_size: Option<String>,
 
     /// Pack only part RANK (0-based) of --world-size equal parts, into OUTPUT/RANK
     ///

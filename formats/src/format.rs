@@ -15,6 +15,7 @@ use serde_json::Value;
 use shardsmith_manifest::{FileContext, Inspector};
 
 use crate::mds::{Encoding, Mds, MdsOptions};
+use crate::parquet::{Parquet, ParquetOptions};
 use crate::webdataset::WebDataset;
 
 /// One field of a sample as planned. Compact on purpose: a plan holds one of these per
@@ -53,6 +54,8 @@ pub struct SampleSpec {
     pub key: String,
     /// Fields, sorted by name.
     pub fields: Vec<FieldSpec>,
+    /// Where the sample comes from, for sources that need it (a Parquet row number).
+    pub origin: u64,
 }
 
 impl SampleSpec {
@@ -152,12 +155,14 @@ pub enum FormatKind {
     Webdataset,
     /// MosaicML Streaming shards (`shard.NNNNN.mds[.EXT]` + `index.json`).
     Mds,
+    /// Parquet files (`PREFIX-NNNNNN.parquet`).
+    Parquet,
 }
 
 impl FormatKind {
     /// Every format, for content sniffing.
     pub fn all() -> &'static [FormatKind] {
-        &[FormatKind::Webdataset, FormatKind::Mds]
+        &[FormatKind::Webdataset, FormatKind::Mds, FormatKind::Parquet]
     }
 
     /// The name recorded in manifests.
@@ -165,6 +170,7 @@ impl FormatKind {
         match self {
             FormatKind::Webdataset => "webdataset",
             FormatKind::Mds => "mds",
+            FormatKind::Parquet => "parquet",
         }
     }
 
@@ -173,6 +179,7 @@ impl FormatKind {
         match self {
             FormatKind::Webdataset => Box::new(crate::webdataset::TarInspector::new(ctx.path)),
             FormatKind::Mds => Box::new(crate::mds::MdsInspector::new(ctx.path)),
+            FormatKind::Parquet => Box::new(crate::parquet::ParquetInspector::new(ctx)),
         }
     }
 }
@@ -188,6 +195,8 @@ pub struct FormatChoice {
     pub key_column: String,
     /// MDS options.
     pub mds: MdsOptions,
+    /// Parquet options.
+    pub parquet: ParquetOptions,
     /// Shard size limit, which MDS records as its `size_limit`.
     pub shard_size: u64,
 }
@@ -200,6 +209,7 @@ impl FormatChoice {
             columns: BTreeMap::new(),
             key_column: "key".into(),
             mds: MdsOptions::default(),
+            parquet: ParquetOptions::default(),
             shard_size: 256 << 20,
         }
     }
@@ -209,6 +219,12 @@ impl FormatChoice {
     pub fn build(&self, samples: &[SampleSpec]) -> crate::Result<Box<dyn ShardFormat>> {
         Ok(match self.kind {
             FormatKind::Webdataset => Box::new(WebDataset),
+            FormatKind::Parquet => Box::new(Parquet::new(
+                &self.parquet,
+                &self.columns,
+                &self.key_column,
+                samples,
+            )?),
             FormatKind::Mds => Box::new(Mds::new(
                 &self.mds,
                 &self.columns,

@@ -25,6 +25,9 @@ impl InspectorFactory for Inspectors {
         if base.starts_with("shard.") && (base.ends_with(".mds") || base.contains(".mds.")) {
             return Some(FormatKind::Mds.inspector(ctx));
         }
+        if ctx.path.ends_with(".parquet") || head.starts_with(b"PAR1") {
+            return Some(FormatKind::Parquet.inspector(ctx));
+        }
         let is_tar = ctx.path.ends_with(".tar") || head.get(257..262) == Some(b"ustar");
         is_tar.then(|| FormatKind::Webdataset.inspector(ctx))
     }

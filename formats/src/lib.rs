@@ -18,6 +18,7 @@ pub mod inspect;
 pub mod mds;
 pub mod naming;
 pub mod pack;
+pub mod parquet;
 pub mod shuffle;
 pub mod sink;
 pub mod source;

@@ -12,19 +12,23 @@ use shardsmith_formats::content::Validation;
 use shardsmith_formats::format::FormatChoice;
 use shardsmith_formats::mds::codec::parse_hashes;
 use shardsmith_formats::mds::{Compression, Encoding};
+use shardsmith_formats::pack::samples::SampleSource;
 use shardsmith_formats::pack::tree::FileTree;
 use shardsmith_formats::pack::{PackObserver, PackReport, PackSettings, pack};
+use shardsmith_formats::parquet::ParquetCompression;
+use shardsmith_formats::parquet::input::ParquetRows;
 use shardsmith_formats::{FormatKind, LocalDir, LocalTree};
 use shardsmith_manifest::MANIFEST_FILE;
 
 use super::{Status, brace_pattern};
-use crate::args::{FormatArg, PackArgs, ValidateArg};
+use crate::args::{FormatArg, InputFormatArg, PackArgs, ValidateArg};
 use crate::output::{Printer, seconds};
-use crate::size::human_bytes;
+use crate::size::{human_bytes, parse_count, parse_size};
 
 /// `pack` arguments resolved and checked before any file is touched.
 struct Resolved {
     input: PathBuf,
+    parquet_input: bool,
     output: PathBuf,
     choice: FormatChoice,
     files_from: Option<Vec<String>>,
@@ -36,6 +40,7 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
     let format = match args.format {
         FormatArg::Webdataset => FormatKind::Webdataset,
         FormatArg::Mds => FormatKind::Mds,
+        FormatArg::Parquet => FormatKind::Parquet,
     };
     let shard_size = args.shard_size.unwrap_or(match format {
         FormatKind::Mds => 64 << 20,
@@ -68,8 +73,19 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         .input
         .canonicalize()
         .with_context(|| format!("input `{}` cannot be opened", args.input.display()))?;
-    if !input.is_dir() {
-        bail!("input `{}` is not a directory", args.input.display());
+    let parquet_input = match args.input_format {
+        InputFormatArg::Files => false,
+        InputFormatArg::Parquet => true,
+        InputFormatArg::Auto => looks_like_parquet(&input),
+    };
+    if !parquet_input && !input.is_dir() {
+        bail!(
+            "input `{}` is not a directory (raw files are packed from a directory tree)",
+            args.input.display()
+        );
+    }
+    if parquet_input && args.files_from.is_some() {
+        bail!("--files-from selects raw files; it does not apply to Parquet input");
     }
     let output_abs = absolute(&args.output)?;
     if output_abs == input {
@@ -96,12 +112,32 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
     };
     Ok(Resolved {
         input,
+        parquet_input,
         output,
         choice,
         files_from,
         exclude,
         settings,
     })
+}
+
+/// True for a `.parquet` file, or a directory whose files (hidden ones aside) are all
+/// `.parquet` files.
+fn looks_like_parquet(input: &Path) -> bool {
+    if input.is_file() {
+        return input.extension().is_some_and(|e| e == "parquet");
+    }
+    let Ok(walked) = shardsmith_manifest::walk::walk(input, &|rel, _| {
+        !rel.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+    }) else {
+        return false;
+    };
+    !walked.files.is_empty()
+        && walked
+            .files
+            .iter()
+            .all(|f| f.rel.extension().is_some_and(|e| e == "parquet"))
 }
 
 /// `path` made absolute with symlinks resolved as far as it exists.
@@ -138,14 +174,15 @@ fn format_choice(args: &PackArgs, format: FormatKind, shard_size: u64) -> Result
         }
         Ok(())
     };
-    only("--column", !args.column.is_empty(), &[FormatKind::Mds])?;
+    let tabular = [FormatKind::Mds, FormatKind::Parquet];
+    only("--column", !args.column.is_empty(), &tabular)?;
     only("--hashes", args.hashes.is_some(), &[FormatKind::Mds])?;
+    only("--compression", args.compression.is_some(), &tabular)?;
     only(
-        "--compression",
-        args.compression.is_some(),
-        &[FormatKind::Mds],
+        "--row-group-size",
+        args.row_group_size.is_some(),
+        &[FormatKind::Parquet],
     )?;
-    only("--key-column", args.key_column != "key", &[FormatKind::Mds])?;
     if format == FormatKind::Mds && args.prefix != "shard" {
         bail!(
             "--prefix does not apply to --format mds: MDS shard names are fixed (shard.00000.mds)"
@@ -166,8 +203,27 @@ fn format_choice(args: &PackArgs, format: FormatKind, shard_size: u64) -> Result
         }
     }
     if let Some(text) = &args.compression {
-        choice.mds.compression =
-            Compression::parse(text).map_err(|e| anyhow::anyhow!("--compression: {e}"))?;
+        if format == FormatKind::Parquet {
+            choice.parquet.compression = ParquetCompression::parse(text)
+                .map_err(|e| anyhow::anyhow!("--compression: {e}"))?;
+        } else {
+            choice.mds.compression =
+                Compression::parse(text).map_err(|e| anyhow::anyhow!("--compression: {e}"))?;
+        }
+    }
+    if let Some(text) = &args.row_group_size {
+        if text.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
+            choice.parquet.row_group_rows = usize::try_from(
+                parse_count(text).map_err(|e| anyhow::anyhow!("--row-group-size: {e}"))?,
+            )?;
+        } else {
+            choice.parquet.row_group_bytes = usize::try_from(
+                parse_size(text).map_err(|e| anyhow::anyhow!("--row-group-size: {e}"))?,
+            )?;
+        }
+        if choice.parquet.row_group_rows == 0 || choice.parquet.row_group_bytes == 0 {
+            bail!("--row-group-size must be at least 1");
+        }
     }
     choice.mds.hashes = parse_hashes(args.hashes.as_deref().unwrap_or("xxh64"))
         .map_err(|e| anyhow::anyhow!("--hashes: {e}"))?;
@@ -230,6 +286,14 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     if let Some(exclude) = &resolved.exclude {
         source = source.excluding(exclude);
     }
+    let tree = FileTree::new(&source);
+    let rows;
+    let samples: &dyn SampleSource = if resolved.parquet_input {
+        rows = ParquetRows::open(&resolved.input, &resolved.choice.key_column)?;
+        &rows
+    } else {
+        &tree
+    };
     let sink = LocalDir::create(&resolved.output)?;
     let progress = Progress {
         bar: printer.bytes_bar("packing"),
@@ -237,7 +301,7 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
         total: AtomicU64::new(0),
     };
     let result = pack(
-        &FileTree::new(&source),
+        samples,
         &sink,
         &resolved.choice,
         &resolved.settings,

@@ -88,6 +88,7 @@ pub(crate) fn group(mut files: Vec<InputFile>) -> Grouped {
             })
             .collect();
         let sample = SampleSpec {
+            origin: 0,
             key: key.to_string(),
             fields,
         };

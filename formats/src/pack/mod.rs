@@ -193,6 +193,16 @@ pub fn pack(
         }
         samples.retain(|s| !s.fields.is_empty());
     }
+    let mut choice = choice.clone();
+    let present: std::collections::BTreeSet<&str> = samples
+        .iter()
+        .flat_map(|s| s.fields.iter().map(|f| &*f.ext))
+        .collect();
+    for (field, encoding) in source.suggested_encodings() {
+        if present.contains(field.as_str()) {
+            choice.columns.entry(field).or_insert(encoding);
+        }
+    }
     let format = choice.build(&samples)?;
     let format = format.as_ref();
     refine(source, format, &mut samples, &mut skipped);

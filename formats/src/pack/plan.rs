@@ -67,6 +67,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, &size)| SampleSpec {
+                origin: 0,
                 key: format!("k{i}"),
                 fields: vec![FieldSpec::new("bin", size)],
             })

@@ -72,6 +72,11 @@ pub trait SampleSource: Sync {
     fn field_path(&self, sample: &SampleSpec, field: &FieldSpec) -> String;
     /// The first `n` bytes of a field, for formats that size fields by their header.
     fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, String>;
+    /// Encodings the source knows for its fields (a Parquet column's type), used where
+    /// the user gave none.
+    fn suggested_encodings(&self) -> std::collections::BTreeMap<String, crate::mds::Encoding> {
+        std::collections::BTreeMap::new()
+    }
     /// Why samples cannot be shuffled, if they cannot.
     fn shuffle_refusal(&self) -> Option<String> {
         None

@@ -36,6 +36,17 @@ impl ShardFormat for WebDataset {
     }
 
     fn refuse(&self, sample: &SampleSpec) -> Option<String> {
+        // Keys from a file tree are valid by construction; keys from other sources (a
+        // Parquet key column) must split back the same way when readers read `key.field`.
+        match crate::naming::split_key(&format!("{}.x", sample.key)) {
+            Ok((key, _)) if key == sample.key && !sample.key.split('/').any(str::is_empty) => {}
+            _ => {
+                return Some(format!(
+                    "key `{}` would be read back differently (a dot in its last part, an empty part, a leading dot or a `__x__` part)",
+                    sample.key
+                ));
+            }
+        }
         for field in &sample.fields {
             let name_len = sample.key.len() + 1 + field.ext.len();
             if name_len > MAX_NAME {
@@ -132,6 +143,7 @@ mod tests {
 
     fn spec(key: &str, sizes: &[(&str, u64)]) -> SampleSpec {
         SampleSpec {
+            origin: 0,
             key: key.into(),
             fields: sizes
                 .iter()

@@ -1,0 +1,181 @@
+//! Verifying Parquet files: the magic at both ends while the bytes stream past, then
+//! the footer and every page decoded, row group by row group, through the parquet crate
+//! (a second read of the file, from the page cache). A row group that fails to decode
+//! is reported with its byte range.
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use serde_json::Value;
+use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspector};
+
+/// Structural checker for one Parquet file.
+pub struct ParquetInspector {
+    path: String,
+    full: PathBuf,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    len: u64,
+}
+
+impl ParquetInspector {
+    /// A checker for the file described by `ctx`.
+    pub fn new(ctx: &FileContext<'_>) -> Self {
+        Self {
+            path: ctx.path.to_string(),
+            full: ctx.root.join(ctx.path),
+            head: Vec::new(),
+            tail: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl Inspector for ParquetInspector {
+    fn update(&mut self, data: &[u8]) {
+        if self.head.len() < 4 {
+            let take = (4 - self.head.len()).min(data.len());
+            self.head.extend_from_slice(&data[..take]);
+        }
+        self.tail
+            .extend_from_slice(&data[data.len().saturating_sub(8)..]);
+        let excess = self.tail.len().saturating_sub(8);
+        self.tail.drain(..excess);
+        self.len += data.len() as u64;
+    }
+
+    fn finish(self: Box<Self>) -> Inspection {
+        let mut inspection = Inspection {
+            format: "parquet".into(),
+            ..Inspection::default()
+        };
+        let error =
+            |kind, at: u64, message: String| Finding::error(kind, &self.path, message).at(at);
+        if self.head != b"PAR1" {
+            inspection.findings.push(error(
+                FindingKind::BadHeader,
+                0,
+                "does not start with the Parquet magic `PAR1`".into(),
+            ));
+        }
+        if self.len < 12 || &self.tail[self.tail.len().saturating_sub(4)..] != b"PAR1" {
+            inspection.findings.push(error(
+                FindingKind::Truncated,
+                self.len,
+                "does not end with the Parquet magic `PAR1`: the footer is missing (truncated or still being written)".into(),
+            ));
+            return inspection;
+        }
+        let footer_len = u64::from(u32::from_le_bytes(
+            self.tail[..4].try_into().expect("4 bytes"),
+        ));
+        if footer_len + 12 > self.len {
+            inspection.findings.push(error(
+                FindingKind::BadHeader,
+                self.len - 8,
+                format!(
+                    "footer length {footer_len} is larger than the file ({} bytes)",
+                    self.len
+                ),
+            ));
+            return inspection;
+        }
+        let open = || File::open(&self.full);
+        let reader = match open()
+            .map_err(|e| e.to_string())
+            .and_then(|f| SerializedFileReader::new(f).map_err(|e| e.to_string()))
+        {
+            Ok(reader) => reader,
+            Err(e) => {
+                inspection.findings.push(error(
+                    FindingKind::BadHeader,
+                    self.len - 8 - footer_len,
+                    format!("footer cannot be read: {e}"),
+                ));
+                return inspection;
+            }
+        };
+        let metadata = reader.metadata().clone();
+        let declared: i64 = metadata.file_metadata().num_rows();
+        let mut decoded = 0u64;
+        for (i, group) in metadata.row_groups().iter().enumerate() {
+            let range = group
+                .columns()
+                .iter()
+                .fold((u64::MAX, 0u64), |(lo, hi), c| {
+                    let (start, len) = c.byte_range();
+                    (lo.min(start), hi.max(start + len))
+                });
+            if range.1 > self.len {
+                inspection.findings.push(
+                    Finding::error(
+                        FindingKind::Truncated,
+                        &self.path,
+                        format!("row group {i} extends past the end of the file"),
+                    )
+                    .range(range.0, range.1),
+                );
+                continue;
+            }
+            let rows = open()
+                .map_err(|e| e.to_string())
+                .and_then(|f| {
+                    ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| e.to_string())
+                })
+                .and_then(|b| {
+                    b.with_row_groups(vec![i])
+                        .build()
+                        .map_err(|e| e.to_string())
+                })
+                .and_then(|reader| {
+                    reader
+                        .map(|batch| batch.map(|b| b.num_rows() as u64))
+                        .sum::<Result<u64, _>>()
+                        .map_err(|e| e.to_string())
+                });
+            match rows {
+                Ok(n) => {
+                    decoded += n;
+                    if n != group.num_rows() as u64 {
+                        inspection.findings.push(
+                            Finding::error(
+                                FindingKind::Undecodable,
+                                &self.path,
+                                format!(
+                                    "row group {i} decodes to {n} rows, its metadata says {}",
+                                    group.num_rows()
+                                ),
+                            )
+                            .range(range.0, range.1),
+                        );
+                    }
+                }
+                Err(e) => inspection.findings.push(
+                    Finding::error(
+                        FindingKind::Undecodable,
+                        &self.path,
+                        format!("row group {i} does not decode: {e}"),
+                    )
+                    .range(range.0, range.1),
+                ),
+            }
+        }
+        if decoded != declared as u64 && inspection.findings.is_empty() {
+            inspection.findings.push(error(
+                FindingKind::Undecodable,
+                0,
+                format!("{decoded} rows decode, the footer declares {declared}"),
+            ));
+        }
+        inspection.samples = Some(decoded);
+        inspection
+            .facts
+            .insert("rows".into(), Value::from(declared));
+        inspection
+            .facts
+            .insert("row_groups".into(), Value::from(metadata.num_row_groups()));
+        inspection
+    }
+}
