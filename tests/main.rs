@@ -3,8 +3,10 @@
 mod cli;
 mod interop;
 mod interop_mds;
+mod interop_parquet;
 mod manifest_cmd;
 mod mds;
 mod pack;
+mod parquet;
 mod util;
 mod verify;

@@ -1,0 +1,140 @@
+//! Parquet output read by pyarrow 26, against raw and Parquet input.
+
+use crate::interop::{interop_dir, python};
+use crate::util::*;
+
+fn check(python: &std::path::Path, args: &[&str]) {
+    let o = std::process::Command::new(python)
+        .arg(interop_dir().join("check_parquet.py"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = text(&o.stdout);
+    assert!(
+        o.status.success() && stdout.contains(" passed, 0 failed"),
+        "{args:?}:\n{stdout}\n{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn pyarrow_reads_every_key_and_byte() {
+    let Some(python) = python() else { return };
+    let out = Tree::new();
+    for (name, args) in [
+        ("zstd", vec![]),
+        ("snappy", vec!["--compression", "snappy"]),
+        (
+            "none",
+            vec!["--compression", "none", "--row-group-size", "1MiB"],
+        ),
+    ] {
+        let dir = out.s(name);
+        let o = cmd()
+            .args([
+                "pack",
+                samples().to_str().unwrap(),
+                &dir,
+                "--format",
+                "parquet",
+                "--shard-size",
+                "16KiB",
+            ])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        check(&python, &[samples().to_str().unwrap(), &dir]);
+    }
+    let big = corpus(300, 20_000);
+    let o = cmd()
+        .args([
+            "pack",
+            big.path().to_str().unwrap(),
+            &out.s("big"),
+            "--format",
+            "parquet",
+            "--shard-size",
+            "512KiB",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    check(&python, &[big.path().to_str().unwrap(), &out.s("big")]);
+}
+
+#[test]
+fn pyarrow_written_input_with_nulls_and_repeated_keys() {
+    let Some(python) = python() else { return };
+    let src = Tree::new();
+    let script = r#"
+import sys, pyarrow as pa, pyarrow.parquet as pq
+root = sys.argv[1]
+for part in range(2):
+    n = 300
+    ids = [f"doc{part}_{i:04d}" for i in range(n)]
+    ids[5] = ids[4]        # a repeated key
+    ids[7] = None          # a null key
+    t = pa.table({"id": pa.array(ids), "text": pa.array([("héllo 😀 " * (i % 5)) if i % 9 else None for i in range(n)]),
+                  "score": pa.array([i / 8 for i in range(n)]), "n": pa.array(list(range(n)), pa.int32()),
+                  "blob": pa.array([bytes([i % 256]) * (i % 4) for i in range(n)], pa.binary())})
+    pq.write_table(t, f"{root}/part-{part}.parquet", row_group_size=64)
+"#;
+    let o = std::process::Command::new(&python)
+        .args(["-c", script, src.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = Tree::new();
+    let (code, report) = run_json(&[
+        "pack",
+        src.path().to_str().unwrap(),
+        &out.s("d"),
+        "--format",
+        "parquet",
+        "--key-column",
+        "id",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    let skipped: Vec<String> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["reason"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(skipped.len(), 4, "{skipped:?}");
+    assert!(
+        skipped
+            .iter()
+            .any(|r| r.contains("repeats key `doc0_0004`"))
+    );
+    assert!(
+        skipped
+            .iter()
+            .any(|r| r.contains("key column `id` is null"))
+    );
+    // The checker reads the same input with pyarrow; rows the pack left out are dropped there too.
+    let fix = r#"
+import sys, glob, pyarrow.parquet as pq, pyarrow.compute as pc
+for f in glob.glob(sys.argv[1] + "/*.parquet"):
+    t = pq.read_table(f)
+    keep = [i for i, k in enumerate(t.column("id").to_pylist()) if k is not None and i != 5]
+    pq.write_table(t.take(keep), f)
+"#;
+    assert!(
+        std::process::Command::new(&python)
+            .args(["-c", fix, src.path().to_str().unwrap()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    check(
+        &python,
+        &[
+            src.path().to_str().unwrap(),
+            &out.s("d"),
+            "--key-column",
+            "id",
+        ],
+    );
+}

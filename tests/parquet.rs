@@ -1,0 +1,236 @@
+//! `pack --format parquet`, Parquet input and Parquet verification.
+
+use std::path::Path;
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+use crate::util::*;
+
+fn reader(path: &Path) -> SerializedFileReader<std::fs::File> {
+    SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap()
+}
+
+fn parquet_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn samples_pack_to_parquet_with_the_requested_layout() {
+    let out = Tree::new();
+    let (code, report) = run_json(&[
+        "pack",
+        samples().to_str().unwrap(),
+        &out.s("d"),
+        "--format",
+        "parquet",
+        "--row-group-size",
+        "4",
+        "--compression",
+        "snappy",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["samples"], 32);
+    let files = parquet_files(&out.join("d"));
+    assert_eq!(files.len(), 1);
+    let meta = reader(&files[0]).metadata().clone();
+    assert_eq!(meta.file_metadata().num_rows(), 32);
+    assert_eq!(meta.num_row_groups(), 8, "4 rows per row group");
+    let schema = meta.file_metadata().schema_descr();
+    let names: Vec<&str> = schema.columns().iter().map(|c| c.name()).collect();
+    assert_eq!(
+        names,
+        ["key", "cls", "jpg", "json", "png", "seg.png", "txt"]
+    );
+    let chunk = meta.row_group(0).column(2);
+    assert_eq!(chunk.compression(), parquet::basic::Compression::SNAPPY);
+    assert!(chunk.statistics().is_some(), "statistics written");
+    assert!(
+        meta.column_index().is_none() || meta.offset_index().is_none(),
+        "page index is read on request only"
+    );
+    assert!(
+        chunk.column_index_offset().is_some() && chunk.offset_index_offset().is_some(),
+        "page index written"
+    );
+    assert!(
+        chunk.dictionary_page_offset().is_none(),
+        "no dictionary for a binary column"
+    );
+    assert_eq!(run(&["verify", &out.s("d")]).status.code(), Some(0));
+}
+
+#[test]
+fn parquet_shards_respect_the_size_limit() {
+    let input = corpus(200, 9000);
+    let out = Tree::new();
+    let (code, report) = run_json(&[
+        "pack",
+        input.path().to_str().unwrap(),
+        &out.s("d"),
+        "--format",
+        "parquet",
+        "--shard-size",
+        "256KiB",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    let files = parquet_files(&out.join("d"));
+    assert!(files.len() >= 4, "{}", files.len());
+    for f in &files {
+        assert!(
+            std::fs::metadata(f).unwrap().len() <= 256 * 1024,
+            "{}",
+            f.display()
+        );
+    }
+    let rows: i64 = files
+        .iter()
+        .map(|f| reader(f).metadata().file_metadata().num_rows())
+        .sum();
+    assert_eq!(rows, 200);
+}
+
+#[test]
+fn parquet_input_reshards_to_every_format_keeping_order() {
+    let raw = corpus(60, 3000);
+    let out = Tree::new();
+    assert!(
+        run(&[
+            "pack",
+            raw.path().to_str().unwrap(),
+            &out.s("pq"),
+            "--format",
+            "parquet",
+            "--shard-size",
+            "64KiB"
+        ])
+        .status
+        .success()
+    );
+    std::fs::remove_file(out.join("pq/manifest.json")).unwrap();
+    std::fs::remove_file(out.join("pq/SHA256SUMS")).unwrap();
+    // Parquet → WebDataset: every member equals the raw file it came from.
+    let (code, report) = run_json(&[
+        "pack",
+        &out.s("pq"),
+        &out.s("wds"),
+        "--format",
+        "webdataset",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["samples"], 60);
+    let mut archive =
+        tar::Archive::new(std::fs::File::open(out.join("wds/shard-000000.tar")).unwrap());
+    let mut members = 0;
+    let mut previous = String::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().to_string_lossy().into_owned();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data).unwrap();
+        assert_eq!(std::fs::read(raw.join(&name)).unwrap(), data, "{name}");
+        let key = name.split('.').next().unwrap().to_string();
+        assert!(key >= previous, "row order kept");
+        previous = key;
+        members += 1;
+    }
+    assert!(members >= 120);
+    // Parquet → MDS and Parquet → Parquet.
+    for format in ["mds", "parquet"] {
+        let (code, report) = run_json(&["pack", &out.s("pq"), &out.s(format), "--format", format]);
+        assert_eq!(code, 0, "{format}: {report}");
+        assert_eq!(report["samples"], 60, "{format}");
+        assert_eq!(run(&["verify", &out.s(format)]).status.code(), Some(0));
+    }
+    let o = run(&["pack", &out.s("pq"), &out.s("x"), "--shuffle"]);
+    assert!(
+        text(&o.stderr).contains("Parquet input keeps its rows in order"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(&["pack", &out.s("pq"), &out.s("y"), "--input-format", "files"]);
+    assert!(
+        o.status.success(),
+        "the .parquet files themselves as raw files"
+    );
+}
+
+#[test]
+fn parquet_damage_is_found() {
+    let input = corpus(80, 4000);
+    let out = Tree::new();
+    assert!(
+        run(&[
+            "pack",
+            input.path().to_str().unwrap(),
+            &out.s("d"),
+            "--format",
+            "parquet",
+            "--shard-size",
+            "128KiB"
+        ])
+        .status
+        .success()
+    );
+    let d = out.join("d");
+    let first = parquet_files(&d)[0].clone();
+    let name = first.file_name().unwrap().to_string_lossy().into_owned();
+    let bytes = std::fs::read(&first).unwrap();
+    // Truncated: the footer is gone.
+    std::fs::write(&first, &bytes[..bytes.len() / 2]).unwrap();
+    let (code, report) = run_json(&["verify", d.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    let kinds: Vec<(String, String, Option<u64>)> = findings(&report);
+    assert!(
+        kinds.contains(&(
+            "truncated".into(),
+            name.clone(),
+            Some(bytes.len() as u64 / 2)
+        )),
+        "{kinds:?}"
+    );
+    // Zeroed block in the middle: the manifest locates it. (Our pages hold opaque
+    // bytes and parquet-rs writes no page checksums, so decoding alone may not notice.)
+    let mut zeroed = bytes.clone();
+    let mid = bytes.len() / 3;
+    zeroed[mid..mid + 4096].fill(0);
+    std::fs::write(&first, &zeroed).unwrap();
+    let (code, report) = run_json(&["verify", d.to_str().unwrap()]);
+    assert_eq!(code, 1, "{report}");
+    let hash = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "hash_mismatch")
+        .expect("hash mismatch");
+    assert_eq!(hash["path"], name.as_str());
+    assert!(
+        hash["offset"].as_u64().unwrap() <= mid as u64
+            && hash["end"].as_u64().unwrap() > mid as u64,
+        "{hash}"
+    );
+    // Without a manifest, a destroyed footer is still found.
+    let footer_len =
+        u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap()) as usize;
+    let mut footerless = bytes.clone();
+    let n = footerless.len();
+    footerless[n - 8 - footer_len..n - 8].fill(0);
+    std::fs::write(&first, &footerless).unwrap();
+    std::fs::remove_file(d.join("manifest.json")).unwrap();
+    std::fs::remove_file(d.join("SHA256SUMS")).unwrap();
+    let (code, report) = run_json(&["verify", d.to_str().unwrap()]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(
+        findings(&report),
+        [(
+            "bad_header".to_string(),
+            name.clone(),
+            Some((n - 8 - footer_len) as u64)
+        )]
+    );
+}
