@@ -7,6 +7,8 @@ usage: tests/bench/run.sh [--samples N] [--repeat K]   (builds, sets up, then ru
 Work measured (warm page cache; best of K runs each):
   pack      shardsmith pack --format webdataset --shard-size 64MiB (manifest included)
             vs webdataset.ShardWriter (64 MiB) and GNU `tar cf` of the same files
+  mds       shardsmith pack --format mds (sha1, 64 MiB) vs streaming.MDSWriter and tar cf
+  parquet   shardsmith pack --format parquet (snappy, 4096-row groups) vs pyarrow; file sizes
   hash      shardsmith manifest / verify of the shards vs sha256sum and Python hashlib
   memory    peak RSS of pack on the whole corpus and on a third of it (per-file growth)
 """
@@ -23,12 +25,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 
-def timed(cmd, **kwargs):
+def timed(cmd, env=None, **kwargs):
     """Runs cmd; returns (wall seconds, peak RSS in MiB, stdout). Dirty pages of the
     previous run are flushed first, so one tool's writeback does not slow the next."""
     os.sync()
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, **kwargs)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     out, err = proc.stdout.read(), proc.stderr.read()
@@ -93,6 +95,25 @@ def main():
         return json.loads(stdout)["seconds"], rss, stdout
     results["webdataset_shardwriter"] = best(args.repeat, reference_wds)
 
+    def reference(tool):
+        def run():
+            out = fresh(f"ref-{tool}")
+            seconds, rss, stdout = timed([python, os.path.join(HERE, "reference.py"), tool, corpus, out], env=env)
+            return json.loads(stdout)["seconds"], rss, stdout
+        return run
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(REPO, "tests", "interop", "torchstub"),
+                                                        os.path.join(REPO, "tests", "interop")]))
+    results["pack_mds"] = best(args.repeat, lambda: timed(
+        [bin_, "pack", corpus, fresh("mds"), "--format", "mds", "--hashes", "sha1", "--shard-size", "64MiB", "--quiet"]))
+    results["streaming_mdswriter"] = best(args.repeat, reference("mds"))
+    results["pack_parquet"] = best(args.repeat, lambda: timed(
+        [bin_, "pack", corpus, fresh("parquet"), "--format", "parquet", "--compression", "snappy",
+         "--row-group-size", "4096", "--shard-size", "64MiB", "--quiet"]))
+    results["pyarrow_parquet"] = best(args.repeat, reference("parquet"))
+    parquet_ours = sum(os.path.getsize(os.path.join(work, "parquet", f)) for f in os.listdir(os.path.join(work, "parquet")) if f.endswith(".parquet"))
+    parquet_ref = du(os.path.join(work, "ref-parquet"))
+
     tars = sorted(os.path.join(shards, f) for f in os.listdir(shards) if f.endswith(".tar"))
     shard_bytes = sum(os.path.getsize(t) for t in tars)
     subprocess.run(["cat", *tars], stdout=subprocess.DEVNULL, check=True)
@@ -121,6 +142,10 @@ def main():
         "",
         f"pack vs webdataset.ShardWriter: {results['webdataset_shardwriter'][0] / pack_s:5.1f}x faster (target >= 8x)",
         f"pack vs tar cf (floor):         {pack_s / results['tar_cf'][0]:5.2f}x the time of tar (target <= 1.5x)",
+        f"mds vs streaming.MDSWriter:     {results['streaming_mdswriter'][0] / results['pack_mds'][0]:5.1f}x faster (target >= 3x)",
+        f"mds vs tar cf:                  {results['pack_mds'][0] / results['tar_cf'][0]:5.2f}x the time of tar (target <= 1.5x)",
+        f"parquet vs pyarrow:             {results['pack_parquet'][0] / results['pyarrow_parquet'][0]:5.2f}x the time of pyarrow (target <= 1.0)",
+        f"parquet size vs pyarrow:        {parquet_ours / parquet_ref:5.3f}x ({parquet_ours / 1e6:.1f} MB vs {parquet_ref / 1e6:.1f} MB; target <= 1.0)",
         f"manifest throughput:            {shard_bytes / results['manifest'][0] / 1e9:5.2f} GB/s (target >= 1.5 GB/s)",
         f"verify throughput:              {shard_bytes / results['verify'][0] / 1e9:5.2f} GB/s (deep tar walk + SHA-256)",
         f"manifest vs sha256sum:          {results['sha256sum'][0] / results['manifest'][0]:5.1f}x faster",

@@ -247,6 +247,109 @@ pub fn hash_parts(name: &str, parts: &[&[u8]]) -> Option<String> {
     })
 }
 
+/// Several named hashes fed the same bytes in one pass.
+pub struct MultiHasher {
+    hashers: Vec<(String, Box<dyn StreamHash>)>,
+}
+
+trait StreamHash: Send {
+    fn update(&mut self, data: &[u8]);
+    fn hex(self: Box<Self>) -> String;
+}
+
+struct Rc<D>(D);
+
+impl<D: Digest + Send> StreamHash for Rc<D> {
+    fn update(&mut self, data: &[u8]) {
+        Digest::update(&mut self.0, data);
+    }
+    fn hex(self: Box<Self>) -> String {
+        shardsmith_manifest::hex(&self.0.finalize())
+    }
+}
+
+impl StreamHash for xxhash_rust::xxh32::Xxh32 {
+    fn update(&mut self, data: &[u8]) {
+        xxhash_rust::xxh32::Xxh32::update(self, data);
+    }
+    fn hex(self: Box<Self>) -> String {
+        format!("{:08x}", self.digest())
+    }
+}
+
+impl StreamHash for xxhash_rust::xxh64::Xxh64 {
+    fn update(&mut self, data: &[u8]) {
+        xxhash_rust::xxh64::Xxh64::update(self, data);
+    }
+    fn hex(self: Box<Self>) -> String {
+        format!("{:016x}", self.digest())
+    }
+}
+
+struct Xxh3(xxhash_rust::xxh3::Xxh3, bool);
+
+impl StreamHash for Xxh3 {
+    fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
+    }
+    fn hex(self: Box<Self>) -> String {
+        if self.1 {
+            format!("{:032x}", self.0.digest128())
+        } else {
+            format!("{:016x}", self.0.digest())
+        }
+    }
+}
+
+impl MultiHasher {
+    /// Hashers for `names` (unknown names are ignored; names are checked when parsed).
+    pub fn new(names: &[String]) -> Self {
+        let hashers = names
+            .iter()
+            .filter_map(|name| {
+                let h: Box<dyn StreamHash> = match name.as_str() {
+                    "md5" => Box::new(Rc(md5::Md5::new())),
+                    "sha1" => Box::new(Rc(sha1::Sha1::new())),
+                    "sha224" => Box::new(Rc(sha2::Sha224::new())),
+                    "sha256" => Box::new(Rc(sha2::Sha256::new())),
+                    "sha384" => Box::new(Rc(sha2::Sha384::new())),
+                    "sha512" => Box::new(Rc(sha2::Sha512::new())),
+                    "sha3_224" => Box::new(Rc(sha3::Sha3_224::new())),
+                    "sha3_256" => Box::new(Rc(sha3::Sha3_256::new())),
+                    "sha3_384" => Box::new(Rc(sha3::Sha3_384::new())),
+                    "sha3_512" => Box::new(Rc(sha3::Sha3_512::new())),
+                    "blake2b" => Box::new(Rc(blake2::Blake2b512::new())),
+                    "blake2s" => Box::new(Rc(blake2::Blake2s256::new())),
+                    "xxh32" => Box::new(xxhash_rust::xxh32::Xxh32::new(0)),
+                    "xxh64" => Box::new(xxhash_rust::xxh64::Xxh64::new(0)),
+                    "xxh3_64" => Box::new(Xxh3(xxhash_rust::xxh3::Xxh3::new(), false)),
+                    "xxh3_128" | "xxh128" => Box::new(Xxh3(xxhash_rust::xxh3::Xxh3::new(), true)),
+                    _ => return None,
+                };
+                Some((name.clone(), h))
+            })
+            .collect();
+        Self { hashers }
+    }
+
+    /// Feeds the next bytes to every hash.
+    pub fn update(&mut self, data: &[u8]) {
+        for (_, h) in &mut self.hashers {
+            h.update(data);
+        }
+    }
+
+    /// `{name: hexdigest}` of everything fed.
+    pub fn finish(self) -> serde_json::Value {
+        let map: serde_json::Map<String, serde_json::Value> = self
+            .hashers
+            .into_iter()
+            .map(|(name, h)| (name, serde_json::Value::from(h.hex())))
+            .collect();
+        serde_json::Value::Object(map)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -231,6 +231,22 @@ impl Encoding {
         }
     }
 
+    /// [`Encoding::encode`] for a value already checked by `encode` (pass-through
+    /// encodings are not checked again).
+    pub fn convert<'a>(&self, input: &'a [u8]) -> Result<Cow<'a, [u8]>, String> {
+        match self {
+            Encoding::Bytes
+            | Encoding::Str
+            | Encoding::Json
+            | Encoding::Jpeg
+            | Encoding::Png
+            | Encoding::StrInt
+            | Encoding::StrFloat
+            | Encoding::StrDecimal => Ok(Cow::Borrowed(input)),
+            _ => self.encode(input),
+        }
+    }
+
     /// Converts an input value into the bytes the column stores.
     pub fn encode<'a>(&self, input: &'a [u8]) -> Result<Cow<'a, [u8]>, String> {
         let text = || {

@@ -48,6 +48,10 @@ struct Column {
 
 struct Layout {
     columns: Vec<Column>,
+    size_limit: u64,
+    /// Record buffers of finished shards, reused so each worker touches its shard-sized
+    /// buffer's pages once, not once per shard.
+    buffers: std::sync::Mutex<Vec<Vec<u8>>>,
     compression: Option<Compression>,
     hashes: Vec<String>,
     config: Value,
@@ -127,6 +131,8 @@ impl Mds {
         Ok(Self {
             layout: Arc::new(Layout {
                 columns,
+                size_limit,
+                buffers: std::sync::Mutex::new(Vec::new()),
                 compression: options.compression,
                 hashes: options.hashes.clone(),
                 config,
@@ -239,9 +245,16 @@ impl ShardFormat for Mds {
     }
 
     fn encoder(&self) -> Box<dyn ShardEncoder> {
+        let records = self
+            .layout
+            .buffers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
         Box::new(MdsEncoder {
             layout: self.layout.clone(),
-            records: Vec::new(),
+            records,
             ends: Vec::new(),
         })
     }
@@ -288,35 +301,39 @@ struct MdsEncoder {
 
 impl ShardEncoder for MdsEncoder {
     fn add(&mut self, _out: &mut dyn Write, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
+        // Streamed (large) fields are read in full first; MDS builds shards in memory.
+        let mut streamed: Vec<Option<Vec<u8>>> = Vec::with_capacity(fields.len());
+        for field in fields.iter_mut() {
+            streamed.push(match &mut field.payload {
+                Payload::Bytes(_) => None,
+                Payload::Stream(reader) => {
+                    let mut data = Vec::with_capacity(usize::try_from(field.size).unwrap_or(0));
+                    reader.take(field.size).read_to_end(&mut data)?;
+                    Some(data)
+                }
+            });
+        }
         let mut values: Vec<std::borrow::Cow<'_, [u8]>> =
             Vec::with_capacity(self.layout.columns.len());
-        let mut fields = fields.iter_mut();
+        let mut next = fields.iter().zip(&streamed);
         for column in &self.layout.columns {
             if column.is_key {
                 values.push(key.as_bytes().into());
                 continue;
             }
-            let field = fields
+            let (field, owned) = next
                 .next()
-                .filter(|f| f.ext == column.name)
+                .filter(|(f, _)| f.ext == column.name)
                 .ok_or_else(|| {
                     io::Error::other(format!("sample `{key}` lacks column `{}`", column.name))
                 })?;
-            let input: std::borrow::Cow<'_, [u8]> = match &mut field.payload {
-                Payload::Bytes(bytes) => (*bytes).into(),
-                Payload::Stream(reader) => {
-                    let mut data = Vec::with_capacity(field.size as usize);
-                    reader.take(field.size).read_to_end(&mut data)?;
-                    data.into()
-                }
-            };
-            let encoded = column
-                .encoding
-                .encode(&input)
-                .map_err(|e| {
-                    io::Error::other(format!("sample `{key}` field `{}` {e}", column.name))
-                })?
-                .into_owned();
+            let encoded = match (owned, &field.payload) {
+                // In-memory values were checked by `check_values` before encoding.
+                (None, Payload::Bytes(bytes)) => column.encoding.convert(bytes),
+                (Some(data), _) => column.encoding.encode(data),
+                (None, Payload::Stream(_)) => unreachable!("streamed fields were read above"),
+            }
+            .map_err(|e| io::Error::other(format!("sample `{key}` field `{}` {e}", column.name)))?;
             if let Some(fixed) = column.fixed
                 && encoded.len() as u64 != fixed
             {
@@ -326,7 +343,11 @@ impl ShardEncoder for MdsEncoder {
                     encoded.len()
                 )));
             }
-            values.push(encoded.into());
+            values.push(encoded);
+        }
+        if self.records.capacity() == 0 {
+            self.records
+                .reserve(usize::try_from(self.layout.size_limit.min(256 << 20)).unwrap_or(0));
         }
         for (column, value) in self.layout.columns.iter().zip(&values) {
             if column.fixed.is_none() {
@@ -359,35 +380,42 @@ impl ShardEncoder for MdsEncoder {
         }
         header.extend_from_slice(config);
         let mut facts = json!({"samples": n, "raw_bytes": total});
-        let hashes = |parts: &[&[u8]]| -> Value {
-            let map: serde_json::Map<String, Value> = self
-                .layout
-                .hashes
-                .iter()
-                .map(|name| {
-                    (
-                        name.clone(),
-                        Value::from(codec::hash_parts(name, parts).unwrap_or_default()),
-                    )
-                })
-                .collect();
-            Value::Object(map)
-        };
+        // One pass over pieces small enough to stay in cache: the index hashes, the
+        // manifest's SHA-256 (in `out`) and the write all read a piece while it is hot.
+        const PIECE: usize = 256 << 10;
+        let mut raw_hasher = codec::MultiHasher::new(&self.layout.hashes);
         match self.layout.compression {
             None => {
-                facts["raw_hashes"] = hashes(&[&header, &self.records]);
-                out.write_all(&header)?;
-                out.write_all(&self.records)?;
+                for piece in header.chunks(PIECE).chain(self.records.chunks(PIECE)) {
+                    raw_hasher.update(piece);
+                    out.write_all(piece)?;
+                }
+                facts["raw_hashes"] = raw_hasher.finish();
+                let mut records = std::mem::take(&mut self.records);
+                records.clear();
+                self.layout
+                    .buffers
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(records);
             }
             Some(compression) => {
                 let mut raw = header;
                 raw.extend_from_slice(&self.records);
                 self.records = Vec::new();
-                facts["raw_hashes"] = hashes(&[&raw]);
+                for piece in raw.chunks(PIECE) {
+                    raw_hasher.update(piece);
+                }
+                facts["raw_hashes"] = raw_hasher.finish();
                 let zip = compression.compress(&raw)?;
+                drop(raw);
+                let mut zip_hasher = codec::MultiHasher::new(&self.layout.hashes);
+                for piece in zip.chunks(PIECE) {
+                    zip_hasher.update(piece);
+                    out.write_all(piece)?;
+                }
                 facts["zip_bytes"] = Value::from(zip.len());
-                facts["zip_hashes"] = hashes(&[&zip]);
-                out.write_all(&zip)?;
+                facts["zip_hashes"] = zip_hasher.finish();
             }
         }
         Ok(facts)
