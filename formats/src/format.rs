@@ -88,15 +88,57 @@ pub struct Field<'a> {
     pub payload: Payload<'a>,
 }
 
+/// The output of one shard, shared by handle: encoders that must own a writer (Parquet's
+/// `ArrowWriter`) keep a clone, so their bytes flow straight through the shard's
+/// hashing, buffered writer instead of being collected in memory first.
+#[derive(Clone)]
+pub struct ShardOut {
+    inner: Arc<std::sync::Mutex<dyn Write + Send>>,
+}
+
+impl ShardOut {
+    /// A handle on `writer`; keep the typed `Arc` to take the writer back when done.
+    pub fn new<W: Write + Send + 'static>(writer: Arc<std::sync::Mutex<W>>) -> Self {
+        Self { inner: writer }
+    }
+
+    /// A handle on an in-memory buffer, and the buffer (for tests).
+    #[cfg(test)]
+    pub(crate) fn memory() -> (Self, Arc<std::sync::Mutex<Vec<u8>>>) {
+        let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
+        (Self::new(buffer.clone()), buffer)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, dyn Write + Send + 'static> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Write for ShardOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.lock().write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.lock().write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.lock().flush()
+    }
+}
+
 /// Encodes the samples of one shard. Calls come in order: `add` per sample, then
 /// `finish` once. Errors are I/O errors of the output (or of a streamed input).
 pub trait ShardEncoder: Send {
     /// Appends one sample.
-    fn add(&mut self, out: &mut dyn Write, key: &str, fields: &mut [Field<'_>]) -> io::Result<()>;
+    fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()>;
     /// Writes whatever ends a shard (tar: the end-of-archive blocks; MDS: the whole
     /// shard, built in memory) and returns format-specific facts about it, kept with the
     /// shard's record for [`ShardFormat::dataset_files`] (MDS: its index entry).
-    fn finish(&mut self, out: &mut dyn Write) -> io::Result<Value>;
+    fn finish(&mut self, out: &mut ShardOut) -> io::Result<Value>;
 }
 
 /// A dataset-level file a format writes after its shards (MDS `index.json`).

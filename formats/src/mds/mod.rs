@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 pub use self::codec::{Compression, Family};
 pub use self::columns::Encoding;
 pub use self::inspect::{MdsInspector, check_indices};
-use crate::format::{DatasetFile, Field, Payload, SampleSpec, ShardEncoder, ShardFormat};
+use crate::format::{DatasetFile, Field, Payload, SampleSpec, ShardEncoder, ShardFormat, ShardOut};
 use crate::{Error, Result};
 
 /// Largest raw shard: offsets are `u32`.
@@ -300,7 +300,7 @@ struct MdsEncoder {
 }
 
 impl ShardEncoder for MdsEncoder {
-    fn add(&mut self, _out: &mut dyn Write, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
+    fn add(&mut self, _out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
         // Streamed (large) fields are read in full first; MDS builds shards in memory.
         let mut streamed: Vec<Option<Vec<u8>>> = Vec::with_capacity(fields.len());
         for field in fields.iter_mut() {
@@ -362,7 +362,7 @@ impl ShardEncoder for MdsEncoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut dyn Write) -> io::Result<Value> {
+    fn finish(&mut self, out: &mut ShardOut) -> io::Result<Value> {
         let n = self.ends.len() as u64;
         let config = self.layout.config_json.as_bytes();
         let start = 4 + 4 * (n + 1) + config.len() as u64;

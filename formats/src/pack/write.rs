@@ -3,6 +3,7 @@
 //! holds part of a sample.
 
 use std::io::{self, BufWriter};
+use std::sync::{Arc, Mutex};
 
 use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, FileEntry, HashingWriter, Skipped};
 
@@ -10,7 +11,7 @@ use super::PackObserver;
 use super::samples::{Loaded, SampleSource, Tracked};
 use super::state::ShardRecord;
 use crate::content::{self, Validation};
-use crate::format::{Field, Payload, SampleSpec, ShardFormat};
+use crate::format::{Field, Payload, SampleSpec, ShardFormat, ShardOut};
 use crate::sink::{OutputSink, ShardFile};
 use crate::{Error, Result};
 
@@ -31,7 +32,11 @@ pub(crate) fn write_shard(
     samples: &[SampleSpec],
 ) -> Result<(ShardRecord, Box<dyn ShardFile>)> {
     let file = ctx.sink.create(name)?;
-    let mut out = HashingWriter::new(BufWriter::with_capacity(1 << 20, file), DEFAULT_CHUNK_SIZE);
+    let shared = Arc::new(Mutex::new(HashingWriter::new(
+        BufWriter::with_capacity(1 << 20, file),
+        DEFAULT_CHUNK_SIZE,
+    )));
+    let mut out = ShardOut::new(shared.clone());
     let mut encoder = ctx.format.encoder();
     let mut reader = ctx.source.reader(samples, ctx.validation)?;
     let mut buf = Vec::new();
@@ -108,7 +113,12 @@ pub(crate) fn write_shard(
         ctx.observer.advanced(1, sample.payload());
     }
     let facts = encoder.finish(&mut out).map_err(write_err)?;
-    let (buffered, digest) = out.finish();
+    drop((encoder, out));
+    let hashing = Arc::try_unwrap(shared)
+        .map_err(|_| Error::Setting(format!("shard `{name}`: the encoder kept its output")))?
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (buffered, digest) = hashing.finish();
     let file = buffered
         .into_inner()
         .map_err(|e| write_err(e.into_error()))?;

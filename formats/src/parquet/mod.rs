@@ -10,8 +10,8 @@ pub mod input;
 mod inspect;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, Read, Write};
-use std::sync::{Arc, Mutex};
+use std::io::{self, Read};
+use std::sync::Arc;
 
 use arrow_array::builder::{BinaryBuilder, Float64Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -23,7 +23,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use serde_json::{Value, json};
 
-use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat};
+use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat, ShardOut};
 use crate::mds::Encoding;
 use crate::{Error, Result};
 
@@ -269,40 +269,9 @@ impl ShardFormat for Parquet {
         Box::new(ParquetEncoder {
             layout: self.layout.clone(),
             writer: None,
-            buffer: SharedBuffer::default(),
             batch: Batch::new(&self.layout),
             rows: 0,
         })
-    }
-}
-
-/// Bytes the Arrow writer produced, drained into the shard after every batch.
-#[derive(Clone, Default)]
-struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for SharedBuffer {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl SharedBuffer {
-    fn drain_into(&self, out: &mut dyn Write) -> io::Result<()> {
-        let bytes = std::mem::take(
-            &mut *self
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        out.write_all(&bytes)
     }
 }
 
@@ -363,17 +332,16 @@ const BATCH_BYTES: usize = 8 << 20;
 
 struct ParquetEncoder {
     layout: Arc<Layout>,
-    writer: Option<ArrowWriter<SharedBuffer>>,
-    buffer: SharedBuffer,
+    writer: Option<ArrowWriter<ShardOut>>,
     batch: Batch,
     rows: u64,
 }
 
 impl ParquetEncoder {
-    fn writer(&mut self) -> io::Result<&mut ArrowWriter<SharedBuffer>> {
+    fn writer(&mut self, out: &ShardOut) -> io::Result<&mut ArrowWriter<ShardOut>> {
         if self.writer.is_none() {
             let writer = ArrowWriter::try_new(
-                self.buffer.clone(),
+                out.clone(),
                 self.layout.schema.clone(),
                 Some(self.layout.props.clone()),
             )
@@ -383,13 +351,12 @@ impl ParquetEncoder {
         Ok(self.writer.as_mut().expect("just created"))
     }
 
-    fn write_batch(&mut self, out: &mut dyn Write) -> io::Result<()> {
+    fn write_batch(&mut self, out: &ShardOut) -> io::Result<()> {
         if self.batch.rows == 0 {
             return Ok(());
         }
         let batch = self.batch.finish(&self.layout.schema)?;
-        self.writer()?.write(&batch).map_err(io::Error::other)?;
-        self.buffer.drain_into(out)
+        self.writer(out)?.write(&batch).map_err(io::Error::other)
     }
 }
 
@@ -399,7 +366,7 @@ fn text_of<'a>(value: &'a [u8], key: &str, column: &str) -> io::Result<&'a str> 
 }
 
 impl ShardEncoder for ParquetEncoder {
-    fn add(&mut self, out: &mut dyn Write, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
+    fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
         let mut fields = fields.iter_mut().peekable();
         let schema = self.layout.schema.clone();
         for (i, column) in schema.fields().iter().enumerate() {
@@ -457,12 +424,11 @@ impl ShardEncoder for ParquetEncoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut dyn Write) -> io::Result<Value> {
+    fn finish(&mut self, out: &mut ShardOut) -> io::Result<Value> {
         self.write_batch(out)?;
-        self.writer()?;
+        self.writer(out)?;
         let writer = self.writer.take().expect("created above");
         let metadata = writer.close().map_err(io::Error::other)?;
-        self.buffer.drain_into(out)?;
         Ok(json!({"rows": self.rows, "row_groups": metadata.num_row_groups()}))
     }
 }

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 pub use inspect::TarInspector;
 
-use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat};
+use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat, ShardOut};
 
 /// Tar block size.
 pub const BLOCK: u64 = 512;
@@ -107,7 +107,7 @@ pub fn member_header(name: &str, size: u64) -> io::Result<tar::Header> {
 const ZEROS: [u8; BLOCK as usize] = [0; BLOCK as usize];
 
 impl ShardEncoder for TarEncoder {
-    fn add(&mut self, out: &mut dyn Write, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
+    fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
         for field in fields {
             let name = format!("{key}.{}", field.ext);
             out.write_all(member_header(&name, field.size)?.as_bytes())?;
@@ -129,7 +129,7 @@ impl ShardEncoder for TarEncoder {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut dyn Write) -> io::Result<serde_json::Value> {
+    fn finish(&mut self, out: &mut ShardOut) -> io::Result<serde_json::Value> {
         out.write_all(&ZEROS)?;
         out.write_all(&ZEROS)?;
         Ok(serde_json::Value::Null)
@@ -156,7 +156,7 @@ mod tests {
     fn sizes_are_exact() {
         let s = spec("k", &[("jpg", 0), ("json", 1), ("txt", 512), ("cls", 513)]);
         assert_eq!(WebDataset.sample_bytes(&s), 4 * 512 + 512 + 512 + 1024);
-        let mut out = Vec::new();
+        let (mut out, bytes) = crate::format::ShardOut::memory();
         let mut enc = WebDataset.encoder();
         let data: Vec<Vec<u8>> = s
             .fields
@@ -175,6 +175,7 @@ mod tests {
             .collect();
         enc.add(&mut out, &s.key, &mut fields).unwrap();
         enc.finish(&mut out).unwrap();
+        let out = bytes.lock().unwrap().clone();
         assert_eq!(
             out.len() as u64,
             WebDataset.sample_bytes(&s) + WebDataset.shard_overhead()

@@ -4,7 +4,7 @@ use crate::webdataset::{WebDataset, member_header};
 
 /// A shard of `(key, ext, bytes)` members written by our encoder.
 fn shard(members: &[(&str, &str, &[u8])]) -> Vec<u8> {
-    let mut out = Vec::new();
+    let (mut out, bytes) = crate::format::ShardOut::memory();
     let mut enc = WebDataset.encoder();
     for (key, ext, data) in members {
         let mut fields = [Field {
@@ -15,7 +15,7 @@ fn shard(members: &[(&str, &str, &[u8])]) -> Vec<u8> {
         enc.add(&mut out, key, &mut fields).unwrap();
     }
     enc.finish(&mut out).unwrap();
-    out
+    bytes.lock().unwrap().clone()
 }
 
 fn clean() -> Vec<u8> {
