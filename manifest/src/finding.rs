@@ -52,6 +52,44 @@ pub enum FindingKind {
     SampleCountMismatch,
     /// First or last sample key differs from the manifest.
     KeyMismatch,
+    /// A zip member's CRC-32 differs from its central directory: bytes changed.
+    CrcMismatch,
+    /// A zip checkpoint saved without CRC-32s: damage cannot be detected.
+    CrcNotRecorded,
+    /// Storage records saved as placeholders (`skip_data()`): values never written.
+    PlaceholderData,
+    /// A run of zero bytes inside float tensor data that is not zero elsewhere.
+    ZeroRun,
+    /// A filesystem hole (never-written bytes) inside tensor data.
+    Hole,
+    /// NaN values in a float tensor (`--scan-values`).
+    NanValues,
+    /// Infinite values in a float tensor (`--scan-values`).
+    InfValues,
+    /// The file holds something else entirely: a Git LFS pointer, an HTML page, nothing.
+    WrongContent,
+    /// A pickle imports globals that would run code when loaded.
+    UnsafePickle,
+    /// A pickle cannot be read.
+    BadPickle,
+    /// A tensor's declared dtype, shape, offsets or storage disagree with the data.
+    BadTensor,
+    /// Byte ranges that overlap or leave gaps where the format forbids it.
+    BadLayout,
+    /// A dtype this reader does not know (a newer writer).
+    UnsupportedDtype,
+    /// A legacy format without checksums.
+    LegacyFormat,
+    /// Saved on a big-endian machine.
+    ForeignByteOrder,
+    /// A file a checkpoint's own metadata does not reference (an earlier save's).
+    StaleFile,
+    /// A sharded index and its shards disagree.
+    IndexMismatch,
+    /// A pointer file (`latest`, tracker) names a missing or broken checkpoint.
+    BadPointer,
+    /// A checkpoint directory without the files a complete save leaves.
+    IncompleteSave,
 }
 
 impl FindingKind {

@@ -1,0 +1,1 @@
+//! Audit of a training run's checkpoint directory.

@@ -1,0 +1,97 @@
+//! What every checkpoint inspector is told about its file, and how content scans
+//! become findings.
+
+use shardsmith_manifest::{Finding, FindingKind};
+
+use super::content::{TensorScan, in_hole};
+
+/// Per-file facts an inspector gets from the factory (known before the read starts).
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// File size when the read started.
+    pub size: u64,
+    /// Count NaN/Inf in float tensors (`--scan-values`).
+    pub scan_values: bool,
+    /// Filesystem holes of the file (absolute byte ranges).
+    pub holes: Vec<(u64, u64)>,
+}
+
+/// Findings of one tensor's content scan: zero runs (or holes) in float data that is not
+/// zero everywhere, NaN and Inf counts. `what` names the tensor (`tensor `w` (F32)`).
+pub fn content_findings(
+    out: &mut Vec<Finding>,
+    path: &str,
+    what: &str,
+    scan: &TensorScan,
+    holes: &[(u64, u64)],
+) {
+    if scan.suspicious_zeros()
+        && let Some(&(start, end)) = scan.zeros.runs.first()
+    {
+        out.push(zero_finding(path, what, scan, holes, start, end));
+    }
+    if let Some(values) = &scan.values {
+        if values.nan > 0 {
+            out.push(
+                Finding::error(
+                    FindingKind::NanValues,
+                    path,
+                    format!(
+                        "{what} holds {} NaN of {} values: training resumed from it produces NaN loss",
+                        values.nan, values.count
+                    ),
+                )
+                .values(0, values.nan),
+            );
+        }
+        if values.inf > 0 {
+            out.push(
+                Finding::warning(
+                    FindingKind::InfValues,
+                    path,
+                    format!(
+                        "{what} holds {} ±Inf of {} values (legitimate only in masks and the like)",
+                        values.inf, values.count
+                    ),
+                )
+                .values(0, values.inf),
+            );
+        }
+    }
+}
+
+/// A zero-run (or hole) warning for the run `start..end` of a tensor scan.
+pub fn zero_finding(
+    path: &str,
+    what: &str,
+    scan: &TensorScan,
+    holes: &[(u64, u64)],
+    start: u64,
+    end: u64,
+) -> Finding {
+    let more = if scan.zeros.count > 1 {
+        format!(
+            "; {} such runs, {} bytes in all, the first shown",
+            scan.zeros.count, scan.zeros.bytes
+        )
+    } else {
+        String::new()
+    };
+    let (kind, what_it_is) = if in_hole(holes, start, end) {
+        (
+            FindingKind::Hole,
+            "a filesystem hole (bytes never written, read back as zeros)",
+        )
+    } else {
+        (FindingKind::ZeroRun, "a run of zero bytes")
+    };
+    Finding::warning(
+        kind,
+        path,
+        format!(
+            "{} bytes of {what_it_is} inside {what}, whose other bytes are not zero: the mark of data lost by the storage (or a legitimately zero row){more}",
+            end - start
+        ),
+    )
+    .range(start, end)
+}
