@@ -47,5 +47,6 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Pack(args) => commands::pack::run(args, printer),
         Command::Manifest(args) => commands::manifest::run(args, printer),
         Command::Verify(args) => commands::verify::run(args, printer),
+        Command::Audit(args) => commands::audit::run(args, printer),
     }
 }

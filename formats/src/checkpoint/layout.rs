@@ -8,6 +8,11 @@ use std::path::Path;
 use serde_json::Value;
 use shardsmith_manifest::{Finding, FindingKind, Inspection};
 
+/// A DeepSpeed tag directory: partition count, model-parallel size, file names.
+type TagDir = (Option<u64>, Option<u64>, BTreeSet<String>);
+/// A Megatron iteration: (tensor, pipeline) ranks present, recorded TP and PP sizes.
+type IterDir = (BTreeSet<(u64, Option<u64>)>, Option<u64>, Option<u64>);
+
 /// Largest index or pointer file read.
 const MAX_SMALL_FILE: u64 = 64 << 20;
 
@@ -311,7 +316,7 @@ fn deepspeed(
         }
     }
     // Per tag directory: partition files complete for the recorded partition count.
-    let mut dirs: BTreeMap<&str, (Option<u64>, Option<u64>, BTreeSet<String>)> = BTreeMap::new();
+    let mut dirs: BTreeMap<&str, TagDir> = BTreeMap::new();
     for rel in files.keys() {
         let name = rel.rsplit('/').next().unwrap_or(rel);
         if !(name.ends_with("_optim_states.pt") || name.ends_with("_model_states.pt")) {
@@ -413,14 +418,10 @@ fn megatron(
         }
     }
     // Per iteration directory: every tensor/pipeline rank directory present.
-    let mut iters: BTreeMap<&str, (BTreeSet<(u64, Option<u64>)>, Option<u64>, Option<u64>)> =
-        BTreeMap::new();
+    let mut iters: BTreeMap<&str, IterDir> = BTreeMap::new();
     for rel in files.keys().filter(|r| r.ends_with("/model_optim_rng.pt")) {
-        let parts: Vec<&str> = rel.rsplitn(3, '/').collect();
-        if parts.len() < 3 {
-            continue;
-        }
-        let (rank_dir, iter_dir) = (parts[1], parts[2]);
+        let rank_path = dir_of(rel);
+        let (iter_dir, rank_dir) = rank_path.rsplit_once('/').unwrap_or(("", rank_path));
         let Some(ranks) = rank_dir.strip_prefix("mp_rank_") else {
             continue;
         };
@@ -465,7 +466,7 @@ fn megatron(
                 };
                 out.push(Finding::error(
                     FindingKind::MissingFile,
-                    format!("{iter_dir}/{dir}/model_optim_rng.pt"),
+                    join(iter_dir, &format!("{dir}/model_optim_rng.pt")),
                     format!("rank file missing: the checkpoint was saved with tensor parallel {tp} × pipeline parallel {pp}"),
                 ));
             }

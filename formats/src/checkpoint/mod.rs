@@ -79,7 +79,7 @@ fn is_safetensors(head: &[u8], size: u64) -> bool {
     let n = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
     let body = &head[8..];
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
-    n >= 2 && n <= safetensors::MAX_HEADER && 8 + n <= size && first == Some(&b'{')
+    (2..=safetensors::MAX_HEADER).contains(&n) && 8 + n <= size && first == Some(&b'{')
 }
 
 fn is_torch_zip(head: &[u8]) -> bool {

@@ -225,7 +225,7 @@ impl<'a> Machine<'a> {
     }
 
     fn set_items(&mut self, target: Id, items: Vec<Id>) -> R<()> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err("odd number of items for SETITEMS".into());
         }
         match &mut self.nodes[target] {
@@ -423,7 +423,7 @@ impl<'a> Machine<'a> {
             b'}' => self.push_node(Node::Dict(Vec::new())),
             b'd' => {
                 let items = self.pop_mark()?;
-                if items.len() % 2 != 0 {
+                if !items.len().is_multiple_of(2) {
                     return Err("odd number of items for DICT".into());
                 }
                 self.push_node(Node::Dict(

@@ -311,7 +311,12 @@ fn tensor_names(p: &Pickle) -> BTreeMap<Id, String> {
             Node::Call(func, args) => {
                 let func = p.global_name(*func).unwrap_or_default();
                 if func.starts_with("torch._utils._rebuild_tensor") {
-                    names.entry(id).or_insert(path);
+                    let name = if path.is_empty() {
+                        "<root>".to_string()
+                    } else {
+                        path
+                    };
+                    names.entry(id).or_insert(name);
                 } else if let Some(first) = p.items(*args).and_then(|a| a.first()) {
                     // _rebuild_parameter(tensor, ...) and the like wrap the tensor.
                     stack.push((*first, path, depth + 1));
