@@ -1,6 +1,8 @@
 //! Integration tests of the `shardsmith` binary: one test binary, one module per area.
 
+mod checkpoint;
 mod cli;
+mod hostile;
 mod interop;
 mod manifest_cmd;
 mod pack;
