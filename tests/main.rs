@@ -1,6 +1,8 @@
 //! Integration tests of the `shardsmith` binary: one test binary, one module per area.
 
+mod audit;
 mod checkpoint;
+mod checkpoint_interop;
 mod cli;
 mod hostile;
 mod interop;

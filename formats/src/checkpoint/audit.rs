@@ -100,7 +100,7 @@ pub fn audit_run(
     let mut candidates: Vec<(String, PathBuf)> = Vec::new();
     for (name, path) in names {
         let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
-        if link && path.is_dir() {
+        if link && path.exists() {
             let target = std::fs::read_link(&path)
                 .ok()
                 .and_then(|t| t.file_name().map(|n| n.to_string_lossy().into_owned()));
