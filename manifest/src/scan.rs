@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::walk::{self, rel_string};
 use crate::{
-    DEFAULT_CHUNK_SIZE, Digester, Error, FileContext, FileDigest, FileEntry, Inspection,
+    DEFAULT_CHUNK_SIZE, Digester, Error, FileContext, FileDigest, FileEntry, Inspection, Inspector,
     InspectorFactory, MANIFEST_FILE, Manifest, ManifestKind, Result, SUMS_FILE, Skipped,
     TEMP_PREFIX,
 };
@@ -20,11 +20,13 @@ use crate::{
 /// CRC-32 read the block from cache right after the copy.
 pub const READ_BLOCK: usize = 256 * 1024;
 
-/// Files at least this large are read by a second thread while this one hashes and
-/// inspects, so the copy from the page cache (or the disk wait) overlaps the hashing.
-/// Smaller files are read inline: a thread per small file costs more than it saves.
+/// Files at least this large are read by a helper thread, which also feeds the format
+/// inspector (CRC-32s, zero scan), while the calling thread computes the SHA-256 and
+/// chunk CRCs: on two cores the inspector's work and the copy from the page cache (or
+/// the disk wait) overlap the hashing. Smaller files are read inline: a thread per
+/// small file costs more than it saves.
 pub const OVERLAP_MIN: u64 = 8 << 20;
-/// Block size and number of blocks in flight when reading on a second thread.
+/// Block size and number of blocks in flight when reading on a helper thread.
 const OVERLAP_BLOCK: usize = 1 << 20;
 const OVERLAP_BUFFERS: usize = 4;
 
@@ -33,8 +35,7 @@ pub type FileRead = io::Result<(FileDigest, Option<Inspection>)>;
 
 /// Reads `path` once, feeding the digest and the inspector chosen from its first block.
 /// `progress` is called with the size of every block read. Large files are read
-/// sequentially by a helper thread into a few reused buffers (bounded memory) while
-/// the calling thread hashes.
+/// sequentially by a helper thread into a few reused buffers (bounded memory).
 pub fn digest_file(
     path: &Path,
     ctx: &FileContext<'_>,
@@ -48,7 +49,7 @@ pub fn digest_file(
     let mut digester = Digester::new(chunk_size);
     let head = fill(&mut file, &mut buf)?;
     let mut inspector = inspectors.inspector_for(ctx, &buf[..head]);
-    let mut consume = |data: &[u8]| {
+    let mut consume = |data: &[u8], inspector: &mut Option<Box<dyn Inspector>>| {
         digester.update(data);
         if let Some(inspector) = inspector.as_mut() {
             inspector.update(data);
@@ -56,25 +57,31 @@ pub fn digest_file(
         progress(data.len() as u64);
     };
     if head > 0 {
-        consume(&buf[..head]);
+        consume(&buf[..head], &mut inspector);
     }
     if head == READ_BLOCK && len >= OVERLAP_MIN {
-        read_overlapped(&mut file, &mut consume)?;
+        inspector = read_overlapped(&mut file, inspector, &mut |data| {
+            consume(data, &mut None);
+        })?;
     } else if head == READ_BLOCK {
         loop {
             let n = read_retrying(&mut file, &mut buf)?;
             if n == 0 {
                 break;
             }
-            consume(&buf[..n]);
+            consume(&buf[..n], &mut inspector);
         }
     }
     Ok((digester.finish(), inspector.map(|i| i.finish())))
 }
 
-/// Reads the rest of `file` on a helper thread, handing full buffers to `consume` in
-/// order on this thread.
-fn read_overlapped(file: &mut File, consume: &mut dyn FnMut(&[u8])) -> io::Result<()> {
+/// Reads the rest of `file` on a helper thread that also feeds `inspector`, handing
+/// each buffer to `consume` afterwards, in order, on this thread. Returns the inspector.
+fn read_overlapped(
+    file: &mut File,
+    inspector: Option<Box<dyn Inspector>>,
+    consume: &mut dyn FnMut(&[u8]),
+) -> io::Result<Option<Box<dyn Inspector>>> {
     let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(OVERLAP_BUFFERS);
     let (free_tx, free_rx) = mpsc::sync_channel::<Vec<u8>>(OVERLAP_BUFFERS);
     for _ in 0..OVERLAP_BUFFERS {
@@ -83,14 +90,19 @@ fn read_overlapped(file: &mut File, consume: &mut dyn FnMut(&[u8])) -> io::Resul
             .expect("the channel has room for every buffer");
     }
     std::thread::scope(|scope| {
-        scope.spawn(move || {
+        let helper = scope.spawn(move || {
+            let mut inspector = inspector;
             while let Ok(mut buf) = free_rx.recv() {
                 let read = fill(file, &mut buf);
+                if let (Ok(n), Some(inspector)) = (&read, inspector.as_mut()) {
+                    inspector.update(&buf[..*n]);
+                }
                 let done = !matches!(read, Ok(n) if n > 0);
                 if full_tx.send(read.map(|n| (buf, n))).is_err() || done {
-                    return;
+                    break;
                 }
             }
+            inspector
         });
         // Both ends are owned here, so an early return (a read error) drops them and
         // the helper thread ends instead of waiting forever.
@@ -104,7 +116,10 @@ fn read_overlapped(file: &mut File, consume: &mut dyn FnMut(&[u8])) -> io::Resul
             // The helper may have ended at the end of the file; a refused buffer is fine.
             let _ = free_tx.send(buf);
         }
-        Ok(())
+        drop(free_tx);
+        helper
+            .join()
+            .map_err(|_| io::Error::other("the reading thread failed (an inspector panicked)"))
     })
 }
 
@@ -233,7 +248,6 @@ pub fn scan_directory(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Inspector;
     use crate::NoInspection;
     use std::sync::{Arc, Mutex};
 
