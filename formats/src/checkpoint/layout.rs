@@ -191,7 +191,14 @@ fn dcp(
     {
         let dir = dir_of(rel);
         with_metadata.insert(dir.to_string());
-        let Some(items) = i.facts.get("dcp.storage").and_then(Value::as_array) else {
+        // An unreadable .metadata (reported on its own) or one without storage entries
+        // says nothing about which data files belong: no stale-file guesses then.
+        let Some(items) = i
+            .facts
+            .get("dcp.storage")
+            .and_then(Value::as_array)
+            .filter(|items| !items.is_empty())
+        else {
             continue;
         };
         let mut referenced: BTreeMap<String, Vec<(u64, u64, String)>> = BTreeMap::new();

@@ -77,20 +77,20 @@ pub fn zero_finding(
     } else {
         String::new()
     };
+    let len = end - start;
     let (kind, what_it_is) = if in_hole(holes, start, end) {
         (
             FindingKind::Hole,
-            "a filesystem hole (bytes never written, read back as zeros)",
+            format!("a {len}-byte filesystem hole (never written, reads back as zeros)"),
         )
     } else {
-        (FindingKind::ZeroRun, "a run of zero bytes")
+        (FindingKind::ZeroRun, format!("{len} zero bytes in a row"))
     };
     Finding::warning(
         kind,
         path,
         format!(
-            "{} bytes of {what_it_is} inside {what}, whose other bytes are not zero: the mark of data lost by the storage (or a legitimately zero row){more}",
-            end - start
+            "{what_it_is} inside {what}, whose other bytes are not zero: the mark of data lost by the storage (or a legitimately zero row){more}"
         ),
     )
     .range(start, end)

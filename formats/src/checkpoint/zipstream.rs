@@ -338,6 +338,17 @@ impl Inspector for ZipInspector {
             self.findings
                 .push(Finding::error(kind, &self.path, format!("{}{what}", d.message)).at(d.end));
         }
+        let unread: Vec<(u64, String)> = self.members[self.cur.min(self.members.len())..]
+            .iter()
+            .filter(|m| m.entry.header_at >= self.pos)
+            .map(|m| (m.entry.header_at, m.entry.name.clone()))
+            .collect();
+        for (at, name) in unread {
+            let message = format!(
+                "the central directory puts member `{name}` at byte {at}, past the end of the file: it was never read"
+            );
+            self.error(FindingKind::BadHeader, at, message);
+        }
         if self.pos < self.expected_end {
             let (pos, end) = (self.pos, self.expected_end);
             self.findings.push(
