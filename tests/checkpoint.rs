@@ -82,6 +82,7 @@ fn clean_fixtures_have_no_false_finding() {
         ("sharded", &[]),
         ("dcp1", &[]),
         ("dcp2", &[]),
+        ("dcp_st", &[]),
         ("deepspeed", &[]),
         ("megatron", &[]),
     ];
@@ -469,4 +470,32 @@ fn c10_nan_and_inf_with_scan_values_in_every_float_dtype() {
         assert_eq!(count("nan_values", file), 5, "{file}: {report:#}");
         assert_eq!(count("inf_values", file), 4, "{file}");
     }
+}
+
+#[test]
+fn dcp_saved_as_safetensors_checks_its_blob_at_file_offsets() {
+    let t = copy("dcp_st");
+    let path = t.join("__0_0.distcp");
+    let bytes = std::fs::read(&path).unwrap();
+    let base = bytes
+        .windows(15)
+        .position(|w| w == b"{\"__metadata__\"")
+        .unwrap()
+        - 8;
+    let n = u64::from_le_bytes(bytes[base..base + 8].try_into().unwrap()) as usize;
+    // Tensors sorted by name: `model.b` (32 bytes of f32), then `model.w` (32 KiB).
+    let at = base + 8 + n + 32 + 4096;
+    zero(&path, at, 4096);
+    let (code, report) = verify(t.path(), &[]);
+    assert_eq!(code, 0, "no checksum covers a safetensors blob: a warning");
+    let f = finding(&report, "zero_run", "__0_0.distcp");
+    assert_eq!(
+        (f["offset"].as_u64(), f["end"].as_u64()),
+        (Some(at as u64), Some(at as u64 + 4096))
+    );
+    assert!(f["message"].as_str().unwrap().contains("model.w"), "{f}");
+    truncate(&path, bytes.len() as u64 - 100);
+    let (code, report) = verify(t.path(), &[]);
+    assert_eq!(code, 1);
+    finding(&report, "truncated", "__0_0.distcp");
 }

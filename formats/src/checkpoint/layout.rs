@@ -229,9 +229,17 @@ fn dcp(
                 ));
                 continue;
             };
+            // Tensors of a safetensors-format file all record the blob's start as their
+            // offset: those are not slices (the blob is checked as safetensors).
+            let blob = inspections
+                .get(&file)
+                .and_then(|i| fact_u64(i, "safetensors_at"));
             ranges.sort();
             let mut prev_end = 0;
             for (start, end, fqn) in &ranges {
+                if Some(*start) == blob {
+                    continue;
+                }
                 if *end > size {
                     out.push(
                         Finding::error(

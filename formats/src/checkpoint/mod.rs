@@ -13,6 +13,7 @@
 
 pub mod audit;
 mod content;
+mod dcp;
 mod layout;
 mod pickle;
 mod pickled;
@@ -72,7 +73,7 @@ pub fn is_checkpoint_name(rel: &str) -> bool {
                 .any(|p| name.starts_with(p)))
 }
 
-fn is_safetensors(head: &[u8], size: u64) -> bool {
+pub(crate) fn is_safetensors(head: &[u8], size: u64) -> bool {
     if head.len() < 10 {
         return false;
     }
@@ -148,7 +149,14 @@ pub fn inspector_for(
         |kind| -> Option<Box<dyn Inspector>> { Some(Box::new(PickleInspector::new(rel, kind))) };
     let is_pickle = head.first() == Some(&0x80) && head.get(1).is_some_and(|p| (2..=5).contains(p));
     if ext == "distcp" || recorded == Some("dcp_data") {
-        return zip("dcp_data", true);
+        let mut file = std::fs::File::open(&full).ok()?;
+        let (located, blob) = dcp::locate(ctx.root, rel, &mut file, size, head);
+        return Some(Box::new(dcp::DcpDataInspector::new(
+            rel,
+            located,
+            blob,
+            settings(),
+        )));
     }
     if head.starts_with(LEGACY_MAGIC) {
         return pickle(PickleKind::LegacyTorch);
