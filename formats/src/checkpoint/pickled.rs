@@ -5,6 +5,7 @@ use serde_json::json;
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
 use super::pickle;
+use super::report;
 use super::torch;
 
 /// Longest pickle file read into memory (a DCP `.metadata` of a large model is MBs).
@@ -94,26 +95,7 @@ impl Inspector for PickleInspector {
             }
         };
         let c = torch::contents(&p);
-        if !c.unsafe_globals.is_empty() {
-            findings.push(Finding::error(
-                FindingKind::UnsafePickle,
-                path,
-                format!(
-                    "the pickle imports {}: loading it (pickle.load, torch.load with weights_only=False) would run that code; it was read here without executing it",
-                    quoted(&c.unsafe_globals)
-                ),
-            ));
-        }
-        if !c.framework.is_empty() {
-            findings.push(Finding::warning(
-                FindingKind::UnsafePickle,
-                path,
-                format!(
-                    "the pickle imports {}: loading needs weights_only=False and those packages",
-                    quoted(&c.framework)
-                ),
-            ));
-        }
+        report::global_findings(findings, path, "the pickle", &c);
         match self.kind {
             PickleKind::LegacyTorch => findings.push(Finding::warning(
                 FindingKind::LegacyFormat,
@@ -148,12 +130,4 @@ fn bad(path: &str, offset: u64, e: &pickle::PickleError) -> Finding {
         format!("the pickle cannot be read: {}", e.reason),
     )
     .at(offset + e.at as u64)
-}
-
-fn quoted(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -4,6 +4,7 @@
 use shardsmith_manifest::{Finding, FindingKind};
 
 use super::content::{TensorScan, in_hole};
+use super::torch::Contents;
 
 /// Per-file facts an inspector gets from the factory (known before the read starts).
 #[derive(Clone, Debug, Default)]
@@ -94,4 +95,36 @@ pub fn zero_finding(
         ),
     )
     .range(start, end)
+}
+
+/// Findings about the globals a pickle imports (`what`: `data.pkl`, `the pickle`).
+pub fn global_findings(out: &mut Vec<Finding>, path: &str, what: &str, c: &Contents) {
+    if !c.unsafe_globals.is_empty() {
+        out.push(Finding::error(
+            FindingKind::UnsafePickle,
+            path,
+            format!(
+                "{what} imports {}: loading it with pickle or torch.load(weights_only=False) would run that code; it was read here without executing it",
+                quoted(&c.unsafe_globals)
+            ),
+        ));
+    }
+    if !c.framework.is_empty() {
+        out.push(Finding::warning(
+            FindingKind::UnsafePickle,
+            path,
+            format!(
+                "{what} imports {}, which torch.load(weights_only=True) refuses: loading needs weights_only=False and those packages",
+                quoted(&c.framework)
+            ),
+        ));
+    }
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

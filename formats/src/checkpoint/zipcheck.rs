@@ -160,26 +160,7 @@ fn storage_findings(path: &str, a: &ArchiveView<'_>, out: &mut Vec<Finding>) {
     let Some(c) = a.contents else {
         return;
     };
-    if !c.unsafe_globals.is_empty() {
-        out.push(Finding::error(
-            FindingKind::UnsafePickle,
-            path,
-            format!(
-                "data.pkl imports {}: loading it with torch.load(weights_only=False) or pickle would run that code; it was read here without executing it",
-                quoted(&c.unsafe_globals)
-            ),
-        ));
-    }
-    if !c.framework.is_empty() {
-        out.push(Finding::warning(
-            FindingKind::UnsafePickle,
-            path,
-            format!(
-                "data.pkl imports {}, which torch.load(weights_only=True) refuses: loading needs weights_only=False and those packages",
-                quoted(&c.framework)
-            ),
-        ));
-    }
+    report::global_findings(out, path, "data.pkl", c);
     for (key, s) in &c.storages {
         let first = s.tensors.first().map_or("?", String::as_str);
         let member = a.members.iter().find(|m| m.storage == Some(key.as_str()));
@@ -238,12 +219,4 @@ fn storage_findings(path: &str, a: &ArchiveView<'_>, out: &mut Vec<Finding>) {
             ));
         }
     }
-}
-
-fn quoted(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
