@@ -136,3 +136,31 @@ fn overlapping_zip_members_are_reported() {
         .count();
     assert!(overlaps >= 1, "{report:#}");
 }
+
+#[test]
+fn c9_declared_storage_size_disagreeing_with_the_record_is_reported() {
+    // data.pkl says storage `0` (tensor `w`) has 8192 f32 elements: make it 12288, the
+    // mismatch behind CVE-2026-24747. The edited data.pkl also fails its CRC.
+    let t = copy("plain");
+    let path = t.join("model.pt");
+    let mut b = std::fs::read(&path).unwrap();
+    let at = b.windows(4).position(|w| w == b"M\x00\x20t").unwrap();
+    b[at + 2] = 0x30;
+    std::fs::write(&path, b).unwrap();
+    let (code, report) = verify(&path, &[]);
+    assert_eq!(code, 1);
+    let f = finding(&report, "bad_tensor", "model.pt");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("declares a storage of 49152 bytes"),
+        "{f}"
+    );
+    assert_eq!(
+        (f["expected"].as_str(), f["actual"].as_str()),
+        (Some("49152"), Some("32768"))
+    );
+    let crc = finding(&report, "crc_mismatch", "model.pt");
+    assert!(crc["message"].as_str().unwrap().contains("data.pkl"));
+}
