@@ -1,6 +1,10 @@
 //! Integration tests of the `shardsmith` binary: one test binary, one module per area.
 
+mod audit;
+mod checkpoint;
+mod checkpoint_interop;
 mod cli;
+mod hostile;
 mod interop;
 mod interop_mds;
 mod interop_parquet;

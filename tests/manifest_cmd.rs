@@ -5,10 +5,10 @@ use crate::util::*;
 #[test]
 fn manifest_of_a_foreign_directory_then_verify() {
     let dir = Tree::new();
-    dir.file("model-00001-of-00002.safetensors", noise(1, 3 << 20))
-        .file("model-00002-of-00002.safetensors", noise(2, 1000))
+    dir.file("model-00001-of-00002.safetensors", safetensors(1, 3 << 20))
+        .file("model-00002-of-00002.safetensors", safetensors(2, 1000))
         .file("config.json", b"{\"hidden\": 8}")
-        .file("optim/rank0.pt", noise(3, 5000));
+        .file("optim/rank0.pt", checkpoint_fixture("plain/model.pt"));
     let d = dir.path().to_str().unwrap();
     let (code, report) = run_json(&["manifest", d]);
     assert_eq!(code, 0, "{report}");

@@ -7,6 +7,19 @@
 #   usage: tests/run_all.sh [extra cargo test args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Opt-in: regenerate the committed checkpoint fixtures with real torch (a ~5.4 GB venv,
+# cached; see tests/fixtures/checkpoints/README.md). The tests below then run on them.
+if [ "${SHARDSMITH_CHECKPOINT_REGEN:-}" = 1 ]; then
+    torch_venv="$HOME/.cache/shardsmith/torch-2.15.0"
+    if [ ! -f "$torch_venv/.complete" ]; then
+        rm -rf "$torch_venv"
+        python3 -m venv "$torch_venv"
+        "$torch_venv/bin/pip" install --quiet --disable-pip-version-check \
+            torch==2.15.0 safetensors==0.8.0 numpy==2.4.6
+        touch "$torch_venv/.complete"
+    fi
+    "$torch_venv/bin/python" tests/fixtures/checkpoints/generate.py
+fi
 venv=$(tests/interop/setup_env.sh)
 export SHARDSMITH_PYTHON="$venv/bin/python"
 cargo test --release --locked --workspace "$@"

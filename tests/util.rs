@@ -226,3 +226,25 @@ pub const MDS_COLUMNS: [&str; 8] = [
     "--column",
     "arr.npy:ndarray:int32",
 ];
+/// A committed checkpoint fixture (`tests/fixtures/checkpoints/REL`).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/checkpoints")
+}
+
+/// The bytes of a committed checkpoint fixture.
+pub fn checkpoint_fixture(rel: &str) -> Vec<u8> {
+    std::fs::read(fixtures().join(rel)).unwrap()
+}
+
+/// A valid safetensors file holding one U8 tensor of `len` pseudo-random bytes.
+pub fn safetensors(seed: u64, len: usize) -> Vec<u8> {
+    let mut header =
+        format!(r#"{{"t":{{"dtype":"U8","shape":[{len}],"data_offsets":[0,{len}]}}}}"#);
+    while (8 + header.len()) % 8 != 0 {
+        header.push(' ');
+    }
+    let mut out = (header.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(&noise(seed, len));
+    out
+}

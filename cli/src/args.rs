@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::size::{parse_count, parse_size};
 
 /// Prepare and guard the data of GPU training runs: pack small files into shards,
-/// write SHA-256 manifests, verify datasets before training.
+/// write SHA-256 manifests, verify datasets and checkpoints before training.
 #[derive(Debug, Parser)]
 #[command(
     name = "shardsmith",
@@ -17,7 +17,7 @@ use crate::size::{parse_count, parse_size};
     max_term_width = 100
 )]
 #[command(
-    after_help = "Examples:\n  shardsmith pack ./raw ./shards --format webdataset --shard-size 1GiB\n  shardsmith verify ./shards\n  shardsmith manifest ./checkpoints/step_4000\n\nExit codes: 0 success or clean, 1 verification found problems, 2 could not run."
+    after_help = "Examples:\n  shardsmith pack ./raw ./shards --format webdataset --shard-size 1GiB\n  shardsmith verify ./shards\n  shardsmith manifest ./checkpoints/step_4000\n  shardsmith audit ./checkpoints\n\nExit codes: 0 success or clean, 1 verification found problems, 2 could not run."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -81,13 +81,16 @@ pub enum Command {
     /// Example: shardsmith manifest ./checkpoints/step_4000
     Manifest(ManifestArgs),
 
-    /// Check a dataset directory (or one shard) for damage; exit 1 if anything is wrong
+    /// Check a dataset or checkpoint (a directory or one file) for damage; exit 1 if anything is wrong
     ///
     /// With a manifest: every listed file present, same size and SHA-256 (a mismatch is
     /// located to its first differing 1 MiB chunk), no unlisted files, the root digest
     /// consistent. With or without one: every tar shard walked under the readers' rules
     /// (header checksums, complete members, end marker, no trailing data, contiguous
-    /// samples, names readers key correctly). Each finding names the file and offset.
+    /// samples, names readers key correctly), and every checkpoint recognised by content
+    /// (safetensors, torch zip with every CRC-32, pickles read without executing them,
+    /// DCP, DeepSpeed and Megatron layouts, zero runs and holes in tensor data). Each
+    /// finding names the file and offset.
     ///
     /// Example: shardsmith verify ./shards --expect-root 3f2a...
     Verify(VerifyArgs),
@@ -103,6 +106,18 @@ pub enum Command {
     ///
     /// Example: shardsmith merge ./mds
     Merge(MergeArgs),
+
+    /// Survey a training run's checkpoints; name the newest intact one to resume from
+    ///
+    /// Every checkpoint in RUN_DIR (`global_stepN/`, `iter_NNNNNNN/`, `checkpoint-N/`,
+    /// DCP directories, `*.pt`, `*.safetensors`, ...) is verified as `verify` would,
+    /// ordered by the step number in its name. Pointer files (DeepSpeed `latest`,
+    /// Megatron `latest_checkpointed_iteration.txt`, a `latest` symlink) must name an
+    /// intact checkpoint. Exit 0 when the newest checkpoint is intact, 1 when it is not
+    /// (or a pointer is wrong), 2 when the audit could not run.
+    ///
+    /// Example: shardsmith audit ./checkpoints --json | jq -r .newest_intact
+    Audit(AuditArgs),
 }
 
 #[derive(Debug, Args)]
@@ -303,6 +318,24 @@ pub struct VerifyArgs {
     /// manifest.json`) somewhere the data cannot change it, e.g. the training config.
     #[arg(long, value_name = "HEX", value_parser = parse_root)]
     pub expect_root: Option<String>,
+
+    /// Also count NaN and Inf in every float tensor of a checkpoint (bf16 and fp8 included)
+    ///
+    /// NaN is an error (training resumed from it produces NaN loss), ±Inf a warning
+    /// (masks hold it legitimately). The scan runs in the same single read. Example:
+    /// `shardsmith verify ckpt/step_4000 --scan-values`.
+    #[arg(long)]
+    pub scan_values: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Directory holding a training run's checkpoints (one per subdirectory or file)
+    pub run_dir: PathBuf,
+
+    /// Also count NaN and Inf in every float tensor (see `verify --scan-values`)
+    #[arg(long)]
+    pub scan_values: bool,
 }
 
 fn parse_root(text: &str) -> Result<String, String> {

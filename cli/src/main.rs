@@ -48,5 +48,6 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Manifest(args) => commands::manifest::run(args, printer),
         Command::Verify(args) => commands::verify::run(args, printer),
         Command::Merge(args) => commands::merge::run(args, printer),
+        Command::Audit(args) => commands::audit::run(args, printer),
     }
 }

@@ -8,9 +8,12 @@
 //! - [`pack`]: grouping, planning (rollover by bytes and samples), parallel writing with
 //!   hashing while writing, atomic commits, resume, and the manifest.
 //! - [`inspect`]: structural checkers for `verify`, chosen by content.
+//! - [`checkpoint`]: checkpoint verification (safetensors, torch zip, DCP, DeepSpeed,
+//!   Megatron) and the `audit` of a training run's checkpoints.
 //!
 //! The crate is synchronous, never prints and never exits.
 
+pub mod checkpoint;
 pub mod content;
 mod error;
 pub mod format;
@@ -26,6 +29,6 @@ pub mod webdataset;
 
 pub use error::{Error, Result};
 pub use format::{FormatKind, SampleSpec, ShardFormat};
-pub use inspect::Inspectors;
+pub use inspect::{Inspectors, InspectorsWith};
 pub use sink::{LocalDir, OutputSink};
 pub use source::{InputSource, LocalTree};

@@ -54,7 +54,8 @@ pub enum FindingKind {
     KeyMismatch,
     /// A dataset index (MDS `index.json`) cannot be read or has the wrong shape.
     IndexInvalid,
-    /// A dataset index disagrees with a shard it lists (size, samples, hashes, config).
+    /// A dataset index (MDS `index.json`, a sharded safetensors index) disagrees with a
+    /// shard it lists (size, samples, hashes, config, tensors).
     IndexMismatch,
     /// A record inside a shard is inconsistent with the shard's own layout.
     BadRecord,
@@ -62,6 +63,42 @@ pub enum FindingKind {
     DecompressionFailed,
     /// Data pages that do not decode (Parquet).
     Undecodable,
+    /// A zip member's CRC-32 differs from its central directory: bytes changed.
+    CrcMismatch,
+    /// A zip checkpoint saved without CRC-32s: damage cannot be detected.
+    CrcNotRecorded,
+    /// Storage records saved as placeholders (`skip_data()`): values never written.
+    PlaceholderData,
+    /// A run of zero bytes inside float tensor data that is not zero elsewhere.
+    ZeroRun,
+    /// A filesystem hole (never-written bytes) inside tensor data.
+    Hole,
+    /// NaN values in a float tensor (`--scan-values`).
+    NanValues,
+    /// Infinite values in a float tensor (`--scan-values`).
+    InfValues,
+    /// The file holds something else entirely: a Git LFS pointer, an HTML page, nothing.
+    WrongContent,
+    /// A pickle imports globals that would run code when loaded.
+    UnsafePickle,
+    /// A pickle cannot be read.
+    BadPickle,
+    /// A tensor's declared dtype, shape, offsets or storage disagree with the data.
+    BadTensor,
+    /// Byte ranges that overlap or leave gaps where the format forbids it.
+    BadLayout,
+    /// A dtype this reader does not know (a newer writer).
+    UnsupportedDtype,
+    /// A legacy format without checksums.
+    LegacyFormat,
+    /// Saved on a big-endian machine.
+    ForeignByteOrder,
+    /// A file a checkpoint's own metadata does not reference (an earlier save's).
+    StaleFile,
+    /// A pointer file (`latest`, tracker) names a missing or broken checkpoint.
+    BadPointer,
+    /// A checkpoint directory without the files a complete save leaves.
+    IncompleteSave,
 }
 
 impl FindingKind {

@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
+use std::sync::mpsc;
 
 use rayon::prelude::*;
 
 use crate::walk::{self, rel_string};
 use crate::{
-    DEFAULT_CHUNK_SIZE, Digester, Error, FileContext, FileDigest, FileEntry, Inspection,
+    DEFAULT_CHUNK_SIZE, Digester, Error, FileContext, FileDigest, FileEntry, Inspection, Inspector,
     InspectorFactory, MANIFEST_FILE, Manifest, ManifestKind, Result, SUMS_FILE, Skipped,
     TEMP_PREFIX,
 };
@@ -19,11 +20,22 @@ use crate::{
 /// CRC-32 read the block from cache right after the copy.
 pub const READ_BLOCK: usize = 256 * 1024;
 
+/// Files at least this large are read by a helper thread, which also feeds the format
+/// inspector (CRC-32s, zero scan), while the calling thread computes the SHA-256 and
+/// chunk CRCs: on two cores the inspector's work and the copy from the page cache (or
+/// the disk wait) overlap the hashing. Smaller files are read inline: a thread per
+/// small file costs more than it saves.
+pub const OVERLAP_MIN: u64 = 8 << 20;
+/// Block size and number of blocks in flight when reading on a helper thread.
+const OVERLAP_BLOCK: usize = 1 << 20;
+const OVERLAP_BUFFERS: usize = 4;
+
 /// What reading one file gives: its digest and, if an inspector took it, the inspection.
 pub type FileRead = io::Result<(FileDigest, Option<Inspection>)>;
 
 /// Reads `path` once, feeding the digest and the inspector chosen from its first block.
-/// `progress` is called with the size of every block read.
+/// `progress` is called with the size of every block read. Large files are read
+/// sequentially by a helper thread into a few reused buffers (bounded memory).
 pub fn digest_file(
     path: &Path,
     ctx: &FileContext<'_>,
@@ -32,20 +44,83 @@ pub fn digest_file(
     progress: &(dyn Fn(u64) + Sync),
 ) -> FileRead {
     let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
     let mut buf = vec![0u8; READ_BLOCK];
     let mut digester = Digester::new(chunk_size);
     let head = fill(&mut file, &mut buf)?;
     let mut inspector = inspectors.inspector_for(ctx, &buf[..head]);
-    let mut n = head;
-    while n > 0 {
-        digester.update(&buf[..n]);
+    let mut consume = |data: &[u8], inspector: &mut Option<Box<dyn Inspector>>| {
+        digester.update(data);
         if let Some(inspector) = inspector.as_mut() {
-            inspector.update(&buf[..n]);
+            inspector.update(data);
         }
-        progress(n as u64);
-        n = read_retrying(&mut file, &mut buf)?;
+        progress(data.len() as u64);
+    };
+    if head > 0 {
+        consume(&buf[..head], &mut inspector);
+    }
+    if head == READ_BLOCK && len >= OVERLAP_MIN {
+        inspector = read_overlapped(&mut file, inspector, &mut |data| {
+            consume(data, &mut None);
+        })?;
+    } else if head == READ_BLOCK {
+        loop {
+            let n = read_retrying(&mut file, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            consume(&buf[..n], &mut inspector);
+        }
     }
     Ok((digester.finish(), inspector.map(|i| i.finish())))
+}
+
+/// Reads the rest of `file` on a helper thread that also feeds `inspector`, handing
+/// each buffer to `consume` afterwards, in order, on this thread. Returns the inspector.
+fn read_overlapped(
+    file: &mut File,
+    inspector: Option<Box<dyn Inspector>>,
+    consume: &mut dyn FnMut(&[u8]),
+) -> io::Result<Option<Box<dyn Inspector>>> {
+    let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<(Vec<u8>, usize)>>(OVERLAP_BUFFERS);
+    let (free_tx, free_rx) = mpsc::sync_channel::<Vec<u8>>(OVERLAP_BUFFERS);
+    for _ in 0..OVERLAP_BUFFERS {
+        free_tx
+            .send(vec![0u8; OVERLAP_BLOCK])
+            .expect("the channel has room for every buffer");
+    }
+    std::thread::scope(|scope| {
+        let helper = scope.spawn(move || {
+            let mut inspector = inspector;
+            while let Ok(mut buf) = free_rx.recv() {
+                let read = fill(file, &mut buf);
+                if let (Ok(n), Some(inspector)) = (&read, inspector.as_mut()) {
+                    inspector.update(&buf[..*n]);
+                }
+                let done = !matches!(read, Ok(n) if n > 0);
+                if full_tx.send(read.map(|n| (buf, n))).is_err() || done {
+                    break;
+                }
+            }
+            inspector
+        });
+        // Both ends are owned here, so an early return (a read error) drops them and
+        // the helper thread ends instead of waiting forever.
+        let (full_rx, free_tx) = (full_rx, free_tx);
+        for message in full_rx.iter() {
+            let (buf, n) = message?;
+            if n == 0 {
+                break;
+            }
+            consume(&buf[..n]);
+            // The helper may have ended at the end of the file; a refused buffer is fine.
+            let _ = free_tx.send(buf);
+        }
+        drop(free_tx);
+        helper
+            .join()
+            .map_err(|_| io::Error::other("the reading thread failed (an inspector panicked)"))
+    })
 }
 
 fn read_retrying(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
@@ -174,6 +249,60 @@ pub fn scan_directory(
 mod tests {
     use super::*;
     use crate::NoInspection;
+    use std::sync::{Arc, Mutex};
+
+    /// Records every byte it is given, to prove order and completeness.
+    struct Record(Arc<Mutex<Vec<u8>>>);
+    impl Inspector for Record {
+        fn update(&mut self, data: &[u8]) {
+            self.0.lock().unwrap().extend_from_slice(data);
+        }
+        fn finish(self: Box<Self>) -> Inspection {
+            Inspection::default()
+        }
+    }
+    struct RecordAll(Arc<Mutex<Vec<u8>>>);
+    impl InspectorFactory for RecordAll {
+        fn inspector_for(&self, _: &FileContext<'_>, _: &[u8]) -> Option<Box<dyn Inspector>> {
+            Some(Box::new(Record(self.0.clone())))
+        }
+    }
+
+    #[test]
+    fn large_files_read_on_a_helper_thread_give_the_same_digest_and_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..(OVERLAP_MIN as usize * 2 + 12_345))
+            .map(|i| (i * 31 % 253) as u8)
+            .collect();
+        let path = dir.path().join("big.bin");
+        std::fs::write(&path, &data).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let ctx = FileContext {
+            root: dir.path(),
+            path: "big.bin",
+            entry: None,
+            manifest: None,
+        };
+        let total = std::sync::atomic::AtomicU64::new(0);
+        let (digest, _) = digest_file(
+            &path,
+            &ctx,
+            DEFAULT_CHUNK_SIZE,
+            &RecordAll(seen.clone()),
+            &|n| {
+                total.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            },
+        )
+        .unwrap();
+        let mut inline = Digester::new(DEFAULT_CHUNK_SIZE);
+        inline.update(&data);
+        assert_eq!(digest, inline.finish());
+        assert!(
+            *seen.lock().unwrap() == data,
+            "inspector saw every byte in order"
+        );
+        assert_eq!(total.into_inner(), data.len() as u64);
+    }
 
     #[test]
     fn directory_manifest_lists_files_in_path_order_and_skips_reserved() {

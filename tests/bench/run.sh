@@ -2,8 +2,13 @@
 # Benchmark: builds shardsmith (release), sets up the pinned reference env, generates
 # the corpus once (cached under ~/.cache/shardsmith/bench), then runs bench.py.
 #   usage: tests/bench/run.sh [--samples 30000] [--repeat 3]
+#          tests/bench/run.sh checkpoints [--gib 2] [--files 8] [--repeat 3]   (checkpoints.py)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release --locked --quiet
+if [ "${1:-}" = checkpoints ]; then
+    shift
+    exec python3 tests/bench/checkpoints.py "$@"
+fi
 venv=$(tests/interop/setup_env.sh)
 exec "$venv/bin/python" tests/bench/bench.py "$@"

@@ -1,5 +1,6 @@
 //! One module per subcommand; each returns the process exit status.
 
+pub mod audit;
 pub mod manifest;
 pub mod merge;
 pub mod pack;

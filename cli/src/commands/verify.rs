@@ -4,7 +4,8 @@ use std::time::Instant;
 
 use anyhow::Result;
 use serde_json::json;
-use shardsmith_formats::Inspectors;
+use shardsmith_formats::InspectorsWith;
+use shardsmith_formats::checkpoint::CheckpointOptions;
 use shardsmith_manifest::verify::{VerifyOptions, verify_path};
 
 use super::Status;
@@ -14,10 +15,13 @@ use crate::size::human_bytes;
 
 pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
     let started = Instant::now();
+    let inspectors = InspectorsWith(CheckpointOptions {
+        scan_values: args.scan_values,
+    });
     let options = VerifyOptions {
         manifest: args.manifest.clone(),
         expect_root: args.expect_root.clone(),
-        inspectors: &Inspectors,
+        inspectors: &inspectors,
     };
     let bar = printer.bytes_bar("verifying");
     let result = verify_path(&args.path, &options, &|total| bar.set_length(total), &|n| {

@@ -1,0 +1,130 @@
+//! What every checkpoint inspector is told about its file, and how content scans
+//! become findings.
+
+use shardsmith_manifest::{Finding, FindingKind};
+
+use super::content::{TensorScan, in_hole};
+use super::torch::Contents;
+
+/// Per-file facts an inspector gets from the factory (known before the read starts).
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// File size when the read started.
+    pub size: u64,
+    /// Count NaN/Inf in float tensors (`--scan-values`).
+    pub scan_values: bool,
+    /// Filesystem holes of the file (absolute byte ranges).
+    pub holes: Vec<(u64, u64)>,
+}
+
+/// Findings of one tensor's content scan: zero runs (or holes) in float data that is not
+/// zero everywhere, NaN and Inf counts. `what` names the tensor (`tensor `w` (F32)`).
+pub fn content_findings(
+    out: &mut Vec<Finding>,
+    path: &str,
+    what: &str,
+    scan: &TensorScan,
+    holes: &[(u64, u64)],
+) {
+    if scan.suspicious_zeros()
+        && let Some(&(start, end)) = scan.zeros.runs.first()
+    {
+        out.push(zero_finding(path, what, scan, holes, start, end));
+    }
+    if let Some(values) = &scan.values {
+        if values.nan > 0 {
+            out.push(
+                Finding::error(
+                    FindingKind::NanValues,
+                    path,
+                    format!(
+                        "{what} holds {} NaN of {} values: training resumed from it produces NaN loss",
+                        values.nan, values.count
+                    ),
+                )
+                .values(0, values.nan),
+            );
+        }
+        if values.inf > 0 {
+            out.push(
+                Finding::warning(
+                    FindingKind::InfValues,
+                    path,
+                    format!(
+                        "{what} holds {} ±Inf of {} values (legitimate only in masks and the like)",
+                        values.inf, values.count
+                    ),
+                )
+                .values(0, values.inf),
+            );
+        }
+    }
+}
+
+/// A zero-run (or hole) warning for the run `start..end` of a tensor scan.
+pub fn zero_finding(
+    path: &str,
+    what: &str,
+    scan: &TensorScan,
+    holes: &[(u64, u64)],
+    start: u64,
+    end: u64,
+) -> Finding {
+    let more = if scan.zeros.count > 1 {
+        format!(
+            "; {} such runs, {} bytes in all, the first shown",
+            scan.zeros.count, scan.zeros.bytes
+        )
+    } else {
+        String::new()
+    };
+    let len = end - start;
+    let (kind, what_it_is) = if in_hole(holes, start, end) {
+        (
+            FindingKind::Hole,
+            format!("a {len}-byte filesystem hole (never written, reads back as zeros)"),
+        )
+    } else {
+        (FindingKind::ZeroRun, format!("{len} zero bytes in a row"))
+    };
+    Finding::warning(
+        kind,
+        path,
+        format!(
+            "{what_it_is} inside {what}, whose other bytes are not zero: the mark of data lost by the storage (or a legitimately zero row){more}"
+        ),
+    )
+    .range(start, end)
+}
+
+/// Findings about the globals a pickle imports (`what`: `data.pkl`, `the pickle`).
+pub fn global_findings(out: &mut Vec<Finding>, path: &str, what: &str, c: &Contents) {
+    if !c.unsafe_globals.is_empty() {
+        out.push(Finding::error(
+            FindingKind::UnsafePickle,
+            path,
+            format!(
+                "{what} imports {}: loading it with pickle or torch.load(weights_only=False) would run that code; it was read here without executing it",
+                quoted(&c.unsafe_globals)
+            ),
+        ));
+    }
+    if !c.framework.is_empty() {
+        out.push(Finding::warning(
+            FindingKind::UnsafePickle,
+            path,
+            format!(
+                "{what} imports {}, which torch.load(weights_only=True) refuses: loading needs weights_only=False and those packages",
+                quoted(&c.framework)
+            ),
+        ));
+    }
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

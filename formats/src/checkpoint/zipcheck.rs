@@ -1,0 +1,222 @@
+//! Findings of a torch zip file once it was read: CRC-32s, placeholders written by
+//! `skip_data()`, storages against the tensors `data.pkl` declares, unsafe globals, byte
+//! order, and the content scans of storages that carry no checksum.
+
+use serde_json::json;
+use shardsmith_manifest::{Finding, FindingKind, Inspection};
+
+use super::content::in_hole;
+use super::report;
+use super::zipstream::{ArchiveView, MemberView, ZipInspector};
+
+/// Findings of every archive of `z`; facts (tensor names, scalars) go into `inspection`.
+pub(super) fn archive_findings(z: &ZipInspector, inspection: &mut Inspection) -> Vec<Finding> {
+    let path = z.path();
+    let settings = z.settings();
+    let views = z.archive_views();
+    let mut out = Vec::new();
+    let nonempty: Vec<&MemberView<'_>> = views
+        .iter()
+        .flat_map(|a| &a.members)
+        .filter(|m| m.size > 0)
+        .collect();
+    let no_crc = !nonempty.is_empty() && nonempty.iter().all(|m| m.crc == 0);
+    if no_crc {
+        out.push(Finding::warning(
+            FindingKind::CrcNotRecorded,
+            path,
+            "no member has a CRC-32 (saved with torch.serialization.set_crc32_options(False)): byte damage cannot be detected without a manifest",
+        ));
+    }
+    let mut placeholders = Vec::new();
+    let mut names = Vec::new();
+    for a in &views {
+        for m in &a.members {
+            let Some((start, end, crc, scan)) = m.seen else {
+                continue;
+            };
+            let what = describe(a, m);
+            if m.crc != 0 && crc != m.crc {
+                let mut finding = Finding::error(
+                    FindingKind::CrcMismatch,
+                    path,
+                    format!(
+                        "{what}: CRC-32 differs from the central directory: its bytes changed after the save (torch.load does not check and loads them silently){}",
+                        zero_note(scan, &settings.holes)
+                    ),
+                )
+                .values(format!("{:08x}", m.crc), format!("{crc:08x}"));
+                finding = match scan.and_then(|s| s.zeros.runs.first()) {
+                    Some(&(s, e)) => finding.range(s, e),
+                    None => finding.range(start, end),
+                };
+                out.push(finding);
+            } else if m.crc == 0 && !no_crc && scan.is_some_and(|s| s.zeros.all_zero()) {
+                placeholders.push(m.name.to_string());
+            } else if m.crc == 0
+                && let Some(scan) = scan
+                && scan.suspicious_zeros()
+                && let Some(&(s, e)) = scan.zeros.runs.first()
+            {
+                out.push(report::zero_finding(
+                    path,
+                    &what,
+                    scan,
+                    &settings.holes,
+                    s,
+                    e,
+                ));
+            }
+            if let Some(scan) = scan {
+                let mut values_only = scan.clone();
+                values_only.zeros = Default::default();
+                report::content_findings(&mut out, path, &what, &values_only, &[]);
+            }
+        }
+        storage_findings(path, a, &mut out);
+        if let Some(c) = a.contents {
+            names.extend(c.names.iter().cloned());
+            for (k, v) in &c.facts {
+                inspection.facts.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    if !placeholders.is_empty() {
+        out.push(Finding::warning(
+            FindingKind::PlaceholderData,
+            path,
+            format!(
+                "{} storage record(s) ({}) have CRC 0 and hold only zeros: written by torch.serialization.skip_data(), the tensor values were never saved",
+                placeholders.len(),
+                placeholders.join(", ")
+            ),
+        ));
+    }
+    inspection.facts.insert("tensors".into(), json!(names));
+    inspection
+        .facts
+        .insert("archives".into(), json!(views.len()));
+    out
+}
+
+fn describe(a: &ArchiveView<'_>, m: &MemberView<'_>) -> String {
+    let storage = m
+        .storage
+        .and_then(|k| a.contents.and_then(|c| c.storages.get(k)));
+    match storage {
+        Some(s) => format!(
+            "member `{}` (storage of tensor `{}`{})",
+            m.name,
+            s.tensors.first().map_or("?", String::as_str),
+            s.dtype.map(|d| format!(", {d:?}")).unwrap_or_default()
+        ),
+        None => format!("member `{}`", m.name),
+    }
+}
+
+fn zero_note(scan: Option<&super::content::TensorScan>, holes: &[(u64, u64)]) -> String {
+    let Some(scan) = scan else {
+        return String::new();
+    };
+    let Some(&(s, e)) = scan.zeros.runs.first() else {
+        return String::new();
+    };
+    if scan.zeros.all_zero() {
+        return String::new();
+    }
+    let what = if in_hole(holes, s, e) {
+        "a filesystem hole"
+    } else {
+        "zero bytes"
+    };
+    format!("; bytes {s}..{e} are {what}, the range shown")
+}
+
+fn storage_findings(path: &str, a: &ArchiveView<'_>, out: &mut Vec<Finding>) {
+    if let Some((at, reason)) = a.pickle_error {
+        out.push(
+            Finding::error(
+                FindingKind::BadPickle,
+                path,
+                format!("data.pkl cannot be read: {reason}; tensors were not listed"),
+            )
+            .at(*at),
+        );
+    }
+    if !a.pickle_seen && a.pickle_error.is_none() {
+        out.push(Finding::warning(
+            FindingKind::BadPickle,
+            path,
+            "the archive has no data.pkl: not a torch.save checkpoint, its tensors were not listed",
+        ));
+    }
+    if a.byteorder.is_some_and(|b| b.starts_with(b"big")) {
+        out.push(Finding::warning(
+            FindingKind::ForeignByteOrder,
+            path,
+            "saved on a big-endian machine: torch byte-swaps on load; other readers must too",
+        ));
+    }
+    let Some(c) = a.contents else {
+        return;
+    };
+    report::global_findings(out, path, "data.pkl", c);
+    for (key, s) in &c.storages {
+        let first = s.tensors.first().map_or("?", String::as_str);
+        let member = a.members.iter().find(|m| m.storage == Some(key.as_str()));
+        match member {
+            None => out.push(Finding::error(
+                FindingKind::BadTensor,
+                path,
+                format!("tensor `{first}` uses storage `{key}`, but the archive has no record data/{key}"),
+            )),
+            Some(m) => {
+                if let Some(bytes) = s.bytes
+                    && bytes != m.size
+                {
+                    let mut f = Finding::error(
+                        FindingKind::BadTensor,
+                        path,
+                        format!(
+                            "record `{}` holds {} bytes but tensor `{first}` declares a storage of {bytes} bytes",
+                            m.name, m.size
+                        ),
+                    )
+                    .values(bytes, m.size);
+                    if let Some((start, end, ..)) = m.seen {
+                        f = f.range(start, end);
+                    }
+                    out.push(f);
+                }
+            }
+        }
+    }
+    for o in &c.overruns {
+        out.push(Finding::error(
+            FindingKind::BadTensor,
+            path,
+            format!(
+                "tensor `{}` needs {} elements of storage `{}`, which has {}: its view runs past the data",
+                o.tensor, o.needs, o.key, o.has
+            ),
+        ));
+    }
+    for key in &c.conflicts {
+        out.push(Finding::error(
+            FindingKind::BadTensor,
+            path,
+            format!("storage `{key}` is declared with different sizes by different tensors"),
+        ));
+    }
+    for m in &a.members {
+        if let Some(key) = m.storage
+            && !c.storages.contains_key(key)
+        {
+            out.push(Finding::warning(
+                FindingKind::BadTensor,
+                path,
+                format!("record `{}` is not used by any tensor of data.pkl", m.name),
+            ));
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The reference safetensors reader (safetensors 0.8.0, pinned in the interop env)
+//! refuses exactly the files `shardsmith verify` reports an error for, and loads the
+//! ones it passes (zero runs and NaN load fine: only warnings, or --scan-values).
+//!
+//! Needs `SHARDSMITH_PYTHON` (set by tests/run_all.sh); skips visibly without it and
+//! fails under CI.
+
+use std::path::Path;
+
+use crate::checkpoint::{truncate, verify, zero};
+use crate::util::*;
+
+fn python() -> Option<std::path::PathBuf> {
+    match std::env::var_os("SHARDSMITH_PYTHON") {
+        Some(p) => Some(p.into()),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("SHARDSMITH_PYTHON is not set under CI: the interop env is missing")
+        }
+        None => {
+            eprintln!(
+                "safetensors interop test NOT RUN: set SHARDSMITH_PYTHON (tests/run_all.sh does)"
+            );
+            None
+        }
+    }
+}
+
+fn header_file(header: &str, data: usize) -> Vec<u8> {
+    let mut out = (header.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(header.as_bytes());
+    out.extend((0..data).map(|i| (i % 200 + 1) as u8));
+    out
+}
+
+#[test]
+fn the_reference_reader_agrees_with_our_verdicts() {
+    let Some(python) = python() else { return };
+    let t = Tree::new();
+    let good = checkpoint_fixture("plain/model.safetensors");
+    let len = good.len();
+    let variants: Vec<(&str, Vec<u8>)> = vec![
+        ("clean", good.clone()),
+        ("nan", checkpoint_fixture("values/nan.safetensors")),
+        (
+            "shard1",
+            checkpoint_fixture("sharded/model-00001-of-00003.safetensors"),
+        ),
+        ("short", good[..len - 3].to_vec()),
+        ("long", [good.clone(), vec![0; 64]].concat()),
+        (
+            "lfs",
+            b"version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n".to_vec(),
+        ),
+        ("empty", Vec::new()),
+        (
+            "gap",
+            header_file(
+                r#"{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[4],"data_offsets":[6,10]}}"#,
+                10,
+            ),
+        ),
+        (
+            "overlap",
+            header_file(
+                r#"{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[4],"data_offsets":[2,6]}}"#,
+                6,
+            ),
+        ),
+        (
+            "shape",
+            header_file(
+                r#"{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}"#,
+                8,
+            ),
+        ),
+        (
+            "dtype",
+            header_file(
+                r#"{"a":{"dtype":"F128","shape":[1],"data_offsets":[0,16]}}"#,
+                16,
+            ),
+        ),
+        (
+            "meta",
+            header_file(
+                r#"{"__metadata__":{"n":1},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#,
+                1,
+            ),
+        ),
+        (
+            "scalar",
+            header_file(
+                r#"{"a":{"dtype":"F32","shape":[],"data_offsets":[0,4]},"e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}}"#,
+                4,
+            ),
+        ),
+    ];
+    for (name, bytes) in &variants {
+        t.file(&format!("{name}.safetensors"), bytes);
+    }
+    let zeroed = t.join("zeroed.safetensors");
+    std::fs::write(&zeroed, &good).unwrap();
+    zero(&zeroed, 8192, 4096);
+    let header0 = t.join("header0.safetensors");
+    std::fs::write(&header0, &good).unwrap();
+    zero(&header0, 0, 8);
+    let cut = t.join("cut.safetensors");
+    std::fs::write(&cut, &good).unwrap();
+    truncate(&cut, 100);
+
+    let mut names: Vec<String> = variants.iter().map(|(n, _)| n.to_string()).collect();
+    names.extend(["zeroed", "header0", "cut"].map(String::from));
+    let paths: Vec<String> = names
+        .iter()
+        .map(|n| t.s(&format!("{n}.safetensors")))
+        .collect();
+    let o = std::process::Command::new(&python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/interop/check_safetensors.py"))
+        .args(&paths)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let verdicts = text(&o.stdout);
+    let mut checked = 0;
+    for (name, path) in names.iter().zip(&paths) {
+        let line = verdicts
+            .lines()
+            .find(|l| l.contains(path.as_str()))
+            .unwrap();
+        let python_loads = line.starts_with("ok ");
+        let (code, report) = verify(Path::new(path), &[]);
+        // An unknown dtype is "unsupported by this reader", a warning, not corruption.
+        let unsupported = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "unsupported_dtype");
+        let we_accept = code == 0 && !unsupported;
+        assert_eq!(
+            we_accept, python_loads,
+            "{name}: python says `{line}`, we say {report:#}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 16);
+    for must_fail in [
+        "short", "long", "lfs", "empty", "gap", "overlap", "shape", "dtype", "meta", "header0",
+        "cut",
+    ] {
+        assert!(
+            verdicts.contains(&format!(
+                "error {}",
+                t.s(&format!("{must_fail}.safetensors"))
+            )),
+            "{must_fail}: {verdicts}"
+        );
+    }
+}
