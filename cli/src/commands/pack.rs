@@ -127,10 +127,8 @@ fn looks_like_parquet(input: &Path) -> bool {
     if input.is_file() {
         return input.extension().is_some_and(|e| e == "parquet");
     }
-    let Ok(walked) = shardsmith_manifest::walk::walk(input, &|rel, _| {
-        !rel.file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-    }) else {
+    let Ok(walked) = shardsmith_manifest::walk::walk(input, &|rel, _| !ignored_beside_parquet(rel))
+    else {
         return false;
     };
     !walked.files.is_empty()
@@ -138,6 +136,17 @@ fn looks_like_parquet(input: &Path) -> bool {
             .files
             .iter()
             .all(|f| f.rel.extension().is_some_and(|e| e == "parquet"))
+}
+
+/// Hidden files and the manifest files shardsmith writes beside shards (a `pack
+/// --format parquet` output is itself a valid Parquet input).
+fn ignored_beside_parquet(rel: &Path) -> bool {
+    rel.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n.starts_with('.')
+            || n == shardsmith_manifest::MANIFEST_FILE
+            || n == shardsmith_manifest::SUMS_FILE
+    })
 }
 
 /// `path` made absolute with symlinks resolved as far as it exists.

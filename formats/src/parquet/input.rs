@@ -19,7 +19,7 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use shardsmith_manifest::walk::{self, rel_string};
-use shardsmith_manifest::{Skipped, TEMP_PREFIX};
+use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped, TEMP_PREFIX};
 
 use crate::content::Validation;
 use crate::format::{FieldSpec, SampleSpec};
@@ -93,8 +93,11 @@ impl ParquetRows {
             vec![(name, root.to_path_buf())]
         } else {
             let walked = walk::walk(root, &|rel, _| {
-                !rel.file_name()
-                    .is_some_and(|n| n.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()))
+                // Shardsmith's own files beside the shards (a Parquet output is a valid input).
+                !rel.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.starts_with(TEMP_PREFIX) || n == MANIFEST_FILE || n == SUMS_FILE
+                })
             })?;
             let mut out = Vec::new();
             for file in walked.files {
