@@ -13,6 +13,7 @@ pub mod codec;
 pub mod columns;
 mod inspect;
 pub mod merge;
+mod npy;
 mod pyjson;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -7,12 +7,11 @@
 //! the readers key differently, and members they ignore.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
+use self::header::{checksum_ok, cstr, header_sum, parse_octal, pax_records};
 use super::BLOCK;
-use crate::naming::is_meta_name;
 
 const B: usize = BLOCK as usize;
 /// Longest PAX or GNU long-name record read into memory; longer ones are skipped.
@@ -252,34 +251,6 @@ impl TarInspector {
         self.skip_empty();
     }
 
-    /// Name from the name field (and the ustar prefix, which wids ignores).
-    fn header_name(&mut self, block: &[u8; B], at: u64) -> String {
-        let name = cstr(&block[..100]);
-        let posix = &block[257..263] == b"ustar\0";
-        let prefix = if posix { cstr(&block[345..500]) } else { &[] };
-        let full: Vec<u8> = if prefix.is_empty() {
-            name.to_vec()
-        } else {
-            [prefix, b"/", name].concat()
-        };
-        let text = String::from_utf8_lossy(&full).into_owned();
-        if !prefix.is_empty() {
-            self.error(
-                FindingKind::LongName,
-                at,
-                format!("member `{text}` puts part of its name in the ustar prefix field: wids reads only the 100-byte name field and mis-keys it"),
-            );
-        }
-        if std::str::from_utf8(&full).is_err() {
-            self.error(
-                FindingKind::BadName,
-                at,
-                format!("member name `{text}` is not valid UTF-8: wids cannot read it"),
-            );
-        }
-        text
-    }
-
     /// Advances past zero-length data or padding immediately.
     fn skip_empty(&mut self) {
         match std::mem::replace(&mut self.state, State::Header) {
@@ -364,64 +335,6 @@ impl TarInspector {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// Groups a regular member into samples the way webdataset does.
-    fn on_member(&mut self, name: &str, at: u64) {
-        if is_meta_name(name) {
-            self.warning(
-                FindingKind::BadName,
-                at,
-                format!("member `{name}` looks like `__meta__`: webdataset skips it"),
-            );
-            return;
-        }
-        let base_start = name.rfind('/').map_or(0, |i| i + 1);
-        let base = &name[base_start..];
-        let Some(dot) = base.find('.').filter(|_| !base.starts_with('.')) else {
-            self.error(
-                FindingKind::NoExtension,
-                at,
-                format!("member `{name}` has no extension after its basename: webdataset drops it and wids keys it differently"),
-            );
-            return;
-        };
-        let key = &name[..base_start + dot];
-        let ext = &base[dot + 1..];
-        if ext.bytes().any(|b| b.is_ascii_uppercase()) {
-            self.warning(
-                FindingKind::BadName,
-                at,
-                format!("member `{name}` has an upper-case extension: webdataset calls the field `{}`, wids `.{ext}`", ext.to_lowercase()),
-            );
-        }
-        if self.current.as_deref() != Some(key) {
-            let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
-            if !self.seen.insert(hash) {
-                self.error(
-                    FindingKind::SplitSample,
-                    at,
-                    format!("files of sample `{key}` are not contiguous: readers return two samples with this key"),
-                );
-            }
-            self.samples += 1;
-            if self.first_key.is_none() {
-                self.first_key = Some(key.to_string());
-            }
-            self.last_key = Some(key.to_string());
-            self.current = Some(key.to_string());
-            self.fields.clear();
-        }
-        let field = ext.to_lowercase();
-        if self.fields.contains(&field) {
-            self.error(
-                FindingKind::DuplicateField,
-                at,
-                format!("sample `{key}` has a second `{field}` member (`{name}`): webdataset raises an error, wids keeps only one"),
-            );
-        } else {
-            self.fields.push(field);
         }
     }
 }
@@ -533,68 +446,7 @@ impl Inspector for TarInspector {
     }
 }
 
-fn cstr(bytes: &[u8]) -> &[u8] {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    &bytes[..end]
-}
-
-fn parse_octal(field: &[u8]) -> Option<u32> {
-    let text = std::str::from_utf8(field).ok()?;
-    let text = text.trim_matches(|c: char| c == ' ' || c == '\0');
-    if text.is_empty() {
-        return None;
-    }
-    u32::from_str_radix(text, 8).ok()
-}
-
-/// Unsigned sum of the header with the checksum field taken as spaces.
-fn header_sum(block: &[u8; B]) -> u32 {
-    block
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| {
-            if (148..156).contains(&i) {
-                32
-            } else {
-                u32::from(b)
-            }
-        })
-        .sum()
-}
-
-fn checksum_ok(block: &[u8; B]) -> bool {
-    parse_octal(&block[148..156]) == Some(header_sum(block))
-}
-
-/// `LEN key=value\n` records of a PAX extended header.
-fn pax_records(data: &[u8]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut rest = data;
-    while !rest.is_empty() {
-        let Some(space) = rest.iter().position(|&b| b == b' ') else {
-            break;
-        };
-        let Some(len) = std::str::from_utf8(&rest[..space])
-            .ok()
-            .and_then(|s| s.parse::<usize>().ok())
-        else {
-            break;
-        };
-        if len <= space || len > rest.len() {
-            break;
-        }
-        let record = &rest[space + 1..len];
-        let record = record.strip_suffix(b"\n").unwrap_or(record);
-        if let Some(eq) = record.iter().position(|&b| b == b'=') {
-            out.push((
-                String::from_utf8_lossy(&record[..eq]).into_owned(),
-                String::from_utf8_lossy(&record[eq + 1..]).into_owned(),
-            ));
-        }
-        rest = &rest[len..];
-    }
-    out
-}
-
+mod header;
+mod names;
 #[cfg(test)]
 mod tests;

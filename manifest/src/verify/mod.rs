@@ -1,0 +1,404 @@
+//! Checking a directory (or one file) against its manifest, reading every file once.
+//!
+//! With a manifest: every listed file present with the recorded size and SHA-256 (a
+//! mismatch is located to its first differing chunk through the chunk CRCs), nothing
+//! unlisted, the root digest consistent (and equal to a pinned value), `SHA256SUMS`
+//! consistent, and each file's inspector (a tar walker, ...) clean with the recorded
+//! sample count and keys. Without one: every file's inspector, `SHA256SUMS` when present,
+//! and gaps in numbered shard sequences ([`sequence`]). Comparing one file with what
+//! was expected is [`compare`].
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::scan::{FileRead, digest_file};
+use crate::walk::{self, rel_string};
+use crate::{
+    DEFAULT_CHUNK_SIZE, Error, FileContext, FileEntry, Finding, FindingKind, InspectorFactory,
+    MANIFEST_FILE, Manifest, Result, SUMS_FILE, root_digest, sums,
+};
+
+/// How to verify.
+pub struct VerifyOptions<'a> {
+    /// Manifest to use instead of `DIR/manifest.json`.
+    pub manifest: Option<PathBuf>,
+    /// Root digest the manifest must have (catches a replaced manifest).
+    pub expect_root: Option<String>,
+    /// Structural checkers.
+    pub inspectors: &'a dyn InspectorFactory,
+}
+
+/// The outcome of a verification: what was checked and every finding.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VerifyReport {
+    /// Manifest used, if any.
+    pub manifest: Option<String>,
+    /// Root digest recomputed from the manifest, if any.
+    pub root_sha256: Option<String>,
+    /// Files read.
+    pub files_checked: u64,
+    /// Bytes read.
+    pub bytes_checked: u64,
+    /// Samples counted by the inspectors.
+    pub samples: u64,
+    /// Everything found, sorted by file and offset.
+    pub findings: Vec<Finding>,
+    /// Remarks on what could not be checked.
+    pub notes: Vec<String>,
+}
+
+impl VerifyReport {
+    /// Number of error-severity findings.
+    pub fn errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.is_error()).count()
+    }
+
+    /// Number of warnings.
+    pub fn warnings(&self) -> usize {
+        self.findings.len() - self.errors()
+    }
+}
+
+/// What one file is expected to be.
+#[derive(Clone, Debug, Default)]
+struct Expected {
+    entry: Option<FileEntry>,
+    sha256: Option<String>,
+}
+
+/// Verifies `path`, a dataset directory or a single file. `progress_total` receives the
+/// number of bytes that will be read, `progress` each block as it is read.
+pub fn verify_path(
+    path: &Path,
+    options: &VerifyOptions<'_>,
+    progress_total: &dyn Fn(u64),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<VerifyReport> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io("reading", path, e))?;
+    if meta.is_file() {
+        return verify_file(path, meta.len(), options, progress_total, progress);
+    }
+    let mut report = VerifyReport::default();
+    let manifest_path = options
+        .manifest
+        .clone()
+        .unwrap_or_else(|| path.join(MANIFEST_FILE));
+    let manifest_display = if options.manifest.is_some() {
+        manifest_path.display().to_string()
+    } else {
+        MANIFEST_FILE.to_string()
+    };
+    let manifest = load_manifest(&manifest_path, options, &manifest_display, &mut report)?;
+    let own_manifest = manifest_path
+        .strip_prefix(path)
+        .ok()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from(MANIFEST_FILE));
+    let walked = walk::walk(path, &|rel, _| {
+        rel != own_manifest && rel != Path::new(SUMS_FILE)
+    })?;
+    let present: BTreeMap<String, u64> = walked
+        .files
+        .iter()
+        .map(|f| {
+            (
+                rel_string(&f.rel).unwrap_or_else(|| f.rel.to_string_lossy().into_owned()),
+                f.size,
+            )
+        })
+        .collect();
+    let unreadable: HashMap<String, String> = walked
+        .skipped
+        .iter()
+        .map(|s| (s.rel.to_string_lossy().into_owned(), s.reason.clone()))
+        .collect();
+
+    let sums_path = path.join(SUMS_FILE);
+    let sums = match std::fs::read_to_string(&sums_path) {
+        Ok(text) => Some(sums::parse(&text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            report.findings.push(Finding::error(
+                FindingKind::SumsMismatch,
+                SUMS_FILE,
+                format!("cannot be read: {e}"),
+            ));
+            None
+        }
+    };
+
+    let mut tasks: Vec<(String, u64, Expected)> = Vec::new();
+    match &manifest {
+        Some(m) => {
+            let mut listed = BTreeSet::new();
+            for entry in &m.files {
+                listed.insert(entry.path.clone());
+                match present.get(&entry.path) {
+                    Some(&size) => tasks.push((
+                        entry.path.clone(),
+                        size,
+                        Expected {
+                            entry: Some(entry.clone()),
+                            sha256: Some(entry.sha256.clone()),
+                        },
+                    )),
+                    None => report.findings.push(match unreadable.get(&entry.path) {
+                        Some(reason) => {
+                            Finding::error(FindingKind::UnreadableFile, &entry.path, reason.clone())
+                        }
+                        None => Finding::error(
+                            FindingKind::MissingFile,
+                            &entry.path,
+                            "listed in the manifest but not present",
+                        )
+                        .values(format!("{} bytes", entry.size), "no file"),
+                    }),
+                }
+            }
+            for rel in present.keys().filter(|rel| !listed.contains(*rel)) {
+                report.findings.push(unlisted_finding(rel));
+            }
+            if let Some(parsed) = &sums {
+                check_sums(parsed, m, &mut report);
+            }
+        }
+        None => {
+            let expected_sums: HashMap<String, String> = match &sums {
+                Some(Ok(lines)) => lines
+                    .iter()
+                    .map(|l| (l.path.clone(), l.sha256.clone()))
+                    .collect(),
+                Some(Err((line, reason))) => {
+                    report.findings.push(Finding::error(
+                        FindingKind::SumsMismatch,
+                        SUMS_FILE,
+                        format!("line {line}: {reason}"),
+                    ));
+                    HashMap::new()
+                }
+                None => HashMap::new(),
+            };
+            if let Some(Ok(lines)) = &sums {
+                for line in lines.iter().filter(|l| !present.contains_key(&l.path)) {
+                    report.findings.push(Finding::error(
+                        FindingKind::MissingFile,
+                        &line.path,
+                        format!("listed in {SUMS_FILE} but not present"),
+                    ));
+                }
+                report
+                    .notes
+                    .push(format!("no manifest: hashes checked against {SUMS_FILE}"));
+            } else {
+                report.notes.push(
+                    "no manifest: files were checked structurally only; run `shardsmith manifest` when the data is written to make verification exact".into(),
+                );
+            }
+            for (rel, &size) in &present {
+                if is_temp(rel) {
+                    report.findings.push(unlisted_finding(rel));
+                    continue;
+                }
+                let sha256 = expected_sums.get(rel).cloned();
+                if sums.as_ref().is_some_and(Result::is_ok) && sha256.is_none() {
+                    report.findings.push(unlisted_finding(rel));
+                }
+                tasks.push((
+                    rel.clone(),
+                    size,
+                    Expected {
+                        entry: None,
+                        sha256,
+                    },
+                ));
+            }
+            sequence_gaps(present.keys(), &mut report.findings);
+        }
+    }
+    for skip in &walked.skipped {
+        let rel = skip.rel.to_string_lossy();
+        let listed = manifest
+            .as_ref()
+            .is_some_and(|m| m.files.iter().any(|f| f.path == rel));
+        if !listed {
+            report.findings.push(Finding::warning(
+                FindingKind::UnreadableFile,
+                rel,
+                skip.reason.clone(),
+            ));
+        }
+    }
+
+    progress_total(tasks.iter().map(|t| t.1).sum());
+    let chunk_size = manifest
+        .as_ref()
+        .map_or(DEFAULT_CHUNK_SIZE, |m| m.chunk_size);
+    let manifest_ref = manifest.as_ref();
+    let results: Vec<(String, Expected, FileRead)> = tasks
+        .into_par_iter()
+        .map(|(rel, _, expected)| {
+            let ctx = FileContext {
+                root: path,
+                path: &rel,
+                entry: expected.entry.as_ref(),
+                manifest: manifest_ref,
+            };
+            let result = digest_file(
+                &path.join(&rel),
+                &ctx,
+                chunk_size,
+                options.inspectors,
+                progress,
+            );
+            (rel, expected, result)
+        })
+        .collect();
+    let mut inspections = BTreeMap::new();
+    for (rel, expected, result) in results {
+        match result {
+            Ok((digest, inspection)) => {
+                report.files_checked += 1;
+                report.bytes_checked += digest.size;
+                if let Some(inspection) = compare(&rel, &expected, &digest, inspection, &mut report)
+                {
+                    inspections.insert(rel, inspection);
+                }
+            }
+            Err(e) => report.findings.push(Finding::error(
+                FindingKind::UnreadableFile,
+                rel,
+                format!("read failed: {e}"),
+            )),
+        }
+    }
+    report.findings.extend(options.inspectors.check_layout(
+        path,
+        &present,
+        &inspections,
+        manifest_ref,
+    ));
+    report
+        .findings
+        .sort_by(|a, b| (&a.path, a.offset, a.kind).cmp(&(&b.path, b.offset, b.kind)));
+    Ok(report)
+}
+
+fn load_manifest(
+    manifest_path: &Path,
+    options: &VerifyOptions<'_>,
+    display: &str,
+    report: &mut VerifyReport,
+) -> Result<Option<Manifest>> {
+    let bytes = match std::fs::read(manifest_path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound && options.manifest.is_none() => {
+            if options.expect_root.is_some() {
+                report.findings.push(Finding::error(
+                    FindingKind::MissingFile,
+                    display,
+                    "--expect-root was given but there is no manifest",
+                ));
+            }
+            return Ok(None);
+        }
+        Err(e) => return Err(Error::io("reading manifest", manifest_path, e)),
+    };
+    report.manifest = Some(display.to_string());
+    match Manifest::parse(&bytes, manifest_path) {
+        Ok((manifest, value)) => {
+            let computed = root_digest(&value);
+            if manifest.root_sha256 != computed {
+                report.findings.push(
+                    Finding::error(
+                        FindingKind::RootMismatch,
+                        display,
+                        "manifest content does not match its root_sha256: it was edited or damaged",
+                    )
+                    .values(&manifest.root_sha256, &computed),
+                );
+            }
+            if let Some(pinned) = &options.expect_root
+                && !pinned.eq_ignore_ascii_case(&computed)
+            {
+                report.findings.push(
+                    Finding::error(
+                        FindingKind::RootMismatch,
+                        display,
+                        "manifest root digest differs from --expect-root: this is not the pinned dataset",
+                    )
+                    .values(pinned.to_ascii_lowercase(), &computed),
+                );
+            }
+            report.root_sha256 = Some(computed);
+            Ok(Some(manifest))
+        }
+        Err(e) => {
+            let reason = match e {
+                Error::BadManifest { reason, .. } => reason,
+                other => other.to_string(),
+            };
+            report.findings.push(Finding::error(
+                FindingKind::ManifestInvalid,
+                display,
+                format!("{reason}; files were checked structurally only"),
+            ));
+            Ok(None)
+        }
+    }
+}
+
+/// Single-file mode: the inspector only (no manifest entry to compare with).
+fn verify_file(
+    path: &Path,
+    size: u64,
+    options: &VerifyOptions<'_>,
+    progress_total: &dyn Fn(u64),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<VerifyReport> {
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    progress_total(size);
+    let mut report = VerifyReport::default();
+    let root = path.parent().unwrap_or(Path::new("."));
+    let ctx = FileContext {
+        root,
+        path: &name,
+        entry: None,
+        manifest: None,
+    };
+    let (digest, inspection) =
+        digest_file(path, &ctx, DEFAULT_CHUNK_SIZE, options.inspectors, progress)
+            .map_err(|e| Error::io("reading", path, e))?;
+    report.files_checked = 1;
+    report.bytes_checked = digest.size;
+    match &inspection {
+        Some(_) => report.notes.push(
+            "single file: structure checked; verify its directory to compare with the manifest"
+                .into(),
+        ),
+        None => report.notes.push(format!(
+            "single file of no known format: only read (SHA-256 {})",
+            digest.sha256_hex()
+        )),
+    }
+    if let Some(inspection) = inspection {
+        report.samples = inspection.samples.unwrap_or(0);
+        report.findings = inspection.findings;
+    }
+    Ok(report)
+}
+
+mod compare;
+mod sequence;
+
+use compare::{check_sums, compare, is_temp, unlisted_finding};
+use sequence::sequence_gaps;
+
+#[cfg(test)]
+mod tests;
