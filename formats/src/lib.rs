@@ -17,9 +17,11 @@ pub mod format;
 pub mod inspect;
 pub mod naming;
 pub mod pack;
+mod resume;
 pub mod shuffle;
 pub mod sink;
 pub mod source;
+pub mod tokens;
 pub mod webdataset;
 
 pub use error::{Error, Result};

@@ -52,6 +52,15 @@ pub enum FindingKind {
     SampleCountMismatch,
     /// First or last sample key differs from the manifest.
     KeyMismatch,
+    /// A token index (Megatron `.idx`) contradicts itself or its `.bin`: pointers that
+    /// are not the running sum of the lengths, document boundaries out of order.
+    BadIndex,
+    /// A token id at or above the vocabulary size.
+    TokenOutOfRange,
+    /// End-of-document tokens missing, misplaced or too many.
+    EodMismatch,
+    /// A token file holds a different number of documents or tokens than recorded.
+    TokenCountMismatch,
 }
 
 impl FindingKind {

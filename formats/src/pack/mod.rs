@@ -27,10 +27,11 @@ use shardsmith_manifest::{
 };
 
 pub use self::plan::ShardPlan;
-use self::state::{ShardRecord, Start};
+use self::state::ShardRecord;
 use self::write::{WriteContext, write_shard};
 use crate::content::Validation;
 use crate::format::{SampleSpec, ShardFormat};
+use crate::resume::Start;
 use crate::sink::{OutputSink, ShardFile};
 use crate::source::InputSource;
 use crate::{Error, Result};

@@ -1,0 +1,308 @@
+//! Byte-pair encoding of pre-tokenized pieces with a rank table, as tiktoken does it: the
+//! adjacent pair of lowest rank is merged first, the leftmost one on ties, until no pair
+//! is a token. Short pieces use a linear scan, long ones a heap (no quadratic time on a
+//! long run without spaces). A per-thread cache maps pieces that are not tokens
+//! themselves to their ids: text repeats its pieces massively.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+
+use super::pretok::Pattern;
+
+/// Token id.
+pub type Rank = u32;
+
+/// Pieces longer than this are merged with a heap.
+const HEAP_FROM: usize = 128;
+/// Most pieces a thread's cache holds before it starts over (bounds its memory to
+/// roughly 100 bytes per entry).
+const CACHE_ENTRIES: usize = 1 << 17;
+/// Pieces longer than this are not cached.
+const CACHE_PIECE: usize = 64;
+
+/// A byte-level BPE: mergeable ranks, the split pattern and the special tokens.
+pub struct Bpe {
+    ranks: FxHashMap<Box<[u8]>, Rank>,
+    pattern: Pattern,
+    specials: Vec<(String, Rank)>,
+}
+
+/// A thread's memo of piece → ids (only for pieces that are not a single token).
+#[derive(Default)]
+pub struct Cache {
+    map: FxHashMap<Box<[u8]>, Box<[Rank]>>,
+}
+
+impl Bpe {
+    /// A BPE from `(bytes, rank)` pairs.
+    pub fn new(
+        ranks: impl IntoIterator<Item = (Vec<u8>, Rank)>,
+        pattern: Pattern,
+        specials: Vec<(String, Rank)>,
+    ) -> Self {
+        Self {
+            ranks: ranks
+                .into_iter()
+                .map(|(k, v)| (k.into_boxed_slice(), v))
+                .collect(),
+            pattern,
+            specials,
+        }
+    }
+
+    /// Number of mergeable ranks.
+    pub fn len(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// True when there are no ranks.
+    pub fn is_empty(&self) -> bool {
+        self.ranks.is_empty()
+    }
+
+    /// The special tokens.
+    pub fn specials(&self) -> &[(String, Rank)] {
+        &self.specials
+    }
+
+    /// Appends the ids of `text` to `out`, special-token text encoded as ordinary text
+    /// (tiktoken's `encode_ordinary`).
+    pub fn encode_ordinary(&self, text: &str, cache: &mut Cache, out: &mut Vec<Rank>) {
+        self.pattern.split(text, |piece| {
+            self.encode_piece(piece.as_bytes(), cache, out)
+        });
+    }
+
+    /// Appends the ids of `text`, with special tokens in the text encoded as themselves
+    /// (tiktoken's `encode(text, allowed_special="all")`).
+    pub fn encode_with_special(&self, mut text: &str, cache: &mut Cache, out: &mut Vec<Rank>) {
+        loop {
+            let next = self
+                .specials
+                .iter()
+                .filter_map(|(s, id)| text.find(s.as_str()).map(|at| (at, Reverse(s.len()), *id)))
+                .min();
+            match next {
+                Some((at, Reverse(len), id)) => {
+                    self.encode_ordinary(&text[..at], cache, out);
+                    out.push(id);
+                    text = &text[at + len..];
+                }
+                None => return self.encode_ordinary(text, cache, out),
+            }
+        }
+    }
+
+    #[inline]
+    fn encode_piece(&self, piece: &[u8], cache: &mut Cache, out: &mut Vec<Rank>) {
+        if let Some(&rank) = self.ranks.get(piece) {
+            out.push(rank);
+            return;
+        }
+        if piece.len() <= CACHE_PIECE {
+            if let Some(ids) = cache.map.get(piece) {
+                out.extend_from_slice(ids);
+                return;
+            }
+            let start = out.len();
+            self.merge(piece, out);
+            if cache.map.len() >= CACHE_ENTRIES {
+                cache.map.clear();
+            }
+            cache.map.insert(piece.into(), out[start..].into());
+        } else {
+            self.merge(piece, out);
+        }
+    }
+
+    #[inline]
+    fn rank(&self, bytes: &[u8]) -> Rank {
+        self.ranks.get(bytes).copied().unwrap_or(Rank::MAX)
+    }
+
+    /// The BPE merge of one piece (at least two bytes, not itself a token).
+    fn merge(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        if piece.len() > HEAP_FROM {
+            return self.merge_heap(piece, out);
+        }
+        // parts[k] = (start of part k, rank of part k joined with part k + 1)
+        let mut parts: Vec<(usize, Rank)> = (0..piece.len())
+            .map(|i| {
+                let pair = piece.get(i..i + 2).map_or(Rank::MAX, |p| self.rank(p));
+                (i, pair)
+            })
+            .collect();
+        parts.push((piece.len(), Rank::MAX));
+        loop {
+            let mut best = (Rank::MAX, 0);
+            for (k, &(_, rank)) in parts[..parts.len() - 1].iter().enumerate() {
+                if rank < best.0 {
+                    best = (rank, k);
+                }
+            }
+            if best.0 == Rank::MAX {
+                break;
+            }
+            let k = best.1;
+            parts.remove(k + 1);
+            parts[k].1 = self.span_rank(piece, &parts, k);
+            if k > 0 {
+                parts[k - 1].1 = self.span_rank(piece, &parts, k - 1);
+            }
+        }
+        for w in parts.windows(2) {
+            out.push(self.token(&piece[w[0].0..w[1].0]));
+        }
+    }
+
+    /// Rank of parts `k` and `k + 1` joined.
+    #[inline]
+    fn span_rank(&self, piece: &[u8], parts: &[(usize, Rank)], k: usize) -> Rank {
+        match parts.get(k + 2) {
+            Some(&(end, _)) => self.rank(&piece[parts[k].0..end]),
+            None => Rank::MAX,
+        }
+    }
+
+    /// A part left after merging is always a token (every byte is one).
+    fn token(&self, bytes: &[u8]) -> Rank {
+        let rank = self.rank(bytes);
+        assert!(rank != Rank::MAX, "a BPE part is not in the rank table");
+        rank
+    }
+
+    /// The same merge order with a heap of (rank, start) and a linked list of parts.
+    fn merge_heap(&self, piece: &[u8], out: &mut Vec<Rank>) {
+        let n = piece.len();
+        // Parts are identified by their start; next[i] is the start of the following
+        // part (n at the end), prev[i] the preceding one.
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut alive = vec![true; n];
+        let mut pair_rank = vec![Rank::MAX; n];
+        let mut heap = BinaryHeap::with_capacity(n);
+        let pair_of = |next: &[usize], i: usize| -> Rank {
+            let j = next[i];
+            if j >= n || next[j] > n {
+                return Rank::MAX;
+            }
+            self.rank(&piece[i..next[j]])
+        };
+        for i in 0..n - 1 {
+            pair_rank[i] = self.rank(&piece[i..i + 2]);
+            if pair_rank[i] != Rank::MAX {
+                heap.push(Reverse((pair_rank[i], i)));
+            }
+        }
+        while let Some(Reverse((rank, i))) = heap.pop() {
+            if !alive[i] || pair_rank[i] != rank {
+                continue;
+            }
+            let j = next[i];
+            alive[j] = false;
+            next[i] = next[j];
+            if next[i] < n {
+                prev[next[i]] = i;
+            }
+            pair_rank[i] = pair_of(&next, i);
+            if pair_rank[i] != Rank::MAX {
+                heap.push(Reverse((pair_rank[i], i)));
+            }
+            let p = prev[i];
+            if p != usize::MAX {
+                pair_rank[p] = pair_of(&next, p);
+                if pair_rank[p] != Rank::MAX {
+                    heap.push(Reverse((pair_rank[p], p)));
+                }
+            }
+        }
+        let mut i = 0;
+        while i < n {
+            out.push(self.token(&piece[i..next[i]]));
+            i = next[i];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A toy table: every byte, then merges in rank order.
+    fn toy() -> Bpe {
+        let mut ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
+        for (i, m) in ["ab", "bc", "abc", "aa", "aaaa", "cd"].iter().enumerate() {
+            ranks.push((m.as_bytes().to_vec(), 256 + i as Rank));
+        }
+        Bpe::new(ranks, Pattern::R50k, vec![("<|x|>".into(), 999)])
+    }
+
+    #[test]
+    fn merges_lowest_rank_first_and_leftmost_on_ties() {
+        let bpe = toy();
+        let mut out = Vec::new();
+        bpe.merge(b"abcd", &mut out);
+        // "ab" (256) before "bc" (257); then "abc" (258); "cd" can no longer form.
+        assert_eq!(out, [258, b'd' as Rank]);
+        out.clear();
+        bpe.merge(b"aaaaa", &mut out);
+        // leftmost "aa" pairs first: aa|aa|a → aaaa|a
+        assert_eq!(out, [260, b'a' as Rank]);
+    }
+
+    #[test]
+    fn heap_and_linear_merges_agree() {
+        let bpe = toy();
+        let mut state = 7u64;
+        for _ in 0..300 {
+            let len = 2 + (state % 300) as usize;
+            let piece: Vec<u8> = (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    b"abcd"[(state >> 60) as usize % 4]
+                })
+                .collect();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            bpe.merge_heap(&piece, &mut a);
+            // the linear scan, whatever the length
+            let mut parts: Vec<(usize, Rank)> = (0..piece.len())
+                .map(|i| (i, piece.get(i..i + 2).map_or(Rank::MAX, |p| bpe.rank(p))))
+                .collect();
+            parts.push((piece.len(), Rank::MAX));
+            loop {
+                let mut best = (Rank::MAX, 0);
+                for (k, &(_, r)) in parts[..parts.len() - 1].iter().enumerate() {
+                    if r < best.0 {
+                        best = (r, k);
+                    }
+                }
+                if best.0 == Rank::MAX {
+                    break;
+                }
+                parts.remove(best.1 + 1);
+                parts[best.1].1 = bpe.span_rank(&piece, &parts, best.1);
+                if best.1 > 0 {
+                    parts[best.1 - 1].1 = bpe.span_rank(&piece, &parts, best.1 - 1);
+                }
+            }
+            for w in parts.windows(2) {
+                b.push(bpe.token(&piece[w[0].0..w[1].0]));
+            }
+            assert_eq!(a, b, "{}", String::from_utf8_lossy(&piece));
+        }
+    }
+
+    #[test]
+    fn specials_are_split_out_only_when_allowed() {
+        let bpe = toy();
+        let mut cache = Cache::default();
+        let mut out = Vec::new();
+        bpe.encode_with_special("ab<|x|>cd", &mut cache, &mut out);
+        assert_eq!(out, [256, 999, 261]);
+        out.clear();
+        bpe.encode_ordinary("<|x|>", &mut cache, &mut out);
+        assert!(!out.contains(&999));
+    }
+}
