@@ -1,5 +1,6 @@
 //! Chooses the structural checker for a file: by the format a manifest recorded, by
-//! extension, or by content (a ustar magic at byte 257). Dataset-level checks (an index
+//! extension, or by content (a ustar magic at byte 257; token files: see
+//! [`crate::tokens::inspect`]). Dataset-level checks (an index
 //! against its shards) run in [`Inspectors::check_layout`] once every file was read.
 
 use std::collections::BTreeMap;
@@ -16,6 +17,9 @@ pub struct Inspectors;
 
 impl InspectorFactory for Inspectors {
     fn inspector_for(&self, ctx: &FileContext<'_>, head: &[u8]) -> Option<Box<dyn Inspector>> {
+        if let Some(inspector) = crate::tokens::inspect::inspector_for(ctx, head) {
+            return Some(inspector);
+        }
         if let Some(name) = ctx.entry.and_then(|e| e.format.as_deref()) {
             for kind in FormatKind::all() {
                 let format = kind.build();
@@ -31,10 +35,10 @@ impl InspectorFactory for Inspectors {
     fn check_layout(
         &self,
         _root: &Path,
-        _files: &BTreeMap<String, u64>,
-        _inspections: &BTreeMap<String, Inspection>,
-        _manifest: Option<&Manifest>,
+        files: &BTreeMap<String, u64>,
+        inspections: &BTreeMap<String, Inspection>,
+        manifest: Option<&Manifest>,
     ) -> Vec<Finding> {
-        Vec::new()
+        crate::tokens::inspect::check_layout(files, inspections, manifest)
     }
 }

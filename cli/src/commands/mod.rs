@@ -2,6 +2,7 @@
 
 pub mod manifest;
 pub mod pack;
+pub mod tokenize;
 pub mod verify;
 
 /// How a command ended.

@@ -22,9 +22,25 @@ const CACHE_ENTRIES: usize = 1 << 17;
 /// Pieces longer than this are not cached.
 const CACHE_PIECE: usize = 64;
 
+/// Byte strings up to this length are looked up as one integer ([`short_key`]): no
+/// slice hashing, no `memcmp`. Nearly every piece and every merge candidate is this short.
+const SHORT: usize = 15;
+
+/// A byte string of at most [`SHORT`] bytes as an integer: the bytes, then the length in
+/// the top byte (so `"a"` and `"a\0"` differ).
+#[inline(always)]
+fn short_key(bytes: &[u8]) -> u128 {
+    debug_assert!(bytes.len() <= SHORT);
+    let mut buf = [0u8; 16];
+    buf[..bytes.len()].copy_from_slice(bytes);
+    buf[15] = bytes.len() as u8;
+    u128::from_le_bytes(buf)
+}
+
 /// A byte-level BPE: mergeable ranks, the split pattern and the special tokens.
 pub struct Bpe {
-    ranks: FxHashMap<Box<[u8]>, Rank>,
+    short: FxHashMap<u128, Rank>,
+    long: FxHashMap<Box<[u8]>, Rank>,
     pattern: Pattern,
     specials: Vec<(String, Rank)>,
 }
@@ -32,7 +48,22 @@ pub struct Bpe {
 /// A thread's memo of piece → ids (only for pieces that are not a single token).
 #[derive(Default)]
 pub struct Cache {
-    map: FxHashMap<Box<[u8]>, Box<[Rank]>>,
+    /// Short pieces → (start, length) of their ids in `ids`.
+    short: FxHashMap<u128, (u32, u32)>,
+    ids: Vec<Rank>,
+    long: FxHashMap<Box<[u8]>, Box<[Rank]>>,
+}
+
+impl Cache {
+    fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    fn clear(&mut self) {
+        self.short.clear();
+        self.ids.clear();
+        self.long.clear();
+    }
 }
 
 impl Bpe {
@@ -42,11 +73,17 @@ impl Bpe {
         pattern: Pattern,
         specials: Vec<(String, Rank)>,
     ) -> Self {
+        let (mut short, mut long) = (FxHashMap::default(), FxHashMap::default());
+        for (bytes, rank) in ranks {
+            if bytes.len() <= SHORT {
+                short.insert(short_key(&bytes), rank);
+            } else {
+                long.insert(bytes.into_boxed_slice(), rank);
+            }
+        }
         Self {
-            ranks: ranks
-                .into_iter()
-                .map(|(k, v)| (k.into_boxed_slice(), v))
-                .collect(),
+            short,
+            long,
             pattern,
             specials,
         }
@@ -54,12 +91,12 @@ impl Bpe {
 
     /// Number of mergeable ranks.
     pub fn len(&self) -> usize {
-        self.ranks.len()
+        self.short.len() + self.long.len()
     }
 
     /// True when there are no ranks.
     pub fn is_empty(&self) -> bool {
-        self.ranks.is_empty()
+        self.len() == 0
     }
 
     /// The special tokens.
@@ -97,21 +134,41 @@ impl Bpe {
 
     #[inline]
     fn encode_piece(&self, piece: &[u8], cache: &mut Cache, out: &mut Vec<Rank>) {
-        if let Some(&rank) = self.ranks.get(piece) {
+        if piece.len() <= SHORT {
+            let key = short_key(piece);
+            if let Some(&rank) = self.short.get(&key) {
+                out.push(rank);
+                return;
+            }
+            if let Some(&(start, len)) = cache.short.get(&key) {
+                out.extend_from_slice(&cache.ids[start as usize..(start + len) as usize]);
+                return;
+            }
+            let start = out.len();
+            self.merge(piece, out);
+            if cache.len() >= CACHE_ENTRIES {
+                cache.clear();
+            }
+            let at = cache.ids.len() as u32;
+            cache.ids.extend_from_slice(&out[start..]);
+            cache.short.insert(key, (at, (out.len() - start) as u32));
+            return;
+        }
+        if let Some(&rank) = self.long.get(piece) {
             out.push(rank);
             return;
         }
         if piece.len() <= CACHE_PIECE {
-            if let Some(ids) = cache.map.get(piece) {
+            if let Some(ids) = cache.long.get(piece) {
                 out.extend_from_slice(ids);
                 return;
             }
             let start = out.len();
             self.merge(piece, out);
-            if cache.map.len() >= CACHE_ENTRIES {
-                cache.map.clear();
+            if cache.len() >= CACHE_ENTRIES {
+                cache.clear();
             }
-            cache.map.insert(piece.into(), out[start..].into());
+            cache.long.insert(piece.into(), out[start..].into());
         } else {
             self.merge(piece, out);
         }
@@ -119,7 +176,12 @@ impl Bpe {
 
     #[inline]
     fn rank(&self, bytes: &[u8]) -> Rank {
-        self.ranks.get(bytes).copied().unwrap_or(Rank::MAX)
+        let found = if bytes.len() <= SHORT {
+            self.short.get(&short_key(bytes))
+        } else {
+            self.long.get(bytes)
+        };
+        found.copied().unwrap_or(Rank::MAX)
     }
 
     /// The BPE merge of one piece (at least two bytes, not itself a token).
