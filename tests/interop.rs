@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::util::*;
 
-fn python() -> Option<PathBuf> {
+pub fn python() -> Option<PathBuf> {
     match std::env::var_os("SHARDSMITH_PYTHON") {
         Some(p) => Some(PathBuf::from(p)),
         None if std::env::var_os("CI").is_some() => {
@@ -21,7 +21,7 @@ fn python() -> Option<PathBuf> {
     }
 }
 
-fn interop_dir() -> PathBuf {
+pub fn interop_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/interop")
 }
 

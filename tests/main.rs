@@ -4,5 +4,7 @@ mod cli;
 mod interop;
 mod manifest_cmd;
 mod pack;
+mod tokenize;
+mod tokenize_interop;
 mod util;
 mod verify;

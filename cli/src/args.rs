@@ -228,13 +228,10 @@ fn parse_shard_tokens(text: &str) -> Result<ShardTokens, String> {
 
 #[derive(Debug, Args)]
 pub struct TokenizeArgs {
-    /// Input files or directories (JSONL, .jsonl.gz, .jsonl.zst, Parquet, .txt), then OUTPUT
-    #[arg(required = true, num_args = 1.., value_name = "INPUT")]
-    pub inputs: Vec<PathBuf>,
-
-    /// Output directory for the token files, manifest.json and SHA256SUMS
-    #[arg(required = true)]
-    pub output: PathBuf,
+    /// Input files or directories (JSONL, .jsonl.gz, .jsonl.zst, Parquet, .txt), then the
+    /// output directory (token files, manifest.json, SHA256SUMS; created if needed)
+    #[arg(required = true, num_args = 1.., action = clap::ArgAction::Append, value_name = "INPUT... OUTPUT")]
+    pub paths: Vec<PathBuf>,
 
     /// gpt2 (= r50k_base), p50k_base, cl100k_base, o200k_base, or a tokenizer.json path
     ///
@@ -297,6 +294,18 @@ pub struct TokenizeArgs {
     pub force: bool,
 }
 
+impl TokenizeArgs {
+    /// Every path but the last (call after checking there are two at least).
+    pub fn inputs(&self) -> &[PathBuf] {
+        &self.paths[..self.paths.len() - 1]
+    }
+
+    /// The last path.
+    pub fn output(&self) -> &PathBuf {
+        self.paths.last().expect("clap requires a path")
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ManifestArgs {
     /// Directory to describe
@@ -355,20 +364,20 @@ mod tests {
             "tokenize",
             "a.jsonl",
             "dir",
-            "out",
             "-t",
             "gpt2",
             "--no-eod",
+            "out",
         ])
         .unwrap();
         let Command::Tokenize(args) = cli.command else {
             panic!("tokenize")
         };
         assert_eq!(
-            args.inputs,
+            args.inputs(),
             [PathBuf::from("a.jsonl"), PathBuf::from("dir")]
         );
-        assert_eq!(args.output, PathBuf::from("out"));
+        assert_eq!(args.output(), &PathBuf::from("out"));
         assert!(args.no_eod);
         assert_eq!(args.shard_tokens, ShardTokens(Some(100_000_000)));
         assert_eq!(
@@ -378,7 +387,7 @@ mod tests {
         assert_eq!(parse_shard_tokens("none"), Ok(ShardTokens(None)));
         assert!(parse_shard_tokens("0").is_err());
         assert!(parse_shard_tokens("1.5M").is_err());
-        assert!(Cli::try_parse_from(["shardsmith", "tokenize", "out", "-t", "gpt2"]).is_err());
+        assert!(Cli::try_parse_from(["shardsmith", "tokenize", "-t", "gpt2"]).is_err());
     }
 
     #[test]

@@ -28,6 +28,9 @@ struct Resolved {
 }
 
 fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
+    if args.paths.len() < 2 {
+        bail!("give the input (files or directories) and then the output directory");
+    }
     let format = match args.format {
         TokenFormatArg::Megatron => TokenFormat::Megatron,
         TokenFormatArg::Nanogpt => TokenFormat::Nanogpt,
@@ -50,9 +53,9 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         threads: rayon::current_num_threads(),
     };
     settings.check()?;
-    let output = std::path::absolute(&args.output)
-        .with_context(|| format!("output `{}` is not a valid path", args.output.display()))?;
-    for input in &args.inputs {
+    let output = std::path::absolute(args.output())
+        .with_context(|| format!("output `{}` is not a valid path", args.output().display()))?;
+    for input in args.inputs() {
         let full = input
             .canonicalize()
             .with_context(|| format!("input `{}` cannot be opened", input.display()))?;
@@ -60,12 +63,12 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
             bail!(
                 "output `{}` and input `{}` overlap; choose an output outside the input",
-                args.output.display(),
+                args.output().display(),
                 input.display()
             );
         }
     }
-    let inputs = tokens::input::list(&args.inputs)?;
+    let inputs = tokens::input::list(args.inputs())?;
     let tokenizer = Tokenizer::load(&TokenizerSpec::parse(&args.tokenizer), args.allow_special)?;
     if let Some(size) = args.shard_size {
         let dtype = format.dtype(tokenizer.vocab_size())?;
@@ -79,7 +82,7 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     }
     Ok(Resolved {
         inputs,
-        output: args.output.clone(),
+        output: args.output().clone(),
         tokenizer,
         settings,
     })
