@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """A JSONL text corpus from text already on the machine (source code, docs), written by
 no one here: every .py/.txt/.md/.rst file under the roots, in sorted path order, becomes
-one {"id": ..., "text": ...} line, until the corpus reaches LIMIT_MB (MiB of JSONL).
+one {"id": ..., "text": ...} line, until the corpus reaches LIMIT_MB (10^6 bytes of JSONL).
 Deterministic for a given machine; code-heavy, which is BPE's slow case.
 
 usage: make_text_corpus.py OUT.jsonl LIMIT_MB [ROOT...]
-       (default roots: this Python's standard library and site-packages, /usr/share/doc)
+       (default roots: this Python's standard library and site-packages, the system's
+        /usr/lib/python3*, /usr/share/doc)
 """
+import glob
 import json
 import os
 import sys
@@ -17,7 +19,8 @@ SUFFIXES = (".py", ".txt", ".md", ".rst")
 
 def default_roots():
     paths = sysconfig.get_paths()
-    roots = [paths["stdlib"], paths["purelib"], "/usr/share/doc"]
+    roots = [paths["stdlib"], paths["purelib"], *sorted(glob.glob("/usr/lib/python3*")),
+             "/usr/share/doc"]
     seen, out = set(), []
     for root in roots:
         real = os.path.realpath(root)
@@ -45,7 +48,7 @@ def documents(roots):
 
 
 def main():
-    out, limit = sys.argv[1], int(float(sys.argv[2]) * (1 << 20))
+    out, limit = sys.argv[1], int(float(sys.argv[2]) * 1e6)
     roots = sys.argv[3:] or default_roots()
     written = 0
     with open(out, "w", encoding="utf-8") as f:

@@ -45,13 +45,35 @@ pub struct Bpe {
     specials: Vec<(String, Rank)>,
 }
 
-/// A thread's memo of piece → ids (only for pieces that are not a single token).
-#[derive(Default)]
+/// Slots of the direct-mapped front cache (a power of two; 32 bytes each, so it stays in
+/// the core's own cache while the rank table does not).
+const FRONT: usize = 1 << 13;
+
+/// A thread's memo: recent short pieces that are one token (direct-mapped, in front of
+/// the rank table), and piece → ids for pieces that are not a single token.
 pub struct Cache {
+    front: Box<[(u128, Rank)]>,
     /// Short pieces → (start, length) of their ids in `ids`.
     short: FxHashMap<u128, (u32, u32)>,
     ids: Vec<Rank>,
     long: FxHashMap<Box<[u8]>, Box<[Rank]>>,
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        Self {
+            front: vec![(0, 0); FRONT].into_boxed_slice(),
+            short: FxHashMap::default(),
+            ids: Vec::new(),
+            long: FxHashMap::default(),
+        }
+    }
+}
+
+#[inline(always)]
+fn front_slot(key: u128) -> usize {
+    let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+    (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - FRONT.trailing_zeros())) as usize
 }
 
 impl Cache {
@@ -136,7 +158,14 @@ impl Bpe {
     fn encode_piece(&self, piece: &[u8], cache: &mut Cache, out: &mut Vec<Rank>) {
         if piece.len() <= SHORT {
             let key = short_key(piece);
+            let slot = front_slot(key);
+            let (k, rank) = cache.front[slot];
+            if k == key {
+                out.push(rank);
+                return;
+            }
             if let Some(&rank) = self.short.get(&key) {
+                cache.front[slot] = (key, rank);
                 out.push(rank);
                 return;
             }

@@ -286,7 +286,10 @@ impl<'a> Reader<'a> {
     /// The next batch, or `None` when every file was read. Also returns where reading
     /// continues.
     pub fn next_batch(&mut self) -> Result<Option<Batch>> {
-        let mut batch = Batch::default();
+        let mut batch = Batch {
+            data: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+            ..Batch::default()
+        };
         while batch.data.len() < BATCH_BYTES {
             if self.file >= self.files.len() {
                 break;

@@ -226,17 +226,18 @@ impl ShardWriter {
                 self.vocab, self.name
             )));
         }
+        let size = self.dtype.size() as usize;
         for chunk in ids.chunks(1 << 14) {
-            self.buf.clear();
+            self.buf.resize(chunk.len() * size, 0);
             match self.dtype {
                 Dtype::Uint16 => {
-                    for &id in chunk {
-                        self.buf.extend_from_slice(&(id as u16).to_le_bytes());
+                    for (dst, &id) in self.buf.chunks_exact_mut(2).zip(chunk) {
+                        dst.copy_from_slice(&(id as u16).to_le_bytes());
                     }
                 }
                 Dtype::Uint32 | Dtype::Int32 => {
-                    for &id in chunk {
-                        self.buf.extend_from_slice(&id.to_le_bytes());
+                    for (dst, &id) in self.buf.chunks_exact_mut(4).zip(chunk) {
+                        dst.copy_from_slice(&id.to_le_bytes());
                     }
                 }
             }
