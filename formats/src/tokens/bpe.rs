@@ -95,7 +95,10 @@ impl Bpe {
         pattern: Pattern,
         specials: Vec<(String, Rank)>,
     ) -> Self {
-        let (mut short, mut long) = (FxHashMap::default(), FxHashMap::default());
+        let ranks = ranks.into_iter();
+        let mut short =
+            FxHashMap::with_capacity_and_hasher(ranks.size_hint().0, Default::default());
+        let mut long = FxHashMap::default();
         for (bytes, rank) in ranks {
             if bytes.len() <= SHORT {
                 short.insert(short_key(&bytes), rank);

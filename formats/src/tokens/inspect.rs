@@ -493,6 +493,70 @@ impl BinInspector {
     }
 }
 
+impl BinInspector {
+    /// Whole tokens: counts, vocabulary and end-of-document checks a block at a time
+    /// (the per-token work is a comparison the compiler vectorizes; sequence ends are
+    /// reached by jumping over each sequence's length).
+    fn tokens_run(&mut self, block: &[u8]) {
+        let size = self.dtype.size() as usize;
+        let n = block.len() / size;
+        let dtype = self.dtype;
+        let id = |i: usize| read_id(&block[i * size..(i + 1) * size], dtype);
+        let vocab = self.opts.vocab.map_or(u64::MAX, |v| v);
+        let eod = self.opts.eod;
+        let (mut bad, mut first_bad, mut eods) = (0u64, None, 0u64);
+        match self.dtype {
+            Dtype::Uint16 => {
+                for (i, c) in block.chunks_exact(2).enumerate() {
+                    let v = u32::from(u16::from_le_bytes([c[0], c[1]]));
+                    bad += u64::from(u64::from(v) >= vocab);
+                    eods += u64::from(Some(v) == eod);
+                    if first_bad.is_none() && u64::from(v) >= vocab {
+                        first_bad = Some((i, v));
+                    }
+                }
+            }
+            _ => {
+                for (i, c) in block.chunks_exact(4).enumerate() {
+                    let v = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    bad += u64::from(u64::from(v) >= vocab);
+                    eods += u64::from(Some(v) == eod);
+                    if first_bad.is_none() && u64::from(v) >= vocab {
+                        first_bad = Some((i, v));
+                    }
+                }
+            }
+        }
+        self.out_of_range += bad;
+        if let Some((i, v)) = first_bad
+            && self.first_out_of_range.is_none()
+        {
+            self.first_out_of_range = Some((self.offset + (i * size) as u64, v));
+        }
+        self.eods += eods;
+        let mut pos = 0usize;
+        while self.lengths.is_some() && pos < n {
+            if self.remaining == 0 {
+                match self.next_length() {
+                    Some(len) => self.remaining = len,
+                    None => break,
+                }
+                continue;
+            }
+            let jump = self.remaining.min((n - pos) as u64) as usize;
+            pos += jump;
+            self.remaining -= jump as u64;
+            if self.remaining == 0 && eod.is_some() && Some(id(pos - 1)) != eod {
+                self.misplaced += 1;
+                self.first_misplaced
+                    .get_or_insert(self.offset + ((pos - 1) * size) as u64);
+            }
+        }
+        self.tokens += n as u64;
+        self.offset += block.len() as u64;
+    }
+}
+
 impl Inspector for BinInspector {
     fn update(&mut self, mut data: &[u8]) {
         if self.offset < self.header_len {
@@ -533,11 +597,7 @@ impl Inspector for BinInspector {
                 continue;
             }
             let whole = data.len() / size * size;
-            for chunk in data[..whole].chunks_exact(size) {
-                let id = read_id(chunk, self.dtype);
-                self.token(id, self.offset);
-                self.offset += size as u64;
-            }
+            self.tokens_run(&data[..whole]);
             data = &data[whole..];
         }
     }

@@ -94,6 +94,8 @@ impl OpenAi {
             .filter(|id| specials.iter().all(|(_, s)| s != id))
             .filter_map(|id| core.decode_bytes(&[id]).ok().map(|bytes| (bytes, id)))
             .collect();
+        // Freeing its tables takes longer than building ours: not on the critical path.
+        std::thread::spawn(move || drop(core));
         Ok(Bpe::new(ranks, self.pattern(), specials))
     }
 }
