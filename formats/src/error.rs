@@ -64,6 +64,14 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// Nothing to tokenize.
+    #[error("no documents to tokenize in `{root}`{detail}")]
+    NoDocuments {
+        /// The (first) input.
+        root: String,
+        /// Why (e.g. how many records were left out).
+        detail: String,
+    },
     /// An input record is malformed and `--strict` is set (or it cannot be skipped).
     #[error("input `{path}` line {line}: {reason}")]
     BadRecord {

@@ -165,18 +165,22 @@ def tokenize_bench(args, bin_, python, work):
         print(f"generating {args.text_mb} MB of JSONL text in {corpus} (once; cached)", file=sys.stderr)
         subprocess.run([python, os.path.join(HERE, "make_text_corpus.py"), corpus, str(args.text_mb)], check=True)
         open(corpus + ".complete", "w").close()
+    # Streamed, not held: the children's peak RSS must not include this process's pages.
     with open(corpus, "rb") as f:
-        lines = f.readlines()
+        documents = sum(1 for _ in f)
     third = os.path.join(work, "text-third.jsonl")
-    with open(third, "wb") as f:
-        f.writelines(lines[: len(lines) // 3])
+    with open(corpus, "rb") as f, open(third, "wb") as out:
+        for i, line in enumerate(f):
+            if i >= documents // 3:
+                break
+            out.write(line)
     size = os.path.getsize(corpus)
     cache = os.path.join(work, "tiktoken-cache")
     subprocess.run([python, os.path.join(HERE, "reference.py"), "tiktoken-cache", cache, *rank_files()],
                    check=True, capture_output=True)
     env = dict(os.environ, TIKTOKEN_CACHE_DIR=cache, HTTP_PROXY="http://127.0.0.1:9",
                HTTPS_PROXY="http://127.0.0.1:9")
-    print(f"text corpus: {len(lines)} documents, {size / 1e6:.0f} MB; {os.cpu_count()} cores; best of {args.repeat}",
+    print(f"text corpus: {documents} documents, {size / 1e6:.0f} MB; {os.cpu_count()} cores; best of {args.repeat}",
           file=sys.stderr)
     rows, lines_out = [], []
     for encoding in ("r50k_base", "cl100k_base"):

@@ -140,7 +140,7 @@ pub fn tokenize(
 ) -> Result<TokenizeReport> {
     settings.check()?;
     if inputs.is_empty() {
-        return Err(Error::EmptyInput {
+        return Err(Error::NoDocuments {
             root: "the input".into(),
             detail: ": no .jsonl, .json, .ndjson (optionally .gz or .zst), .parquet, .txt or .md files found".into(),
         });
@@ -223,7 +223,7 @@ pub fn tokenize(
     let input_bytes_read = out.input_bytes;
 
     if out.stats.documents == 0 {
-        return Err(Error::EmptyInput {
+        return Err(Error::NoDocuments {
             root: inputs[0].display.clone(),
             detail: match out.stats.skipped.first() {
                 Some(first) => format!(
