@@ -465,6 +465,45 @@ fn malformed_records_are_counted_with_file_and_line_or_fatal_with_strict() {
 }
 
 #[test]
+fn an_early_strict_error_stops_a_long_run_promptly() {
+    let t = Tree::new();
+    let mut body = String::from("not json\n");
+    let doc = jsonl(&[words(3, 2000)]);
+    for _ in 0..1500 {
+        body.push_str(&doc);
+    }
+    t.file("c.jsonl", body);
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "tokenize",
+            &t.s("c.jsonl"),
+            &t.s("o"),
+            "-t",
+            "gpt2",
+            "--strict",
+            "-j",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("tokenize hung after the writer stopped");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(2));
+    assert!(!t.join("o/manifest.json").exists());
+}
+
+#[test]
 fn reruns_do_nothing_and_other_options_are_refused() {
     let t = Tree::new();
     t.file("c.jsonl", jsonl(&documents()));

@@ -307,16 +307,21 @@ fn pipeline<'a>(
             let field = settings.field.as_str();
             scope.spawn(move || {
                 let mut scratch = Scratch::default();
+                // When the writer has stopped (an error), keep taking batches without
+                // work until the reader runs out of tickets and closes the channel, so
+                // it is never left blocked on a full channel nobody empties.
+                let mut writer_gone = false;
                 loop {
                     let job = batch_rx
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .recv();
                     let Ok((seq, batch)) = job else { return };
-                    let result = tokenize_batch(batch, tokenizer, field, &mut scratch);
-                    if done_tx.send((seq, Msg::Batch(result))).is_err() {
-                        return;
+                    if writer_gone {
+                        continue;
                     }
+                    let result = tokenize_batch(batch, tokenizer, field, &mut scratch);
+                    writer_gone = done_tx.send((seq, Msg::Batch(result))).is_err();
                 }
             });
         }
