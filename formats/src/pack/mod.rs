@@ -84,13 +84,7 @@ impl PackSettings {
         if self.max_samples == Some(0) {
             return Err(Error::Setting("--max-samples must be at least 1".into()));
         }
-        let prefix_ok = !self.prefix.is_empty()
-            && !self.prefix.starts_with('.')
-            && self
-                .prefix
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !prefix_ok {
+        if !crate::naming::valid_prefix(&self.prefix) {
             return Err(Error::Setting(format!(
                 "prefix `{}` must be ASCII letters, digits, `-`, `_` or `.` and not start with a dot (shard URLs are brace-expanded by readers)",
                 self.prefix

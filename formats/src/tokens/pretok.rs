@@ -127,6 +127,34 @@ impl Scanner<'_> {
         self.run(i, |f| f & OTHER_MASK == 0)
     }
 
+    /// `\p{N}{1,3}` after the first number, which ends at `j`.
+    #[inline]
+    fn digits3(&self, mut j: usize) -> usize {
+        for _ in 0..2 {
+            match self.flags(j) {
+                Some(g) if g & NUMBER != 0 => j += self.at(j).2,
+                _ => break,
+            }
+        }
+        j
+    }
+
+    /// ` ?[^\s\p{L}\p{N}]+` then a run of ASCII bytes `tail` accepts (cl100k `[\r\n]*`,
+    /// o200k `[\r\n/]*`), at `i` whose character is `c` with flags `f`.
+    #[inline]
+    fn punctuation(&self, i: usize, f: u8, c: u32, tail: impl Fn(u8) -> bool) -> Option<usize> {
+        let start =
+            if c == u32::from(b' ') && self.flags(i + 1).is_some_and(|g| g & OTHER_MASK == 0) {
+                i + 1
+            } else if f & OTHER_MASK == 0 {
+                i
+            } else {
+                return None;
+            };
+        let j = self.others(start);
+        Some(j + self.s[j..].iter().take_while(|&&b| tail(b)).count())
+    }
+
     /// `(?i:x)` for one ASCII letter `x` at `i`: the letter in either case, and the
     /// long s `ſ` for `s` (Unicode simple case folding). Returns the end.
     #[inline]
@@ -246,29 +274,10 @@ impl Scanner<'_> {
             return self.run(i + n, |f| f & LETTER != 0);
         }
         if f & NUMBER != 0 {
-            let mut j = i + n;
-            for _ in 0..2 {
-                match self.flags(j) {
-                    Some(g) if g & NUMBER != 0 => j += self.at(j).2,
-                    _ => break,
-                }
-            }
-            return j;
+            return self.digits3(i + n);
         }
-        let start =
-            if c == u32::from(b' ') && self.flags(i + 1).is_some_and(|g| g & OTHER_MASK == 0) {
-                Some(i + 1)
-            } else if f & OTHER_MASK == 0 {
-                Some(i)
-            } else {
-                None
-            };
-        if let Some(start) = start {
-            let j = self.others(start);
-            return j + self.s[j..]
-                .iter()
-                .take_while(|&&b| b == b'\r' || b == b'\n')
-                .count();
+        if let Some(end) = self.punctuation(i, f, c, |b| matches!(b, b'\r' | b'\n')) {
+            return end;
         }
         self.space(i, n, Space::Cl100k)
     }
@@ -316,29 +325,10 @@ impl Scanner<'_> {
             }
         }
         if f & NUMBER != 0 {
-            let mut j = i + n;
-            for _ in 0..2 {
-                match self.flags(j) {
-                    Some(g) if g & NUMBER != 0 => j += self.at(j).2,
-                    _ => break,
-                }
-            }
-            return j;
+            return self.digits3(i + n);
         }
-        let start =
-            if c == u32::from(b' ') && self.flags(i + 1).is_some_and(|g| g & OTHER_MASK == 0) {
-                Some(i + 1)
-            } else if f & OTHER_MASK == 0 {
-                Some(i)
-            } else {
-                None
-            };
-        if let Some(start) = start {
-            let j = self.others(start);
-            return j + self.s[j..]
-                .iter()
-                .take_while(|&&b| matches!(b, b'\r' | b'\n' | b'/'))
-                .count();
+        if let Some(end) = self.punctuation(i, f, c, |b| matches!(b, b'\r' | b'\n' | b'/')) {
+            return end;
         }
         self.space(i, n, Space::O200k)
     }

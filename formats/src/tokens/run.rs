@@ -64,13 +64,7 @@ impl TokenizeSettings {
                 i32::MAX
             )));
         }
-        let prefix_ok = !self.prefix.is_empty()
-            && !self.prefix.starts_with('.')
-            && self
-                .prefix
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !prefix_ok {
+        if !crate::naming::valid_prefix(&self.prefix) {
             return Err(Error::Setting(format!(
                 "prefix `{}` must be ASCII letters, digits, `-`, `_` or `.` and not start with a dot",
                 self.prefix
