@@ -6,5 +6,7 @@ mod manifest_cmd;
 mod pack;
 mod tokenize;
 mod tokenize_interop;
+mod tokenize_runs;
+mod tokenize_verify;
 mod util;
 mod verify;

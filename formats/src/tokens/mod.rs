@@ -21,6 +21,7 @@ pub mod classes;
 pub mod input;
 pub mod inspect;
 mod parquet;
+mod pipeline;
 pub mod pretok;
 mod run;
 pub mod tokenizer;
