@@ -7,8 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::size::{parse_count, parse_size};
 
-/// Prepare and guard the data of GPU training runs: pack small files into shards,
-/// write SHA-256 manifests, verify datasets and checkpoints before training.
+/// Prepare and guard the data of GPU training runs: pack small files into shards, tokenize
+/// text, write SHA-256 manifests, verify datasets and checkpoints before training.
 #[derive(Debug, Parser)]
 #[command(
     name = "shardsmith",
@@ -17,7 +17,7 @@ use crate::size::{parse_count, parse_size};
     max_term_width = 100
 )]
 #[command(
-    after_help = "Examples:\n  shardsmith pack ./raw ./shards --format webdataset --shard-size 1GiB\n  shardsmith verify ./shards\n  shardsmith manifest ./checkpoints/step_4000\n  shardsmith audit ./checkpoints\n\nExit codes: 0 success or clean, 1 verification found problems, 2 could not run."
+    after_help = "Examples:\n  shardsmith pack ./raw ./shards --format webdataset --shard-size 1GiB\n  shardsmith tokenize ./c4 ./tokens --tokenizer cl100k_base --format megatron\n  shardsmith verify ./shards\n  shardsmith manifest ./checkpoints/step_4000\n  shardsmith audit ./checkpoints\n\nExit codes: 0 success or clean, 1 verification found problems, 2 could not run."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -71,6 +71,22 @@ pub enum Command {
     ///
     /// Example: shardsmith pack ./raw ./shards --format webdataset --shard-size 1GiB
     Pack(Box<PackArgs>),
+
+    /// Tokenize text (JSONL, Parquet, text files) into binary token files, with a manifest
+    ///
+    /// Documents are read in order from JSONL files (plain, .gz or .zst; the text under
+    /// --field), Parquet files (the --field column) and plain-text files (one document
+    /// each), given as files, directories or both. Token ids equal the reference
+    /// tokenizers' (Python tiktoken for the OpenAI encodings, Hugging Face tokenizers for
+    /// a tokenizer.json). The end-of-document token is added as each consumer expects:
+    /// appended for Megatron and nanoGPT, prepended for llm.c.
+    ///
+    /// Output: PREFIX_000000.bin (+ .idx for Megatron), ... of --shard-tokens tokens each,
+    /// plus manifest.json and SHA256SUMS. The bytes do not depend on --jobs; a killed run
+    /// resumes when re-run with the same arguments and ends byte-identical.
+    ///
+    /// Example: shardsmith tokenize ./c4 ./tokens --tokenizer cl100k_base --format megatron
+    Tokenize(TokenizeArgs),
 
     /// Write a SHA-256 manifest (manifest.json + SHA256SUMS) of an existing directory
     ///
@@ -287,6 +303,123 @@ pub struct PackArgs {
     pub force: bool,
 }
 
+/// Token file formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TokenFormatArg {
+    /// Megatron-LM / NeMo indexed dataset: PREFIX_NNNNNN.bin + .idx, one sequence per document
+    Megatron,
+    /// nanoGPT: raw little-endian uint16 tokens (uint32 when the vocabulary needs it)
+    Nanogpt,
+    /// llm.c / modded-nanogpt: 1024-byte header, then tokens
+    Llmc,
+}
+
+/// A token count per shard, or `none` for one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShardTokens(pub Option<u64>);
+
+fn parse_shard_tokens(text: &str) -> Result<ShardTokens, String> {
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(ShardTokens(None));
+    }
+    let clean: String = text.trim().chars().filter(|&c| c != '_').collect();
+    let (digits, multiplier) = match clean.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&clean[..i], 1_000),
+        Some((i, 'M')) => (&clean[..i], 1_000_000),
+        Some((i, 'G')) => (&clean[..i], 1_000_000_000),
+        _ => (clean.as_str(), 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .filter(|&n| n > 0)
+        .map(|n| ShardTokens(Some(n)))
+        .ok_or_else(|| {
+            format!("`{text}` is not a token count; examples: 100M, 50_000_000, 10k, none")
+        })
+}
+
+#[derive(Debug, Args)]
+pub struct TokenizeArgs {
+    /// Input files or directories (JSONL, .jsonl.gz, .jsonl.zst, Parquet, .txt), then the
+    /// output directory (token files, manifest.json, SHA256SUMS; created if needed)
+    #[arg(required = true, num_args = 1.., action = clap::ArgAction::Append, value_name = "INPUT... OUTPUT")]
+    pub paths: Vec<PathBuf>,
+
+    /// gpt2 (= r50k_base), p50k_base, cl100k_base, o200k_base, or a tokenizer.json path
+    ///
+    /// The OpenAI encodings work offline (their rank files are built in). A Hugging Face
+    /// tokenizer.json is loaded as is, with padding and truncation off. Example:
+    /// `--tokenizer cl100k_base` or `--tokenizer ./llama3/tokenizer.json`.
+    #[arg(long, short = 't', value_name = "T")]
+    pub tokenizer: String,
+
+    /// Token file format
+    #[arg(long, value_enum, default_value = "megatron")]
+    pub format: TokenFormatArg,
+
+    /// JSON key or Parquet column holding the text
+    #[arg(long, default_value = "text", value_name = "NAME")]
+    pub field: String,
+
+    /// Tokens per output file (k/M/G ×1000, underscores allowed), or `none` for one file
+    ///
+    /// nanoGPT and llm.c files hold exactly N tokens (the last fewer) and a document may
+    /// continue in the next file, as llm.c writes them; a Megatron file ends before the
+    /// document that would overflow it. Resuming restarts at the last finished file.
+    /// Example: `--shard-tokens 100M`.
+    #[arg(long, value_name = "N", default_value = "100M", value_parser = parse_shard_tokens, conflicts_with = "shard_size")]
+    pub shard_tokens: ShardTokens,
+
+    /// Bytes of tokens per output file instead of --shard-tokens (64MiB, 1GB, ...)
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub shard_size: Option<u64>,
+
+    /// File name prefix: PREFIX_000000.bin, PREFIX_000001.bin, ...
+    #[arg(long, default_value = "tokens")]
+    pub prefix: String,
+
+    /// Add the end-of-document token to every document (the default)
+    #[arg(long, overrides_with = "no_eod")]
+    pub eod: bool,
+
+    /// Add no end-of-document token
+    #[arg(long)]
+    pub no_eod: bool,
+
+    /// The end-of-document token [default: <|endoftext|>, or </s>, <|end_of_text|>, ...]
+    #[arg(long, value_name = "TOKEN")]
+    pub eod_token: Option<String>,
+
+    /// Encode special-token text in documents (`<|endoftext|>`) as the special token
+    ///
+    /// By default it is encoded as ordinary text, like tiktoken's encode_ordinary, so a
+    /// document cannot forge a document boundary.
+    #[arg(long)]
+    pub allow_special: bool,
+
+    /// Fail on the first malformed record instead of counting it and leaving it out
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Replace a different dataset already in OUTPUT (only shardsmith's own files are removed)
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl TokenizeArgs {
+    /// Every path but the last (call after checking there are two at least).
+    pub fn inputs(&self) -> &[PathBuf] {
+        &self.paths[..self.paths.len() - 1]
+    }
+
+    /// The last path.
+    pub fn output(&self) -> &PathBuf {
+        self.paths.last().expect("clap requires a path")
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ManifestArgs {
     /// Directory to describe
@@ -354,6 +487,39 @@ mod tests {
     #[test]
     fn definitions_are_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn tokenize_takes_many_inputs_then_the_output() {
+        let cli = Cli::try_parse_from([
+            "shardsmith",
+            "tokenize",
+            "a.jsonl",
+            "dir",
+            "-t",
+            "gpt2",
+            "--no-eod",
+            "out",
+        ])
+        .unwrap();
+        let Command::Tokenize(args) = cli.command else {
+            panic!("tokenize")
+        };
+        assert_eq!(
+            args.inputs(),
+            [PathBuf::from("a.jsonl"), PathBuf::from("dir")]
+        );
+        assert_eq!(args.output(), &PathBuf::from("out"));
+        assert!(args.no_eod);
+        assert_eq!(args.shard_tokens, ShardTokens(Some(100_000_000)));
+        assert_eq!(
+            parse_shard_tokens("1_000k"),
+            Ok(ShardTokens(Some(1_000_000)))
+        );
+        assert_eq!(parse_shard_tokens("none"), Ok(ShardTokens(None)));
+        assert!(parse_shard_tokens("0").is_err());
+        assert!(parse_shard_tokens("1.5M").is_err());
+        assert!(Cli::try_parse_from(["shardsmith", "tokenize", "-t", "gpt2"]).is_err());
     }
 
     #[test]

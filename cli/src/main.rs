@@ -45,6 +45,7 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
     pool.build_global()?;
     match &cli.command {
         Command::Pack(args) => commands::pack::run(args, printer),
+        Command::Tokenize(args) => commands::tokenize::run(args, printer),
         Command::Manifest(args) => commands::manifest::run(args, printer),
         Command::Verify(args) => commands::verify::run(args, printer),
         Command::Merge(args) => commands::merge::run(args, printer),

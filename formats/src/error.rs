@@ -56,6 +56,32 @@ pub enum Error {
         /// What is there.
         reason: String,
     },
+    /// A tokenizer cannot be loaded or lacks a token it needs.
+    #[error("tokenizer `{name}` {reason}")]
+    Tokenizer {
+        /// Encoding name or tokenizer.json path.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Nothing to tokenize.
+    #[error("no documents to tokenize in `{root}`{detail}")]
+    NoDocuments {
+        /// The (first) input.
+        root: String,
+        /// Why (e.g. how many records were left out).
+        detail: String,
+    },
+    /// An input record is malformed and `--strict` is set (or it cannot be skipped).
+    #[error("input `{path}` line {line}: {reason}")]
+    BadRecord {
+        /// The input file.
+        path: String,
+        /// 1-based line (JSONL), row (Parquet, also 1-based) or 1 (a text file).
+        line: u64,
+        /// What is wrong.
+        reason: String,
+    },
     /// A setting is invalid.
     #[error("{0}")]
     Setting(String),

@@ -1,6 +1,6 @@
 //! Chooses the structural checker for a file: by the format a manifest recorded, by
-//! name, or by content (checkpoint magic bytes, MDS shard names, the Parquet magic, a
-//! ustar magic at byte 257). Dataset-level checks (an index against its shards, a
+//! name, or by content (token files: see [`crate::tokens::inspect`]; checkpoint magic
+//! bytes, MDS shard names, the Parquet magic, a ustar magic at byte 257). Dataset-level checks (an index against its shards, a
 //! checkpoint's metadata against its files) run in `check_layout` once every file was
 //! read.
 
@@ -44,6 +44,9 @@ impl InspectorFactory for Inspectors {
 
 impl InspectorFactory for InspectorsWith {
     fn inspector_for(&self, ctx: &FileContext<'_>, head: &[u8]) -> Option<Box<dyn Inspector>> {
+        if let Some(inspector) = crate::tokens::inspect::inspector_for(ctx, head) {
+            return Some(inspector);
+        }
         if let Some(name) = ctx.entry.and_then(|e| e.format.as_deref())
             && let Some(kind) = FormatKind::all().iter().find(|k| k.name() == name)
         {
@@ -73,6 +76,11 @@ impl InspectorFactory for InspectorsWith {
         let mut findings = checkpoint::check_layout(root, files, inspections, manifest);
         findings.extend(crate::mds::check_indices(
             root,
+            files,
+            inspections,
+            manifest,
+        ));
+        findings.extend(crate::tokens::inspect::check_layout(
             files,
             inspections,
             manifest,

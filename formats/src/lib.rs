@@ -22,9 +22,11 @@ pub mod mds;
 pub mod naming;
 pub mod pack;
 pub mod parquet;
+mod resume;
 pub mod shuffle;
 pub mod sink;
 pub mod source;
+pub mod tokens;
 pub mod webdataset;
 
 pub use error::{Error, Result};

@@ -5,6 +5,16 @@
 //! `webdataset` groups tar members. Names that a reader drops or mis-keys are refused
 //! here, with the reason, instead of being written into a shard.
 
+/// True for a file name prefix safe in brace-expanded shard URLs and listings: ASCII
+/// letters, digits, `-`, `_` and `.`, not starting with a dot.
+pub fn valid_prefix(prefix: &str) -> bool {
+    !prefix.is_empty()
+        && !prefix.starts_with('.')
+        && prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
 /// Splits a `/`-separated relative path into `(key, field)`, or says why it cannot be
 /// packed.
 pub fn split_key(rel: &str) -> Result<(&str, String), String> {

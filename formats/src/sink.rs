@@ -14,6 +14,21 @@ use crate::{Error, Result};
 pub trait ShardFile: Write + Send {
     /// Makes the content durable and visible under the final name.
     fn commit(self: Box<Self>) -> Result<()>;
+
+    /// Overwrites `bytes` at `offset` of what was written, then feeds the whole content
+    /// from the start to `read`: for a header that depends on the end of the file (the
+    /// token count of an llm.c file), to be hashed again. Sinks that cannot do it say so.
+    fn rewrite(
+        &mut self,
+        _offset: u64,
+        _bytes: &[u8],
+        _read: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this output cannot rewrite what it wrote",
+        ))
+    }
 }
 
 /// A destination directory for shards, the manifest and resume state. Names are
@@ -106,6 +121,29 @@ impl ShardFile for LocalShardFile {
             .map_err(|e| Error::io("renaming into place", &self.target, e))?;
         sync_dir(&self.dir)
     }
+
+    fn rewrite(
+        &mut self,
+        offset: u64,
+        bytes: &[u8],
+        read: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        let file = self.file.as_mut().expect("file is open until commit");
+        file.seek(SeekFrom::Start(offset))?;
+        file.write_all(bytes)?;
+        file.seek(SeekFrom::Start(0))?;
+        let mut block = vec![0u8; 1 << 20];
+        loop {
+            match file.read(&mut block) {
+                Ok(0) => break,
+                Ok(n) => read(&block[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Drop for LocalShardFile {
@@ -136,7 +174,13 @@ impl OutputSink for LocalDir {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let temp = dir.join(format!("{TEMP_PREFIX}tmp-{base}"));
-        let file = File::create(&temp).map_err(|e| Error::io("creating", &temp, e))?;
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&temp)
+            .map_err(|e| Error::io("creating", &temp, e))?;
         Ok(Box::new(LocalShardFile {
             file: Some(file),
             temp,

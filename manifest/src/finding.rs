@@ -99,6 +99,15 @@ pub enum FindingKind {
     BadPointer,
     /// A checkpoint directory without the files a complete save leaves.
     IncompleteSave,
+    /// A token index (Megatron `.idx`) contradicts itself or its `.bin`: pointers that
+    /// are not the running sum of the lengths, document boundaries out of order.
+    BadIndex,
+    /// A token id at or above the vocabulary size.
+    TokenOutOfRange,
+    /// End-of-document tokens missing, misplaced or too many.
+    EodMismatch,
+    /// A token file holds a different number of documents or tokens than recorded.
+    TokenCountMismatch,
 }
 
 impl FindingKind {

@@ -23,6 +23,8 @@ pub enum ManifestKind {
     Pack,
     /// `shardsmith manifest`: an existing directory of files, hashed as found.
     Directory,
+    /// `shardsmith tokenize`: binary token files shardsmith wrote.
+    Tokenize,
 }
 
 /// A dataset manifest (`manifest.json`). See the README for the schema.
@@ -57,6 +59,10 @@ pub struct Manifest {
     /// Inputs that were left out, with the reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
+    /// How many inputs were left out in all, when `skipped` lists only the first ones
+    /// (`tokenize` counts malformed records, which can be many).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_total: Option<u64>,
     /// SHA-256 of the canonical manifest without this field.
     #[serde(default)]
     pub root_sha256: String,
@@ -97,6 +103,12 @@ pub struct FileEntry {
     /// Key of the last sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_key: Option<String>,
+    /// Documents in a token file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documents: Option<u64>,
+    /// Tokens in a token file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
 }
 
 impl FileEntry {
@@ -111,6 +123,8 @@ impl FileEntry {
             samples: None,
             first_key: None,
             last_key: None,
+            documents: None,
+            tokens: None,
         }
     }
 }
@@ -125,6 +139,12 @@ pub struct Totals {
     /// Total samples, when the files are shards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<u64>,
+    /// Total documents, when the files are token files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub documents: Option<u64>,
+    /// Total tokens, when the files are token files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
 }
 
 /// An input that was left out.
@@ -152,6 +172,7 @@ impl Manifest {
             files,
             totals: Totals::default(),
             skipped: Vec::new(),
+            skipped_total: None,
             root_sha256: String::new(),
         };
         manifest.recount();
@@ -161,11 +182,16 @@ impl Manifest {
     /// Recomputes `totals` from `files` (samples summed over the files that have them:
     /// shards, not an index beside them).
     pub fn recount(&mut self) {
-        let counted: Vec<u64> = self.files.iter().filter_map(|f| f.samples).collect();
+        let sum = |field: fn(&FileEntry) -> Option<u64>| {
+            let values: Vec<u64> = self.files.iter().filter_map(field).collect();
+            (!values.is_empty()).then(|| values.iter().sum())
+        };
         self.totals = Totals {
             files: self.files.len() as u64,
             bytes: self.files.iter().map(|f| f.size).sum(),
-            samples: (!counted.is_empty()).then(|| counted.iter().sum()),
+            samples: sum(|f| f.samples),
+            documents: sum(|f| f.documents),
+            tokens: sum(|f| f.tokens),
         };
     }
 

@@ -2,7 +2,8 @@
 """shardsmith benchmark: the same work done by shardsmith and by the reference tools,
 side by side in one run, reported as ratios. Not a test: nothing here asserts a time.
 
-usage: tests/bench/run.sh [--samples N] [--repeat K]   (builds, sets up, then runs this)
+usage: tests/bench/run.sh [--samples N] [--text-mb MB] [--repeat K] [--what pack,tokenize]
+       (builds, sets up, then runs this)
 
 Work measured (warm page cache; best of K runs each):
   pack      shardsmith pack --format webdataset --shard-size 64MiB (manifest included)
@@ -11,7 +12,15 @@ Work measured (warm page cache; best of K runs each):
   parquet   shardsmith pack --format parquet (snappy, 4096-row groups) vs pyarrow; file sizes
   hash      shardsmith manifest / verify of the shards vs sha256sum and Python hashlib
   memory    peak RSS of pack on the whole corpus and on a third of it (per-file growth)
+  tokenize  shardsmith tokenize --format nanogpt --shard-tokens none (whole process:
+            start-up, tokenizer load, fsync and manifest included) vs Python tiktoken
+            encode_ordinary_batch on every core writing the same uint16 file (import
+            excluded), on a JSONL corpus of real text from the machine
+            (make_text_corpus.py), for r50k_base (GPT-2) and cl100k_base; runs alternate
+            so load from other processes hits both; the two files must be identical;
+            peak RSS on the whole corpus and on a third of it
 """
+import filecmp
 import argparse
 import json
 import os
@@ -55,6 +64,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=30000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--text-mb", type=int, default=200)
+    ap.add_argument("--what", default="pack,tokenize")
     ap.add_argument("--work", default=os.path.join(REPO, "target", "bench"))
     ap.add_argument("--corpus-cache", default=os.path.expanduser("~/.cache/shardsmith/bench"))
     args = ap.parse_args()
@@ -64,6 +75,10 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
 
+    if "tokenize" in args.what:
+        tokenize_bench(args, bin_, python, work)
+    if "pack" not in args.what:
+        return
     corpus = os.path.join(args.corpus_cache, f"corpus-v2-{args.samples}")
     marker = corpus + ".complete"
     if not os.path.exists(marker):
@@ -157,6 +172,70 @@ def main():
     print("\n".join(lines))
     with open(os.path.join(work, "results.json"), "w") as f:
         json.dump({k: {"seconds": v[0], "peak_rss_mib": v[1]} for k, v in results.items()}, f, indent=2)
+
+
+def rank_files():
+    """The .tiktoken rank files the tiktoken-rs crate ships (found through cargo)."""
+    meta = json.loads(subprocess.run(["cargo", "metadata", "--format-version", "1", "--offline"],
+                                     cwd=REPO, check=True, capture_output=True).stdout)
+    manifest = next(p["manifest_path"] for p in meta["packages"] if p["name"] == "tiktoken-rs")
+    assets = os.path.join(os.path.dirname(manifest), "assets")
+    return sorted(os.path.join(assets, f) for f in os.listdir(assets) if f.endswith(".tiktoken"))
+
+
+def tokenize_bench(args, bin_, python, work):
+    os.makedirs(args.corpus_cache, exist_ok=True)
+    corpus = os.path.join(args.corpus_cache, f"text-v1-{args.text_mb}.jsonl")
+    if not os.path.exists(corpus + ".complete"):
+        print(f"generating {args.text_mb} MB of JSONL text in {corpus} (once; cached)", file=sys.stderr)
+        subprocess.run([python, os.path.join(HERE, "make_text_corpus.py"), corpus, str(args.text_mb)], check=True)
+        open(corpus + ".complete", "w").close()
+    # Streamed, not held: the children's peak RSS must not include this process's pages.
+    with open(corpus, "rb") as f:
+        documents = sum(1 for _ in f)
+    third = os.path.join(work, "text-third.jsonl")
+    with open(corpus, "rb") as f, open(third, "wb") as out:
+        for i, line in enumerate(f):
+            if i >= documents // 3:
+                break
+            out.write(line)
+    size = os.path.getsize(corpus)
+    cache = os.path.join(work, "tiktoken-cache")
+    subprocess.run([python, os.path.join(HERE, "reference.py"), "tiktoken-cache", cache, *rank_files()],
+                   check=True, capture_output=True)
+    env = dict(os.environ, TIKTOKEN_CACHE_DIR=cache, HTTP_PROXY="http://127.0.0.1:9",
+               HTTPS_PROXY="http://127.0.0.1:9")
+    print(f"text corpus: {documents} documents, {size / 1e6:.0f} MB; {os.cpu_count()} cores; best of {args.repeat}",
+          file=sys.stderr)
+    rows, lines_out = [], []
+    for encoding in ("r50k_base", "cl100k_base"):
+        ours_runs, ref_runs = [], []
+        out = os.path.join(work, f"tok-{encoding}")
+        ref = os.path.join(work, f"ref-{encoding}.bin")
+        for _ in range(args.repeat):
+            shutil.rmtree(out, ignore_errors=True)
+            ours_runs.append(timed([bin_, "tokenize", corpus, out, "-t", encoding, "--format", "nanogpt",
+                                    "--shard-tokens", "none", "--quiet"]))
+            seconds, rss, stdout = timed([python, os.path.join(HERE, "reference.py"), "tokenize", corpus, ref,
+                                          encoding], env=env)
+            ref_runs.append((json.loads(stdout)["seconds"], rss, stdout))
+        ours, theirs = min(ours_runs), min(ref_runs)
+        same = filecmp.cmp(os.path.join(out, "tokens_000000.bin"), ref, shallow=False)
+        rows += [(f"tokenize {encoding} (shardsmith)", ours), (f"tokenize {encoding} (tiktoken)", theirs)]
+        lines_out.append(f"tokenize {encoding:<12} vs tiktoken: {theirs[0] / ours[0]:5.1f}x faster "
+                         f"({size / ours[0] / 1e6:.0f} vs {size / theirs[0] / 1e6:.1f} MB/s; target >= 8x); "
+                         f"outputs {'IDENTICAL' if same else 'DIFFER'}")
+        if not same:
+            lines_out.append(f"  ERROR: {out}/tokens_000000.bin and {ref} differ")
+    small = timed([bin_, "tokenize", third, os.path.join(work, "tok-third"), "-t", "r50k_base", "--format",
+                   "nanogpt", "--shard-tokens", "none", "--quiet"])
+    full = rows[0][1]
+    lines_out.append(f"tokenize peak RSS (r50k_base):   {full[1]:.0f} MiB on {size / 1e6:.0f} MB, "
+                     f"{small[1]:.0f} MiB on a third (target < 1024 MiB, flat)")
+    print("\n".join([f"{'work':<34}{'seconds':>9}{'peak RSS':>11}",
+                     *(f"{name:<34}{r[0]:>9.2f}{r[1]:>8.0f} MiB" for name, r in rows), "", *lines_out, ""]))
+    with open(os.path.join(work, "tokenize-results.json"), "w") as f:
+        json.dump({k: {"seconds": v[0], "peak_rss_mib": v[1]} for k, v in rows}, f, indent=2)
 
 
 if __name__ == "__main__":

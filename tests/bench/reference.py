@@ -5,8 +5,16 @@ usage: reference.py wds CORPUS OUTDIR      webdataset.ShardWriter, 64 MiB shards
        reference.py mds CORPUS OUTDIR      streaming.MDSWriter, 64 MiB shards, sha1 hashes
        reference.py parquet CORPUS OUTDIR  pyarrow, ~64 MiB files, snappy, 4096-row groups
        reference.py sha256 FILE...          hashlib.sha256, one file after another
+       reference.py tokenize TEXT.jsonl OUT.bin ENCODING
+                                            tiktoken encode_ordinary_batch on every core,
+                                            EOT appended per document, nanoGPT's uint16
+                                            (uint32 past 65536 ids) file
+       reference.py tiktoken-cache CACHE_DIR RANK_FILE...
+                                            fills a TIKTOKEN_CACHE_DIR from .tiktoken rank
+                                            files (offline use of Python tiktoken)
 Prints one JSON line on stdout: {"tool": ..., "seconds": ...}; the seconds exclude
 interpreter start-up and library import, which are not the work being compared.
+tokenize needs TIKTOKEN_CACHE_DIR (see tiktoken-cache).
 """
 import hashlib
 import json
@@ -88,6 +96,53 @@ def sha256(*paths):
     return time.perf_counter() - start
 
 
+# sha256 of the published rank files (tiktoken_ext/openai_public.py's expected_hash).
+RANK_SHA256 = {
+    "r50k_base": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+    "p50k_base": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+}
+RANK_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+
+
+def tiktoken_cache(cache_dir, *rank_files):
+    """tiktoken looks a rank file up in TIKTOKEN_CACHE_DIR under the SHA-1 of its URL and
+    checks its SHA-256; copy each file there under that name (after the same check)."""
+    start = time.perf_counter()
+    os.makedirs(cache_dir, exist_ok=True)
+    for path in rank_files:
+        name = os.path.basename(path).removesuffix(".tiktoken")
+        with open(path, "rb") as f:
+            data = f.read()
+        if hashlib.sha256(data).hexdigest() != RANK_SHA256[name]:
+            sys.exit(f"{path}: not the published {name} rank file")
+        key = hashlib.sha1(RANK_URL.format(name).encode()).hexdigest()
+        with open(os.path.join(cache_dir, key), "wb") as f:
+            f.write(data)
+    return time.perf_counter() - start
+
+
+def tokenize(src, out, encoding):
+    import numpy as np
+    import tiktoken
+    start = time.perf_counter()
+    enc = tiktoken.get_encoding(encoding)
+    with open(src, encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f]
+    ids = enc.encode_ordinary_batch(texts, num_threads=os.cpu_count())
+    dtype = np.uint16 if enc.n_vocab <= 1 << 16 else np.uint32
+    lengths = np.fromiter((len(d) + 1 for d in ids), dtype=np.int64, count=len(ids))
+    arr = np.empty(int(lengths.sum()), dtype=dtype)
+    pos = 0
+    for doc in ids:
+        arr[pos:pos + len(doc)] = doc
+        arr[pos + len(doc)] = enc.eot_token
+        pos += len(doc) + 1
+    arr.tofile(out)
+    return time.perf_counter() - start
+
+
 def main():
     tool, args = sys.argv[1], sys.argv[2:]
     if tool == "wds":
@@ -97,7 +152,8 @@ def main():
         streaming_shim.load()
     elif tool == "parquet":
         import pyarrow.parquet  # noqa: F401
-    seconds = {"wds": wds, "mds": mds, "parquet": parquet, "sha256": sha256}[tool](*args)
+    seconds = {"wds": wds, "mds": mds, "parquet": parquet, "sha256": sha256, "tokenize": tokenize,
+               "tiktoken-cache": tiktoken_cache}[tool](*args)
     print(json.dumps({"tool": tool, "seconds": seconds}))
 
 

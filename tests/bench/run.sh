@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: builds shardsmith (release), sets up the pinned reference env, generates
-# the corpus once (cached under ~/.cache/shardsmith/bench), then runs bench.py.
-#   usage: tests/bench/run.sh [--samples 30000] [--repeat 3]
+# the corpora once (cached under ~/.cache/shardsmith/bench), then runs bench.py.
+#   usage: tests/bench/run.sh [--samples 30000] [--text-mb 200] [--repeat 3] [--what pack,tokenize]
 #          tests/bench/run.sh checkpoints [--gib 2] [--files 8] [--repeat 3]   (checkpoints.py)
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -31,10 +31,11 @@ use shardsmith_manifest::{
 
 pub use self::plan::ShardPlan;
 use self::samples::SampleSource;
-use self::state::{ShardRecord, Start};
+use self::state::ShardRecord;
 use self::write::{WriteContext, write_shard};
 use crate::content::Validation;
 use crate::format::{FormatChoice, SampleSpec, ShardFormat};
+use crate::resume::Start;
 use crate::sink::{OutputSink, ShardFile};
 use crate::{Error, Result};
 
@@ -100,13 +101,7 @@ impl PackSettings {
         if self.max_samples == Some(0) {
             return Err(Error::Setting("--max-samples must be at least 1".into()));
         }
-        let prefix_ok = !self.prefix.is_empty()
-            && !self.prefix.starts_with('.')
-            && self
-                .prefix
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !prefix_ok {
+        if !crate::naming::valid_prefix(&self.prefix) {
             return Err(Error::Setting(format!(
                 "prefix `{}` must be ASCII letters, digits, `-`, `_` or `.` and not start with a dot (shard URLs are brace-expanded by readers)",
                 self.prefix

@@ -1,0 +1,274 @@
+//! `shardsmith tokenize`: resolve the arguments, load the tokenizer, run the pipeline
+//! with a progress bar, report.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use shardsmith_formats::LocalDir;
+use shardsmith_formats::tokens::{
+    self, InputFile, TokenFormat, TokenizeObserver, TokenizeReport, TokenizeSettings, Tokenizer,
+    TokenizerSpec,
+};
+use shardsmith_manifest::MANIFEST_FILE;
+
+use super::{Status, brace_pattern};
+use crate::args::{TokenFormatArg, TokenizeArgs};
+use crate::output::{Printer, seconds};
+use crate::size::human_bytes;
+
+/// `tokenize` arguments resolved and checked before any output is touched.
+struct Resolved {
+    inputs: Vec<InputFile>,
+    output: PathBuf,
+    tokenizer: Tokenizer,
+    settings: TokenizeSettings,
+}
+
+fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
+    if args.paths.len() < 2 {
+        bail!("give the input (files or directories) and then the output directory");
+    }
+    let format = match args.format {
+        TokenFormatArg::Megatron => TokenFormat::Megatron,
+        TokenFormatArg::Nanogpt => TokenFormat::Nanogpt,
+        TokenFormatArg::Llmc => TokenFormat::Llmc,
+    };
+    let eod = !args.no_eod;
+    if !eod && args.eod_token.is_some() {
+        bail!("--eod-token names the end-of-document token, but --no-eod adds none");
+    }
+    let mut settings = TokenizeSettings {
+        format,
+        field: args.field.clone(),
+        shard_tokens: args.shard_tokens.0,
+        prefix: args.prefix.clone(),
+        eod,
+        eod_token: args.eod_token.clone(),
+        allow_special: args.allow_special,
+        strict: args.strict,
+        force: args.force,
+        threads: rayon::current_num_threads(),
+    };
+    settings.check()?;
+    let output = std::path::absolute(args.output())
+        .with_context(|| format!("output `{}` is not a valid path", args.output().display()))?;
+    for input in args.inputs() {
+        let full = input
+            .canonicalize()
+            .with_context(|| format!("input `{}` cannot be opened", input.display()))?;
+        let out = output.canonicalize().unwrap_or_else(|_| output.clone());
+        if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
+            bail!(
+                "output `{}` and input `{}` overlap; choose an output outside the input",
+                args.output().display(),
+                input.display()
+            );
+        }
+    }
+    let inputs = tokens::input::list(args.inputs())?;
+    let tokenizer = Tokenizer::load(&TokenizerSpec::parse(&args.tokenizer), args.allow_special)?;
+    if let Some(size) = args.shard_size {
+        let dtype = format.dtype(tokenizer.vocab_size())?;
+        let header = if format == TokenFormat::Llmc { 1024 } else { 0 };
+        let tokens = size.saturating_sub(header) / dtype.size();
+        if tokens == 0 {
+            bail!("--shard-size {size} holds no {} token", dtype.name());
+        }
+        settings.shard_tokens = Some(tokens);
+        settings.check()?;
+    }
+    Ok(Resolved {
+        inputs,
+        output: args.output().clone(),
+        tokenizer,
+        settings,
+    })
+}
+
+struct Progress {
+    bar: indicatif::ProgressBar,
+    documents: AtomicU64,
+    tokens: AtomicU64,
+    started: Instant,
+}
+
+impl TokenizeObserver for Progress {
+    fn planned(&self, input_bytes: u64) {
+        self.bar.set_length(input_bytes);
+    }
+
+    fn advanced(&self, documents: u64, input_bytes: u64, tokens: u64) {
+        let docs = self.documents.fetch_add(documents, Ordering::Relaxed) + documents;
+        let toks = self.tokens.fetch_add(tokens, Ordering::Relaxed) + tokens;
+        self.bar.inc(input_bytes);
+        if !self.bar.is_hidden() {
+            let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+            self.bar.set_message(format!(
+                "{docs} docs, {toks} tokens ({:.0} docs/s, {:.2} M tokens/s)",
+                docs as f64 / secs,
+                toks as f64 / secs / 1e6
+            ));
+        }
+    }
+}
+
+pub fn run(args: &TokenizeArgs, printer: &Printer) -> Result<Status> {
+    let started = Instant::now();
+    let resolved = resolve(args)?;
+    let sink = LocalDir::create(&resolved.output)?;
+    let progress = Progress {
+        bar: printer.bytes_bar("tokenizing"),
+        documents: AtomicU64::new(0),
+        tokens: AtomicU64::new(0),
+        started: Instant::now(),
+    };
+    let result = tokens::tokenize(
+        &resolved.inputs,
+        &sink,
+        &resolved.tokenizer,
+        &resolved.settings,
+        &progress,
+    );
+    progress.bar.finish_and_clear();
+    let report = result?;
+    let elapsed = started.elapsed();
+    for skip in &report.manifest.skipped {
+        printer.detail(&format!("skipped `{}`: {}", skip.path, skip.reason));
+    }
+    if let Some(total) = report.manifest.skipped_total
+        && !printer.verbose()
+    {
+        printer.warn(&format!(
+            "{total} malformed record(s) left out; the first ones are listed with the reason under \"skipped\" in {} (-v shows them, --strict makes them errors)",
+            resolved.output.join(MANIFEST_FILE).display()
+        ));
+    }
+    printer.summary(&summary(&report, &resolved, elapsed));
+    printer.report(&json_report(&report, &resolved, elapsed));
+    Ok(Status::Clean)
+}
+
+fn pattern(report: &TokenizeReport) -> String {
+    let names: Vec<&str> = report
+        .manifest
+        .files
+        .iter()
+        .map(|f| f.path.as_str())
+        .filter(|p| p.ends_with(".bin"))
+        .collect();
+    brace_pattern(&names).unwrap_or_default()
+}
+
+fn eod_text(report: &TokenizeReport) -> String {
+    let o = &report.manifest.options;
+    let placement = match report.manifest.format.as_deref() {
+        Some("llmc") => "prepended to",
+        _ => "appended to",
+    };
+    match (o.get("eod_token").and_then(|v| v.as_str()), o.get("eod_id")) {
+        (Some(token), Some(id)) => format!("{token} ({id}) {placement} every document"),
+        _ => "no end-of-document token".into(),
+    }
+}
+
+fn summary(report: &TokenizeReport, resolved: &Resolved, elapsed: Duration) -> String {
+    let m = &report.manifest;
+    let documents = m.totals.documents.unwrap_or(0);
+    let tokens = m.totals.tokens.unwrap_or(0);
+    let mut out = String::new();
+    if report.already_complete {
+        out.push_str(&format!(
+            "already complete: {} holds this dataset ({documents} documents, {tokens} tokens in {} files); nothing to do\n",
+            resolved.output.display(),
+            m.files.len()
+        ));
+    } else {
+        let secs = elapsed.as_secs_f64().max(1e-9);
+        let read = report.input_bytes_read;
+        out.push_str(&format!(
+            "tokenized {documents} documents ({}) into {tokens} tokens with {} in {} ({}/s, {:.2} M tokens/s)\n",
+            human_bytes(m.input.as_ref().map_or(0, |i| i.bytes)),
+            resolved.tokenizer.name(),
+            seconds(elapsed),
+            human_bytes((read as f64 / secs) as u64),
+            tokens as f64 / secs / 1e6,
+        ));
+    }
+    let dtype = m
+        .options
+        .get("dtype")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    let idx = if m.format.as_deref() == Some("megatron") {
+        " (+ .idx)"
+    } else {
+        ""
+    };
+    out.push_str(&format!(
+        "  files     {}{idx}\n",
+        resolved.output.join(pattern(report)).display()
+    ));
+    out.push_str(&format!(
+        "  format    {}, {dtype}, {}\n",
+        m.format.as_deref().unwrap_or(""),
+        eod_text(report)
+    ));
+    out.push_str(&format!(
+        "  manifest  {}\n",
+        resolved.output.join(MANIFEST_FILE).display()
+    ));
+    out.push_str(&format!("  root      {}\n", m.root_sha256));
+    if report.shards_resumed > 0 {
+        out.push_str(&format!(
+            "  resumed   {} finished file(s) of an interrupted run kept\n",
+            report.shards_resumed
+        ));
+    }
+    if let Some(total) = m.skipped_total {
+        out.push_str(&format!("  skipped   {total} malformed record(s):\n"));
+        for skip in m.skipped.iter().take(5) {
+            out.push_str(&format!("    {}: {}\n", skip.path, skip.reason));
+        }
+        if total > 5 {
+            out.push_str(&format!("    ... {} more\n", total - 5));
+        }
+    }
+    out
+}
+
+fn json_report(
+    report: &TokenizeReport,
+    resolved: &Resolved,
+    elapsed: Duration,
+) -> serde_json::Value {
+    let m = &report.manifest;
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "command": "tokenize",
+        "format": m.format,
+        "tokenizer": resolved.tokenizer.name(),
+        "vocab_size": resolved.tokenizer.vocab_size(),
+        "dtype": m.options.get("dtype"),
+        "eod_id": m.options.get("eod_id"),
+        "output": resolved.output.display().to_string(),
+        "files": m.files.len(),
+        "file_pattern": pattern(report),
+        "documents": m.totals.documents,
+        "tokens": m.totals.tokens,
+        "output_bytes": m.totals.bytes,
+        "input_files": m.input.as_ref().map(|i| i.files),
+        "input_bytes": m.input.as_ref().map(|i| i.bytes),
+        "input_bytes_read": report.input_bytes_read,
+        "shards_written": report.shards_written,
+        "shards_resumed": report.shards_resumed,
+        "already_complete": report.already_complete,
+        "skipped_total": m.skipped_total.unwrap_or(0),
+        "skipped": m.skipped,
+        "manifest": MANIFEST_FILE,
+        "root_sha256": m.root_sha256,
+        "seconds": elapsed.as_secs_f64(),
+    })
+}

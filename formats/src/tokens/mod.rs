@@ -1,0 +1,34 @@
+//! `tokenize`: text corpora → binary token files (Megatron `.bin`/`.idx`, nanoGPT,
+//! llm.c), with a manifest.
+//!
+//! 1. The inputs are listed in a fixed order ([`input`]); their documents are read by one
+//!    thread in batches of about 1 MiB of text.
+//! 2. Worker threads tokenize batches in parallel ([`tokenizer`]: our own pre-tokenizer
+//!    and BPE for the OpenAI encodings, the `tokenizers` crate for a `tokenizer.json`).
+//! 3. One writer takes the batches back in order and appends their tokens to the current
+//!    shard ([`write`]), hashing while writing; a full shard goes to a committer thread
+//!    (fsync, resume record, rename) while writing goes on.
+//! 4. `SHA256SUMS` and, last, `manifest.json`.
+//!
+//! The number of batches in flight is bounded, so memory does not grow with the corpus;
+//! the output does not depend on the thread count. A killed run resumes at the end of
+//! the last committed shard: each shard's record holds the input position where the
+//! next shard starts (and, for formats that cut documents, how many tokens of that
+//! document the shard already holds).
+
+pub mod bpe;
+pub mod classes;
+pub mod input;
+pub mod inspect;
+mod parquet;
+mod pipeline;
+pub mod pretok;
+mod run;
+pub mod tokenizer;
+mod work;
+pub mod write;
+
+pub use input::{InputFile, InputKind, Position};
+pub use run::{NoProgress, TokenizeObserver, TokenizeReport, TokenizeSettings, tokenize};
+pub use tokenizer::{OpenAi, Tokenizer, TokenizerSpec};
+pub use write::{Dtype, TokenFormat};

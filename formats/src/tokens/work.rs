@@ -1,0 +1,246 @@
+//! A worker's job: one batch of records → the ids of each document, or the reason a
+//! record is not a document. Runs on many threads at once.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+
+use super::input::{Batch, Position, RecordKind};
+use super::tokenizer::{Scratch, Tokenizer};
+
+/// One record's outcome.
+#[derive(Debug)]
+pub struct DocOut {
+    /// Where the record starts.
+    pub pos: Position,
+    /// Its ids in [`Tokenized::tokens`] (after the previous document's).
+    pub len: usize,
+    /// Why it is not a document.
+    pub problem: Option<String>,
+}
+
+/// A tokenized batch.
+#[derive(Debug, Default)]
+pub struct Tokenized {
+    /// Every record, in order.
+    pub docs: Vec<DocOut>,
+    /// The ids of all documents, concatenated.
+    pub tokens: Vec<u32>,
+    /// Input bytes the batch consumed.
+    pub input_bytes: u64,
+}
+
+/// Tokenizes every record of `batch`; JSON records take their text from `field`.
+pub fn tokenize_batch(
+    batch: Batch,
+    tokenizer: &Tokenizer,
+    field: &str,
+    scratch: &mut Scratch,
+) -> Tokenized {
+    let mut out = Tokenized {
+        docs: Vec::with_capacity(batch.records.len()),
+        tokens: Vec::with_capacity(batch.data.len() / 3),
+        input_bytes: batch.input_bytes,
+    };
+    for record in &batch.records {
+        let bytes = &batch.data[record.range.clone()];
+        let text = match &record.kind {
+            RecordKind::Json => json_text(bytes, field),
+            RecordKind::Text => std::str::from_utf8(bytes)
+                .map(Cow::Borrowed)
+                .map_err(|e| e.to_string()),
+            RecordKind::Bad(reason) => Err(reason.clone()),
+        };
+        let start = out.tokens.len();
+        let problem = match text {
+            Ok(text) => tokenizer.encode(&text, scratch, &mut out.tokens).err(),
+            Err(reason) => Some(reason),
+        };
+        if problem.is_some() {
+            out.tokens.truncate(start);
+        }
+        out.docs.push(DocOut {
+            pos: record.pos,
+            len: out.tokens.len() - start,
+            problem,
+        });
+    }
+    out
+}
+
+/// The string under `field` of the JSON object on `line`.
+pub fn json_text<'a>(line: &'a [u8], field: &str) -> Result<Cow<'a, str>, String> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Err("empty line (expected a JSON object)".into());
+    }
+    let mut de = serde_json::Deserializer::from_slice(line);
+    let found = FieldSeed { field }
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| format!("not a JSON object: {e}"))?;
+    match found {
+        Some(Found::Text(text)) => Ok(text),
+        Some(Found::Other(kind)) => Err(format!("field `{field}` is {kind}, not a string")),
+        None => Err(format!(
+            "no field `{field}` (choose the text field with --field)"
+        )),
+    }
+}
+
+enum Found<'a> {
+    Text(Cow<'a, str>),
+    Other(&'static str),
+}
+
+struct FieldSeed<'f> {
+    field: &'f str,
+}
+
+impl<'de> DeserializeSeed<'de> for FieldSeed<'_> {
+    type Value = Option<Found<'de>>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldSeed<'_> {
+    type Value = Option<Found<'de>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            if key.0 == self.field {
+                // The last occurrence wins, as in Python's json.loads.
+                found = Some(map.next_value::<Value<'de>>()?.0);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A string, borrowed from the line when it has no escapes.
+struct Str<'a>(Cow<'a, str>);
+
+impl<'de> de::Deserialize<'de> for Str<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(StrVisitor).map(Str)
+    }
+}
+
+struct StrVisitor;
+
+impl<'de> Visitor<'de> for StrVisitor {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+/// The field's value: a string, or the kind of what it is instead.
+struct Value<'a>(Found<'a>);
+
+impl<'de> de::Deserialize<'de> for Value<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ValueVisitor).map(Value)
+    }
+}
+
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Found<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Found::Text(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Found::Text(Cow::Owned(v.to_string())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Found::Text(Cow::Owned(v)))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Found::Other("null"))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Found::Other("a boolean"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Found::Other("a number"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Found::Other("a number"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Found::Other("a number"))
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Found::Other("an array"))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Found::Other("an object"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_extraction() {
+        let get = |line: &str| json_text(line.as_bytes(), "text").map(|t| t.into_owned());
+        assert_eq!(get(r#"{"id": 1, "text": "héllo"}"#).unwrap(), "héllo");
+        assert_eq!(get(r#"{"text": "a\nb\u00e9"}  "#).unwrap(), "a\nbé");
+        assert!(matches!(
+            json_text(br#"{"text":"plain"}"#, "text").unwrap(),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(get(r#"{"text": "a", "text": "b"}"#).unwrap(), "b");
+        assert_eq!(
+            get(r#"{"meta": {"text": 1}, "text": ""}"#).unwrap(),
+            "",
+            "nested fields of the same name are not the field"
+        );
+        for (line, why) in [
+            (r#"{"id": 1}"#, "no field `text`"),
+            (r#"{"text": null}"#, "is null"),
+            (r#"{"text": ["a"]}"#, "an array"),
+            (r#"{"text": "a"} trailing"#, "not a JSON object"),
+            (r#"{"text": "unterminated"#, "not a JSON object"),
+            (r#"["text"]"#, "not a JSON object"),
+            ("", "empty line"),
+            (r#"{"text": "\ud800"}"#, "not a JSON object"),
+        ] {
+            let err = get(line).unwrap_err();
+            assert!(err.contains(why), "{line}: {err}");
+        }
+        assert!(json_text(b"{\"text\": \"\xff\"}", "text").is_err());
+    }
+}

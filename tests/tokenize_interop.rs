@@ -1,0 +1,237 @@
+//! Token ids equal to the Python reference tokenizers (tiktoken fed the same rank files
+//! offline; Hugging Face tokenizers), and our files read by numpy, megatron-core's own
+//! IndexedDataset and IndexedDatasetBuilder (byte identity), numpy.memmap and the llm.c
+//! header rules. Needs `SHARDSMITH_PYTHON`, like `interop.rs`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::interop::{interop_dir, python};
+use crate::tokenize::{documents, jsonl, words};
+use crate::util::*;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The `.tiktoken` rank files the `tiktoken-rs` crate ships (found through cargo).
+fn rank_files() -> Vec<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let manifest = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "tiktoken-rs")
+        .and_then(|p| p["manifest_path"].as_str())
+        .expect("tiktoken-rs is a dependency");
+    let assets = Path::new(manifest).parent().unwrap().join("assets");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&assets)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tiktoken"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 4, "{}", assets.display());
+    files
+}
+
+/// Runs Python with the offline tiktoken cache; any download attempt fails.
+fn py(python: &Path, cache: &Path, args: &[&str]) -> String {
+    let o = Command::new(python)
+        .args(args)
+        .env("TIKTOKEN_CACHE_DIR", cache)
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9")
+        .env("PYTHONPATH", interop_dir().join("torchstub"))
+        .output()
+        .unwrap();
+    let stdout = text(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{args:?}:\n{stdout}\n{}",
+        text(&o.stderr)
+    );
+    stdout
+}
+
+struct Env {
+    python: PathBuf,
+    cache: PathBuf,
+    tree: Tree,
+    corpus: String,
+}
+
+/// The edge-case documents, a document over 65,535 tokens, and real text from the
+/// machine (source code and docs of the interpreter's standard library).
+fn setup() -> Option<Env> {
+    let python = python()?;
+    let tree = Tree::new();
+    let cache = tree.join("tiktoken-cache");
+    let mut args = vec![
+        repo()
+            .join("tests/bench/reference.py")
+            .to_string_lossy()
+            .into_owned(),
+        "tiktoken-cache".into(),
+        cache.to_string_lossy().into_owned(),
+    ];
+    args.extend(
+        rank_files()
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned()),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    py(&python, &cache, &args);
+    let real = tree.join("real.jsonl");
+    py(
+        &python,
+        &cache,
+        &[
+            repo()
+                .join("tests/bench/make_text_corpus.py")
+                .to_str()
+                .unwrap(),
+            real.to_str().unwrap(),
+            "2",
+        ],
+    );
+    let mut docs = documents();
+    docs.push(words(99, 70_000));
+    let mut corpus = jsonl(&docs);
+    corpus.push_str(&std::fs::read_to_string(&real).unwrap());
+    tree.file("corpus.jsonl", corpus);
+    let corpus = tree.s("corpus.jsonl");
+    Some(Env {
+        python,
+        cache,
+        tree,
+        corpus,
+    })
+}
+
+fn checker() -> String {
+    interop_dir()
+        .join("check_tokens.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn tokenize(env: &Env, out: &str, extra: &[&str]) -> String {
+    let dir = env.tree.s(out);
+    let mut args = vec!["tokenize", env.corpus.as_str(), dir.as_str()];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v = run(&["verify", &dir]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v.stdout));
+    dir
+}
+
+fn passed(stdout: &str) {
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn ids_equal_python_tiktoken_in_every_format() {
+    let Some(env) = setup() else { return };
+    for (encoding, format, shard) in [
+        ("r50k_base", "megatron", "300k"),
+        ("r50k_base", "nanogpt", "none"),
+        ("r50k_base", "llmc", "300k"),
+        ("p50k_base", "nanogpt", "none"),
+        ("cl100k_base", "megatron", "none"),
+        ("cl100k_base", "llmc", "250k"),
+        ("o200k_base", "nanogpt", "300k"),
+        ("o200k_base", "megatron", "300k"),
+    ] {
+        let out = tokenize(
+            &env,
+            &format!("{encoding}-{format}"),
+            &["-t", encoding, "--format", format, "--shard-tokens", shard],
+        );
+        let stdout = py(
+            &env.python,
+            &env.cache,
+            &[&checker(), "tiktoken", encoding, &env.corpus, format, &out],
+        );
+        passed(&stdout);
+        // The pinned env installs megatron-core: its reader and builder must have run.
+        assert!(!stdout.contains("not installed"), "{stdout}");
+    }
+}
+
+#[test]
+fn ids_equal_python_tokenizers_for_tokenizer_json() {
+    let Some(env) = setup() else { return };
+    for (kind, eod) in [("train-bpe", "<|endoftext|>"), ("train-wordpiece", "[SEP]")] {
+        let json = env.tree.s(&format!("{kind}.json"));
+        py(
+            &env.python,
+            &env.cache,
+            &[&checker(), kind, &env.corpus, &json],
+        );
+        for format in ["megatron", "nanogpt"] {
+            let out = tokenize(
+                &env,
+                &format!("{kind}-{format}"),
+                &[
+                    "-t",
+                    &json,
+                    "--format",
+                    format,
+                    "--eod-token",
+                    eod,
+                    "--shard-tokens",
+                    "200k",
+                ],
+            );
+            passed(&py(
+                &env.python,
+                &env.cache,
+                &[&checker(), "hf", &json, eod, &env.corpus, format, &out],
+            ));
+        }
+    }
+}
+
+#[test]
+fn parquet_from_pyarrow_gives_the_same_ids() {
+    let Some(env) = setup() else { return };
+    let parquet = env.tree.s("corpus.parquet");
+    py(
+        &env.python,
+        &env.cache,
+        &[&checker(), "parquet", &env.corpus, &parquet],
+    );
+    let dir = env.tree.s("pq");
+    let o = run(&[
+        "tokenize", &parquet, &dir, "-t", "gpt2", "--format", "nanogpt", "--field", "body",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    passed(&py(
+        &env.python,
+        &env.cache,
+        &[
+            &checker(),
+            "tiktoken",
+            "r50k_base",
+            &env.corpus,
+            "nanogpt",
+            &dir,
+        ],
+    ));
+    let o = run(&["tokenize", &parquet, &env.tree.s("pq2"), "-t", "gpt2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("no column `text`"),
+        "{}",
+        text(&o.stderr)
+    );
+}
