@@ -1,0 +1,165 @@
+//! `pack` arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::size::{parse_count, parse_size};
+
+/// Shard formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// WebDataset tar shards (PREFIX-NNNNNN.tar), read by webdataset and wids
+    #[value(alias = "wds")]
+    Webdataset,
+    /// MosaicML Streaming shards (shard.NNNNN.mds[.EXT] + index.json), read by StreamingDataset
+    Mds,
+    /// Parquet files (PREFIX-NNNNNN.parquet): a key column and one column per field
+    Parquet,
+}
+
+/// What INPUT holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InputFormatArg {
+    /// Parquet when INPUT is a .parquet file or a directory of only .parquet files, else raw files
+    Auto,
+    /// A tree of raw files, grouped into samples by name
+    Files,
+    /// Parquet files: every row is a sample, every column a field
+    Parquet,
+}
+
+/// Content checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ValidateArg {
+    /// No content checks
+    None,
+    /// JSON must parse; JPEG/PNG/WebP/GIF must have start and end markers
+    Cheap,
+    /// Also decode every JPEG and PNG (slow)
+    Full,
+}
+
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// Directory tree of raw files (images, text, JSON labels, ...), or Parquet files
+    pub input: PathBuf,
+
+    /// Output directory for the shards, manifest.json and SHA256SUMS (created if needed)
+    pub output: PathBuf,
+
+    /// Shard format
+    #[arg(long, value_enum, default_value = "webdataset")]
+    pub format: FormatArg,
+
+    /// What INPUT holds: raw files, or Parquet files whose rows are the samples
+    ///
+    /// Parquet rows keep their order; the key is the --key-column value, else
+    /// STEM/ROW; every other column is a field (nulls are absent fields). Example:
+    /// `shardsmith pack ./c4-parquet ./c4-mds --format mds --input-format parquet`.
+    #[arg(long, value_enum, default_value = "auto", value_name = "KIND")]
+    pub input_format: InputFormatArg,
+
+    /// Pack only the files listed in LIST (one path relative to INPUT per line; `-` for stdin)
+    ///
+    /// Example: `(cd raw && find train -type f) > train.txt` then
+    /// `shardsmith pack raw shards --files-from train.txt`.
+    #[arg(long, value_name = "LIST")]
+    pub files_from: Option<PathBuf>,
+
+    /// Largest shard file, headers and padding included [default: 256MiB; mds: 64MiB]
+    ///
+    /// The real file size stays within the limit (for MDS: the uncompressed shard, as
+    /// MDSWriter's size_limit); a single sample larger than the limit gets a shard of its
+    /// own, with a warning. Units: k/M/G ×1000, Ki/Mi/Gi ×1024. Example: `--shard-size 1GiB`.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub shard_size: Option<u64>,
+
+    /// Most samples per shard (underscores allowed: 10_000)
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub max_samples: Option<u64>,
+
+    /// Shard name prefix: shards are PREFIX-000000.tar, PREFIX-000001.tar, ...
+    ///
+    /// MDS names are fixed by its readers (shard.00000.mds) and take no prefix.
+    #[arg(long, default_value = "shard")]
+    pub prefix: String,
+
+    /// Pack only these fields (comma-separated); files of other fields are not inputs
+    ///
+    /// Useful when samples differ in their fields and the format has fixed columns (MDS
+    /// cannot store a missing value). Example: `--fields jpg,json`.
+    #[arg(long, value_name = "LIST")]
+    pub fields: Option<String>,
+
+    /// Encoding of a field's column (mds, parquet), repeatable: FIELD:ENCODING
+    ///
+    /// Defaults: `json` → json, text fields (txt, caption, ...) → str, others → bytes.
+    /// Encodings: bytes, str, json, jpeg, png, int, int8..int64, uint8..uint64,
+    /// float16/32/64, str_int, str_float, str_decimal, ndarray[:DTYPE[:SHAPE]] (from .npy
+    /// files). Example: `--column jpg:jpeg --column cls:int --column emb:ndarray:float32:768`.
+    #[arg(long, value_name = "FIELD:ENCODING")]
+    pub column: Vec<String>,
+
+    /// Name of the column that holds each sample's key (mds, parquet; also read from Parquet input)
+    #[arg(long, default_value = "key", value_name = "NAME")]
+    pub key_column: String,
+
+    /// Compression: mds none|zstd[:L]|gz[:L]|bz2[:L]|br[:L]|snappy [none]; parquet zstd[:L]|snappy|none [zstd]
+    ///
+    /// MDS names are MDSWriter's; the level never appears in file names. Example:
+    /// `--compression zstd:7`.
+    #[arg(long, value_name = "CODEC")]
+    pub compression: Option<String>,
+
+    /// Hashes recorded in index.json for StreamingDataset's validate_hash (mds) [default: xxh64]
+    ///
+    /// Comma-separated: md5, sha1, sha224, sha256, sha384, sha512, sha3_224..sha3_512,
+    /// blake2b, blake2s, xxh32, xxh64, xxh3_64, xxh3_128, xxh128. Example: `--hashes sha1,xxh64`.
+    #[arg(long, value_name = "LIST")]
+    pub hashes: Option<String>,
+
+    /// Rows per Parquet row group, or a byte size with a unit [default: 1048576 rows or 128MiB]
+    ///
+    /// Example: `--row-group-size 4096` (rows) or `--row-group-size 64MiB` (bytes).
+    #[arg(long, value_name = "N|SIZE")]
+    pub row_group_size: Option<String>,
+
+    /// Pack only part RANK (0-based) of --world-size equal parts, into OUTPUT/RANK
+    ///
+    /// Every rank lists the same input in the same order and takes a contiguous slice, so
+    /// the parts never overlap; `shardsmith merge OUTPUT` then combines them. Example (a
+    /// Slurm array): `--rank $SLURM_ARRAY_TASK_ID --world-size $SLURM_ARRAY_TASK_COUNT`.
+    #[arg(long, value_name = "RANK", requires = "world_size")]
+    pub rank: Option<u32>,
+
+    /// Number of parts, with --rank
+    #[arg(long, value_name = "N", requires = "rank")]
+    pub world_size: Option<u32>,
+
+    /// Shuffle the sample order before sharding (deterministic: see --seed)
+    ///
+    /// Readers can only shuffle shards and small buffers; a global shuffle at pack time
+    /// mixes classes across shards.
+    #[arg(long)]
+    pub shuffle: bool,
+
+    /// Seed of --shuffle; the same seed always gives the same order [default: 0]
+    #[arg(long, value_name = "N", requires = "shuffle", value_parser = parse_count)]
+    pub seed: Option<u64>,
+
+    /// How to check file contents before packing
+    ///
+    /// A file that fails is left out with its whole sample and listed (an error with
+    /// --strict). Example: `--validate full` decodes every JPEG and PNG.
+    #[arg(long, value_enum, default_value = "cheap", value_name = "LEVEL")]
+    pub validate: ValidateArg,
+
+    /// Fail instead of leaving out any input (bad names, unreadable files, bad content)
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Replace a different dataset already in OUTPUT (only shardsmith's own files are removed)
+    #[arg(long)]
+    pub force: bool,
+}
