@@ -44,11 +44,11 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
     };
     let rate = report.bytes_checked as f64 / elapsed.as_secs_f64().max(1e-9);
     text.push_str(&format!(
-        "verified {}: {} files, {}, {} samples{against} in {} ({}/s)\n",
+        "verified {}: {} files, {}{}{against} in {} ({}/s)\n",
         args.path.display(),
         report.files_checked,
         human_bytes(report.bytes_checked),
-        report.samples,
+        counts(&report),
         seconds(elapsed),
         human_bytes(rate as u64),
     ));
@@ -85,6 +85,8 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         "files_checked": report.files_checked,
         "bytes_checked": report.bytes_checked,
         "samples": report.samples,
+        "documents": report.documents,
+        "tokens": report.tokens,
         "errors": report.errors(),
         "warnings": report.warnings(),
         "findings": report.findings,
@@ -92,4 +94,19 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         "seconds": elapsed.as_secs_f64(),
     }));
     Ok(status)
+}
+
+/// `, 120 samples`, `, 9677 documents, 23973863 tokens`: the counts that apply.
+fn counts(report: &shardsmith_manifest::verify::VerifyReport) -> String {
+    let mut out = String::new();
+    for (n, what) in [
+        (report.samples, "samples"),
+        (report.documents, "documents"),
+        (report.tokens, "tokens"),
+    ] {
+        if n > 0 {
+            out.push_str(&format!(", {n} {what}"));
+        }
+    }
+    out
 }

@@ -122,6 +122,15 @@ pub(super) fn compare(
     let mut inspection = inspection?;
     {
         report.samples += inspection.samples.unwrap_or(0);
+        let fact = |name: &str| {
+            inspection
+                .facts
+                .get(name)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        report.documents += fact("documents");
+        report.tokens += fact("tokens");
         if let Some(entry) = entry {
             let count_differs = entry.samples.is_some()
                 && inspection.samples.is_some()

@@ -45,6 +45,10 @@ pub struct VerifyReport {
     pub bytes_checked: u64,
     /// Samples counted by the inspectors.
     pub samples: u64,
+    /// Documents in token files (Megatron indices).
+    pub documents: u64,
+    /// Tokens in token files.
+    pub tokens: u64,
     /// Everything found, sorted by file and offset.
     pub findings: Vec<Finding>,
     /// Remarks on what could not be checked.
