@@ -383,7 +383,7 @@ impl ShardEncoder for MdsEncoder {
         let mut facts = json!({"samples": n, "raw_bytes": total});
         // One pass over pieces small enough to stay in cache: the index hashes, the
         // manifest's SHA-256 (in `out`) and the write all read a piece while it is hot.
-        const PIECE: usize = 256 << 10;
+        const PIECE: usize = 1 << 20; // the BufWriter capacity: pieces go to write() uncopied
         let mut raw_hasher = codec::MultiHasher::new(&self.layout.hashes);
         match self.layout.compression {
             None => {
