@@ -9,6 +9,11 @@ mod size;
 
 use std::process::ExitCode;
 
+/// mimalloc keeps freed memory for reuse: Arrow's and the encoders' large buffers
+/// otherwise go back to the kernel and are faulted in and zeroed again, batch after batch.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 
 use crate::args::{Cli, Command};

@@ -2,7 +2,9 @@
 """The reference tools a user would otherwise run, on the benchmark's work.
 
 usage: reference.py wds CORPUS OUTDIR      webdataset.ShardWriter, 64 MiB shards
-       reference.py mds CORPUS OUTDIR      streaming.MDSWriter, 64 MiB shards, sha1 hashes
+       reference.py mds CORPUS OUTDIR      streaming.MDSWriter, 64 MiB shards, sha1 hashes; JSON and
+                                           text handed over decoded, as a user converting files would
+       reference.py mds-bytes CORPUS OUTDIR  the same, every field handed over as raw bytes
        reference.py parquet CORPUS OUTDIR  pyarrow, ~64 MiB files, snappy, 4096-row groups
        reference.py sha256 FILE...          hashlib.sha256, one file after another
        reference.py tokenize TEXT.jsonl OUT.bin ENCODING
@@ -51,16 +53,24 @@ def wds(corpus, out):
     return time.perf_counter() - start
 
 
-def mds(corpus, out):
+def mds(corpus, out, raw=False):
     import streaming_shim
     writer_class = streaming_shim.load().MDSWriter
     columns = {"key": "str", "jpg": "bytes", "json": "json", "txt": "str"}
     start = time.perf_counter()
     with writer_class(out=out, columns=columns, size_limit=64 << 20, hashes=["sha1"], progress_bar=False) as writer:
         for key, fields in corpus_samples(corpus):
-            # Files as bytes: MDSWriter stores bytes unchanged, as shardsmith does.
-            writer.write({"key": key, **fields})
+            if raw:
+                # Bytes are stored unchanged whatever the encoding, as shardsmith stores files.
+                writer.write({"key": key, **fields})
+            else:
+                writer.write({"key": key, "jpg": fields["jpg"], "json": json.loads(fields["json"]),
+                              "txt": fields["txt"].decode()})
     return time.perf_counter() - start
+
+
+def mds_bytes(corpus, out):
+    return mds(corpus, out, raw=True)
 
 
 def parquet(corpus, out):
@@ -147,12 +157,12 @@ def main():
     tool, args = sys.argv[1], sys.argv[2:]
     if tool == "wds":
         import webdataset  # noqa: F401  (import before the clock starts)
-    elif tool == "mds":
+    elif tool in ("mds", "mds-bytes"):
         import streaming_shim
         streaming_shim.load()
     elif tool == "parquet":
         import pyarrow.parquet  # noqa: F401
-    seconds = {"wds": wds, "mds": mds, "parquet": parquet, "sha256": sha256, "tokenize": tokenize,
+    seconds = {"wds": wds, "mds": mds, "mds-bytes": mds_bytes, "parquet": parquet, "sha256": sha256, "tokenize": tokenize,
                "tiktoken-cache": tiktoken_cache}[tool](*args)
     print(json.dumps({"tool": tool, "seconds": seconds}))
 
