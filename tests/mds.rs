@@ -386,3 +386,37 @@ fn ranks_merge_into_the_same_samples() {
     ]);
     assert!(text(&o.stderr).contains("must be below --world-size"));
 }
+
+#[test]
+fn a_sample_left_out_while_writing_gives_the_shard_its_plan_would_without_it() {
+    // Uncompressed shards stream against their plan; a sample left out at write time
+    // (its content fails) makes the shard fall back to the buffered encoder. Both paths
+    // must give the same bytes as a run whose input never held that sample.
+    let with_bad = mds_corpus(12);
+    with_bad.file("set_1/s00004.json", b"{\"broken\": ");
+    let without = mds_corpus(12);
+    for ext in ["bin", "txt", "json", "cls", "f32", "emb.npy", "arr.npy"] {
+        std::fs::remove_file(without.join(&format!("set_1/s00004.{ext}"))).unwrap();
+    }
+    let out = Tree::new();
+    let (code, report) = {
+        let o = pack_mds(with_bad.path(), &out.s("a"), &["--json"]);
+        (
+            o.status.code(),
+            serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap(),
+        )
+    };
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["samples"], 11);
+    assert_eq!(
+        report["skipped"].as_array().unwrap().len(),
+        7,
+        "every file of the left-out sample, once"
+    );
+    assert!(pack_mds(without.path(), &out.s("b"), &[]).status.success());
+    assert_eq!(
+        std::fs::read(out.join("a/shard.00000.mds")).unwrap(),
+        std::fs::read(out.join("b/shard.00000.mds")).unwrap()
+    );
+    assert_eq!(run(&["verify", &out.s("a")]).status.code(), Some(0));
+}

@@ -141,6 +141,30 @@ pub trait ShardEncoder: Send {
     fn finish(&mut self, out: &mut ShardOut) -> io::Result<Value>;
 }
 
+/// The error a planned encoder returns when the shard differs from its plan.
+#[derive(Debug)]
+pub struct PlanBroken;
+
+impl std::fmt::Display for PlanBroken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the shard differs from its plan")
+    }
+}
+
+impl std::error::Error for PlanBroken {}
+
+impl PlanBroken {
+    /// As an I/O error (what encoders return).
+    pub fn io() -> io::Error {
+        io::Error::other(PlanBroken)
+    }
+
+    /// True when `e` is a [`PlanBroken`].
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<PlanBroken>())
+    }
+}
+
 /// A dataset-level file a format writes after its shards (MDS `index.json`).
 pub struct DatasetFile {
     /// Name inside the output directory.
@@ -183,6 +207,13 @@ pub trait ShardFormat: Sync {
     }
     /// A fresh encoder for one shard.
     fn encoder(&self) -> Box<dyn ShardEncoder>;
+    /// An encoder that may rely on the shard's plan (every sample added, in order, with
+    /// its planned size) to stream instead of buffering. When the plan does not hold (a
+    /// sample was left out, a file changed), it fails with [`PlanBroken`] and the shard is
+    /// written again with [`ShardFormat::encoder`].
+    fn planned_encoder(&self, _planned: &[SampleSpec]) -> Box<dyn ShardEncoder> {
+        self.encoder()
+    }
     /// Files written after every shard, from the shards' names and facts in order.
     fn dataset_files(&self, _shards: &[(&str, &Value)]) -> Result<Vec<DatasetFile>, String> {
         Ok(Vec::new())

@@ -11,21 +11,22 @@
 
 pub mod codec;
 pub mod columns;
+mod encode;
 mod inspect;
 pub mod merge;
 mod npy;
 mod pyjson;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 pub use self::codec::{Compression, Family};
 pub use self::columns::Encoding;
+use self::encode::{MdsEncoder, StreamingEncoder};
 pub use self::inspect::{MdsInspector, check_indices};
-use crate::format::{DatasetFile, Field, Payload, SampleSpec, ShardEncoder, ShardFormat, ShardOut};
+use crate::format::{DatasetFile, SampleSpec, ShardEncoder, ShardFormat};
 use crate::{Error, Result};
 
 /// Largest raw shard: offsets are `u32`.
@@ -260,6 +261,25 @@ impl ShardFormat for Mds {
         })
     }
 
+    fn planned_encoder(&self, planned: &[SampleSpec]) -> Box<dyn ShardEncoder> {
+        // Compressed shards are compressed whole (for byte-identity with MDSWriter), so
+        // only uncompressed ones can stream.
+        if self.layout.compression.is_some() {
+            return self.encoder();
+        }
+        let records: Vec<(String, u64)> = planned
+            .iter()
+            .map(|s| (s.key.clone(), self.sample_bytes(s) - 4))
+            .collect();
+        Box::new(StreamingEncoder {
+            layout: self.layout.clone(),
+            planned: records,
+            next: 0,
+            hasher: None,
+            record: Vec::new(),
+        })
+    }
+
     fn dataset_files(&self, shards: &[(&str, &Value)]) -> Result<Vec<DatasetFile>, String> {
         let mut entries = Vec::with_capacity(shards.len());
         for (name, facts) in shards {
@@ -291,134 +311,5 @@ impl ShardFormat for Mds {
             name: "index.json".into(),
             bytes: pyjson::dumps(&index).into_bytes(),
         }])
-    }
-}
-
-struct MdsEncoder {
-    layout: Arc<Layout>,
-    records: Vec<u8>,
-    ends: Vec<u64>,
-}
-
-impl ShardEncoder for MdsEncoder {
-    fn add(&mut self, _out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
-        // Streamed (large) fields are read in full first; MDS builds shards in memory.
-        let mut streamed: Vec<Option<Vec<u8>>> = Vec::with_capacity(fields.len());
-        for field in fields.iter_mut() {
-            streamed.push(match &mut field.payload {
-                Payload::Bytes(_) => None,
-                Payload::Stream(reader) => {
-                    let mut data = Vec::with_capacity(usize::try_from(field.size).unwrap_or(0));
-                    reader.take(field.size).read_to_end(&mut data)?;
-                    Some(data)
-                }
-            });
-        }
-        let mut values: Vec<std::borrow::Cow<'_, [u8]>> =
-            Vec::with_capacity(self.layout.columns.len());
-        let mut next = fields.iter().zip(&streamed);
-        for column in &self.layout.columns {
-            if column.is_key {
-                values.push(key.as_bytes().into());
-                continue;
-            }
-            let (field, owned) = next
-                .next()
-                .filter(|(f, _)| f.ext == column.name)
-                .ok_or_else(|| {
-                    io::Error::other(format!("sample `{key}` lacks column `{}`", column.name))
-                })?;
-            let encoded = match (owned, &field.payload) {
-                // In-memory values were checked by `check_values` before encoding.
-                (None, Payload::Bytes(bytes)) => column.encoding.convert(bytes),
-                (Some(data), _) => column.encoding.encode(data),
-                (None, Payload::Stream(_)) => unreachable!("streamed fields were read above"),
-            }
-            .map_err(|e| io::Error::other(format!("sample `{key}` field `{}` {e}", column.name)))?;
-            if let Some(fixed) = column.fixed
-                && encoded.len() as u64 != fixed
-            {
-                return Err(io::Error::other(format!(
-                    "sample `{key}` field `{}` encodes to {} bytes, not {fixed}",
-                    column.name,
-                    encoded.len()
-                )));
-            }
-            values.push(encoded);
-        }
-        if self.records.capacity() == 0 {
-            self.records
-                .reserve(usize::try_from(self.layout.size_limit.min(256 << 20)).unwrap_or(0));
-        }
-        for (column, value) in self.layout.columns.iter().zip(&values) {
-            if column.fixed.is_none() {
-                self.records
-                    .extend_from_slice(&(value.len() as u32).to_le_bytes());
-            }
-        }
-        for value in &values {
-            self.records.extend_from_slice(value);
-        }
-        self.ends.push(self.records.len() as u64);
-        Ok(())
-    }
-
-    fn finish(&mut self, out: &mut ShardOut) -> io::Result<Value> {
-        let n = self.ends.len() as u64;
-        let config = self.layout.config_json.as_bytes();
-        let start = 4 + 4 * (n + 1) + config.len() as u64;
-        let total = start + self.records.len() as u64;
-        if total > MAX_SHARD {
-            return Err(io::Error::other(format!(
-                "shard would be {total} bytes; MDS offsets are 32-bit"
-            )));
-        }
-        let mut header = Vec::with_capacity(start as usize);
-        header.extend_from_slice(&(n as u32).to_le_bytes());
-        header.extend_from_slice(&(start as u32).to_le_bytes());
-        for end in &self.ends {
-            header.extend_from_slice(&((start + end) as u32).to_le_bytes());
-        }
-        header.extend_from_slice(config);
-        let mut facts = json!({"samples": n, "raw_bytes": total});
-        // One pass over pieces small enough to stay in cache: the index hashes, the
-        // manifest's SHA-256 (in `out`) and the write all read a piece while it is hot.
-        const PIECE: usize = 1 << 20; // the BufWriter capacity: pieces go to write() uncopied
-        let mut raw_hasher = codec::MultiHasher::new(&self.layout.hashes);
-        match self.layout.compression {
-            None => {
-                for piece in header.chunks(PIECE).chain(self.records.chunks(PIECE)) {
-                    raw_hasher.update(piece);
-                    out.write_all(piece)?;
-                }
-                facts["raw_hashes"] = raw_hasher.finish();
-                let mut records = std::mem::take(&mut self.records);
-                records.clear();
-                self.layout
-                    .buffers
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(records);
-            }
-            Some(compression) => {
-                let mut raw = header;
-                raw.extend_from_slice(&self.records);
-                self.records = Vec::new();
-                for piece in raw.chunks(PIECE) {
-                    raw_hasher.update(piece);
-                }
-                facts["raw_hashes"] = raw_hasher.finish();
-                let zip = compression.compress(&raw)?;
-                drop(raw);
-                let mut zip_hasher = codec::MultiHasher::new(&self.layout.hashes);
-                for piece in zip.chunks(PIECE) {
-                    zip_hasher.update(piece);
-                    out.write_all(piece)?;
-                }
-                facts["zip_bytes"] = Value::from(zip.len());
-                facts["zip_hashes"] = zip_hasher.finish();
-            }
-        }
-        Ok(facts)
     }
 }

@@ -11,7 +11,7 @@ use super::PackObserver;
 use super::samples::{Loaded, SampleSource, Tracked};
 use super::state::ShardRecord;
 use crate::content::{self, Validation};
-use crate::format::{Field, Payload, SampleSpec, ShardFormat, ShardOut};
+use crate::format::{Field, Payload, PlanBroken, SampleSpec, ShardFormat, ShardOut};
 use crate::sink::{OutputSink, ShardFile};
 use crate::{Error, Result};
 
@@ -25,11 +25,27 @@ pub(crate) struct WriteContext<'a> {
     pub observer: &'a dyn PackObserver,
 }
 
-/// Writes `samples` as shard `name`; returns its record and the uncommitted file.
+/// Writes `samples` as shard `name`; returns its record and the uncommitted file. The
+/// format first gets the plan (it may stream against it); if the shard departs from the
+/// plan, it is written again without one.
 pub(crate) fn write_shard(
     ctx: &WriteContext<'_>,
     name: &str,
     samples: &[SampleSpec],
+) -> Result<(ShardRecord, Box<dyn ShardFile>)> {
+    match write_shard_with(ctx, name, samples, true) {
+        Err(Error::Io { source, .. }) if PlanBroken::is(&source) => {
+            write_shard_with(ctx, name, samples, false)
+        }
+        other => other,
+    }
+}
+
+fn write_shard_with(
+    ctx: &WriteContext<'_>,
+    name: &str,
+    samples: &[SampleSpec],
+    planned: bool,
 ) -> Result<(ShardRecord, Box<dyn ShardFile>)> {
     let file = ctx.sink.create(name)?;
     let shared = Arc::new(Mutex::new(HashingWriter::new(
@@ -37,7 +53,11 @@ pub(crate) fn write_shard(
         DEFAULT_CHUNK_SIZE,
     )));
     let mut out = ShardOut::new(shared.clone());
-    let mut encoder = ctx.format.encoder();
+    let mut encoder = if planned {
+        ctx.format.planned_encoder(samples)
+    } else {
+        ctx.format.encoder()
+    };
     let mut reader = ctx.source.reader(samples, ctx.validation)?;
     let mut buf = Vec::new();
     let mut skipped = Vec::new();
