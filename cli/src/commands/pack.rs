@@ -122,20 +122,43 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
 }
 
 /// True for a `.parquet` file, or a directory whose files (hidden ones aside) are all
-/// `.parquet` files.
+/// `.parquet` files. Names only, no `stat` of files, and it stops at the first other
+/// file: a tree of raw files costs one directory read, not a second metadata walk.
 fn looks_like_parquet(input: &Path) -> bool {
     if input.is_file() {
         return input.extension().is_some_and(|e| e == "parquet");
     }
-    let Ok(walked) = shardsmith_manifest::walk::walk(input, &|rel, _| !ignored_beside_parquet(rel))
-    else {
+    let mut seen = false;
+    only_parquet_below(input, &mut seen) && seen
+}
+
+/// False at the first entry below `dir` that is not a `.parquet` file; directories
+/// reached through symlinks are not followed (as the input walk does not).
+fn only_parquet_below(dir: &Path, seen: &mut bool) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return false;
     };
-    !walked.files.is_empty()
-        && walked
-            .files
-            .iter()
-            .all(|f| f.rel.extension().is_some_and(|e| e == "parquet"))
+    for entry in entries {
+        let Ok(entry) = entry else { return false };
+        let name = PathBuf::from(entry.file_name());
+        if ignored_beside_parquet(&name) {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            return false;
+        };
+        if kind.is_dir() {
+            if !only_parquet_below(&entry.path(), seen) {
+                return false;
+            }
+        } else if name.extension().is_some_and(|e| e == "parquet") {
+            *seen = true;
+        } else if !(kind.is_symlink() && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()))
+        {
+            return false;
+        }
+    }
+    true
 }
 
 /// Hidden files and the manifest files shardsmith writes beside shards (a `pack
@@ -434,4 +457,36 @@ fn json_report(
         "root_sha256": m.root_sha256,
         "seconds": elapsed.as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_parquet;
+
+    #[test]
+    fn parquet_input_is_told_by_names_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert!(
+            !looks_like_parquet(root),
+            "an empty directory is not Parquet"
+        );
+        std::fs::create_dir(root.join("part")).unwrap();
+        std::fs::write(root.join("part/a.parquet"), b"").unwrap();
+        std::fs::write(root.join("manifest.json"), b"{}").unwrap();
+        std::fs::write(root.join(".hidden"), b"").unwrap();
+        assert!(looks_like_parquet(root));
+        assert!(looks_like_parquet(&root.join("part/a.parquet")));
+        std::fs::write(root.join("part/b.json"), b"{}").unwrap();
+        assert!(
+            !looks_like_parquet(root),
+            "one raw file makes a tree of raw files"
+        );
+        std::fs::remove_file(root.join("part/b.json")).unwrap();
+        std::os::unix::fs::symlink(root.join("part"), root.join("link")).unwrap();
+        assert!(
+            looks_like_parquet(root),
+            "a symlinked directory is not followed"
+        );
+    }
 }
