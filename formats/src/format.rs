@@ -58,6 +58,16 @@ pub struct SampleSpec {
     pub origin: u64,
 }
 
+/// The distinct field names of `samples`. Inserted one by one: `collect` into a set
+/// would first gather and sort one entry per input file, megabytes for a few names.
+pub fn field_names(samples: &[SampleSpec]) -> std::collections::BTreeSet<&str> {
+    let mut names = std::collections::BTreeSet::new();
+    for field in samples.iter().flat_map(|s| &s.fields) {
+        names.insert(&*field.ext);
+    }
+    names
+}
+
 impl SampleSpec {
     /// Sum of the field sizes.
     pub fn payload(&self) -> u64 {

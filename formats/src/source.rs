@@ -99,76 +99,65 @@ impl LocalTree {
                 io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
             ));
         }
-        let mut seen = std::collections::HashSet::new();
-        let mut checked: Vec<(String, Option<String>)> = Vec::with_capacity(given.len());
-        for line in given {
-            let rel = line.trim_start_matches("./").to_string();
-            if rel.is_empty() {
-                continue;
-            }
-            let bad = Path::new(&rel).is_absolute()
-                || rel
-                    .split('/')
-                    .any(|part| part.is_empty() || part == "." || part == "..");
-            if bad {
-                checked.push((
-                    rel,
-                    Some("is not a plain relative path inside INPUT".into()),
-                ));
-            } else if !seen.insert(rel.clone()) {
-                checked.push((rel, Some("is listed more than once in --files-from".into())));
-            } else {
-                checked.push((rel, None));
-            }
-        }
-        let results: Vec<std::result::Result<InputFile, Skipped>> = checked
-            .into_par_iter()
-            .map(|(rel, problem)| {
-                if let Some(reason) = problem {
-                    return Err(Skipped { path: rel, reason });
-                }
-                let skip = |reason: String| Skipped {
-                    path: rel.clone(),
-                    reason,
-                };
-                match std::fs::symlink_metadata(self.path(&rel)) {
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        Err(skip("is listed in --files-from but does not exist".into()))
-                    }
-                    Err(e) => Err(skip(format!("cannot be examined: {e}"))),
-                    Ok(m) if m.is_file() => Ok(InputFile {
-                        size: m.len(),
-                        rel: rel.clone(),
-                    }),
-                    Ok(m) if m.is_symlink() => match std::fs::metadata(self.path(&rel)) {
-                        Ok(t) if t.is_file() => Ok(InputFile {
-                            size: t.len(),
-                            rel: rel.clone(),
-                        }),
-                        Ok(t) if t.is_dir() => {
-                            Err(skip("symlink to a directory (not followed)".into()))
-                        }
-                        Ok(_) => Err(skip(
-                            "symlink to something that is not a regular file".into(),
-                        )),
-                        Err(e) => Err(skip(format!("broken symlink: {e}"))),
-                    },
-                    Ok(m) if m.is_dir() => {
-                        Err(skip("is a directory; --files-from lists files".into()))
-                    }
-                    Ok(_) => Err(skip("not a regular file (socket, FIFO or device)".into())),
-                }
-            })
+        // Sorted borrowed names: repeats become neighbours, and the listing comes out in
+        // order with one allocation per packed name (lists of millions of lines).
+        let mut rels: Vec<&str> = given
+            .iter()
+            .map(|line| line.trim_start_matches("./"))
+            .filter(|rel| !rel.is_empty())
+            .collect();
+        rels.par_sort_unstable();
+        let verdicts: Vec<std::result::Result<u64, String>> = rels
+            .par_iter()
+            .enumerate()
+            .map(|(i, rel)| self.examine_listed(rel, i > 0 && rels[i - 1] == *rel))
             .collect();
         let mut listing = InputListing::default();
-        for result in results {
-            match result {
-                Ok(file) => listing.files.push(file),
-                Err(skip) => listing.skipped.push(skip),
+        listing
+            .files
+            .reserve_exact(verdicts.iter().filter(|v| v.is_ok()).count());
+        for (rel, verdict) in rels.into_iter().zip(verdicts) {
+            match verdict {
+                Ok(size) => listing.files.push(InputFile {
+                    rel: rel.to_string(),
+                    size,
+                }),
+                Err(reason) => listing.skipped.push(Skipped {
+                    path: rel.to_string(),
+                    reason,
+                }),
             }
         }
-        listing.files.sort_by(|a, b| a.rel.cmp(&b.rel));
         Ok(listing)
+    }
+
+    /// The size of a `--files-from` entry, or why it is left out.
+    fn examine_listed(&self, rel: &str, repeated: bool) -> std::result::Result<u64, String> {
+        let bad = Path::new(rel).is_absolute()
+            || rel
+                .split('/')
+                .any(|part| part.is_empty() || part == "." || part == "..");
+        if bad {
+            return Err("is not a plain relative path inside INPUT".into());
+        }
+        if repeated {
+            return Err("is listed more than once in --files-from".into());
+        }
+        match std::fs::symlink_metadata(self.path(rel)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Err("is listed in --files-from but does not exist".into())
+            }
+            Err(e) => Err(format!("cannot be examined: {e}")),
+            Ok(m) if m.is_file() => Ok(m.len()),
+            Ok(m) if m.is_symlink() => match std::fs::metadata(self.path(rel)) {
+                Ok(t) if t.is_file() => Ok(t.len()),
+                Ok(t) if t.is_dir() => Err("symlink to a directory (not followed)".into()),
+                Ok(_) => Err("symlink to something that is not a regular file".into()),
+                Err(e) => Err(format!("broken symlink: {e}")),
+            },
+            Ok(m) if m.is_dir() => Err("is a directory; --files-from lists files".into()),
+            Ok(_) => Err("not a regular file (socket, FIFO or device)".into()),
+        }
     }
 }
 
@@ -189,21 +178,30 @@ impl InputSource for LocalTree {
                     .is_some_and(|n| n.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()))
         })?;
         let mut listing = InputListing::default();
-        listing.files.reserve_exact(walked.files.len());
-        for file in walked.files {
-            // On Unix the walk's relative path is already `/`-separated: reuse its buffer.
-            match file.rel.into_os_string().into_string() {
-                Ok(rel) => listing.files.push(InputFile {
-                    rel,
-                    size: file.size,
-                }),
-                Err(raw) => listing.skipped.push(Skipped {
-                    path: raw.to_string_lossy().into_owned(),
-                    reason: "name is not valid UTF-8: webdataset and wids need UTF-8 member names"
-                        .into(),
-                }),
-            }
-        }
+        let skipped = &mut listing.skipped;
+        // `into_iter().filter_map().collect()` reuses the walk's buffer in place: the
+        // listing never exists twice, one file at a time.
+        listing.files = walked
+            .files
+            .into_iter()
+            .filter_map(|file| {
+                // On Unix the walk's relative path is already `/`-separated: reuse its buffer.
+                match file.rel.into_os_string().into_string() {
+                    Ok(rel) => Some(InputFile {
+                        rel,
+                        size: file.size,
+                    }),
+                    Err(raw) => {
+                        skipped.push(Skipped {
+                            path: raw.to_string_lossy().into_owned(),
+                            reason: "name is not valid UTF-8: webdataset and wids need UTF-8 member names"
+                                .into(),
+                        });
+                        None
+                    }
+                }
+            })
+            .collect();
         for skip in walked.skipped {
             listing.skipped.push(Skipped {
                 path: skip.rel.to_string_lossy().into_owned(),
@@ -294,11 +292,16 @@ mod tests {
             .iter()
             .map(|s| (s.path.as_str(), s.reason.as_str()))
             .collect();
+        // In path order (the pack summary and manifest sort them anyway).
         assert_eq!(reasons.len(), 4, "{reasons:?}");
-        assert!(reasons[0].1.contains("more than once"));
-        assert!(reasons[1].1.contains("plain relative"));
-        assert!(reasons[2].1.contains("does not exist"));
-        assert!(reasons[3].1.contains("directory"));
+        assert_eq!(reasons[0].0, "../x.txt");
+        assert!(reasons[0].1.contains("plain relative"));
+        assert_eq!(reasons[1].0, "d");
+        assert!(reasons[1].1.contains("directory"));
+        assert_eq!(reasons[2].0, "d/a.txt");
+        assert!(reasons[2].1.contains("more than once"));
+        assert_eq!(reasons[3].0, "missing.txt");
+        assert!(reasons[3].1.contains("does not exist"));
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod merge;
 mod npy;
 mod pyjson;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -79,10 +79,7 @@ impl Mds {
                 "MDS shards are at most {MAX_SHARD} bytes (32-bit offsets); --shard-size {size_limit} is too large"
             )));
         }
-        let fields: BTreeSet<&str> = samples
-            .iter()
-            .flat_map(|s| s.fields.iter().map(|f| &*f.ext))
-            .collect();
+        let fields = crate::format::field_names(samples);
         if fields.contains(key_column) {
             return Err(Error::Setting(format!(
                 "a field is named `{key_column}`, which is the key column; name the key column differently with --key-column"

@@ -67,14 +67,25 @@ pub(crate) fn group(mut files: Vec<InputFile>) -> Grouped {
             .then_with(|| cmp_lower(ea, eb))
             .then_with(|| ea.cmp(eb))
     });
+    // Exact capacity (no doubling), and each input path is dropped as its sample is
+    // built, its buffer reused for the key: the listing and the plan never both hold
+    // every path, which bounds the peak per input file.
+    let keys = files
+        .windows(2)
+        .filter(|w| parts(&w[0].rel).0 != parts(&w[1].rel).0)
+        .count()
+        + usize::from(!files.is_empty());
     let mut names = Interner::default();
-    let mut samples = Vec::new();
-    let mut rest = files.as_slice();
-    while let Some(first) = rest.first() {
-        let key = parts(&first.rel).0;
-        let len = rest.iter().take_while(|f| parts(&f.rel).0 == key).count();
-        let (group, tail) = rest.split_at(len);
-        rest = tail;
+    let mut samples = Vec::with_capacity(keys);
+    let mut group: Vec<InputFile> = Vec::new();
+    let mut files = files.into_iter().peekable();
+    while let Some(first) = files.next() {
+        let key_len = parts(&first.rel).0.len();
+        group.clear();
+        group.push(first);
+        while let Some(next) = files.next_if(|f| parts(&f.rel).0 == &group[0].rel[..key_len]) {
+            group.push(next);
+        }
         let fields: Vec<FieldSpec> = group
             .iter()
             .map(|f| {
@@ -87,25 +98,26 @@ pub(crate) fn group(mut files: Vec<InputFile>) -> Grouped {
                 }
             })
             .collect();
-        let sample = SampleSpec {
-            origin: 0,
-            key: key.to_string(),
-            fields,
-        };
-        let duplicate = group.windows(2).zip(sample.fields.windows(2)).find(|(_, f)| f[0].ext == f[1].ext).map(|(w, f)| {
+        let duplicate = group.windows(2).zip(fields.windows(2)).find(|(_, f)| f[0].ext == f[1].ext).map(|(w, f)| {
             format!(
-                "belongs to sample `{key}`, which has two files for field `{}` (`{}` and `{}`); readers fail on such samples, so neither is packed",
-                f[0].ext, w[0].rel, w[1].rel
+                "belongs to sample `{}`, which has two files for field `{}` (`{}` and `{}`); readers fail on such samples, so neither is packed",
+                &w[0].rel[..key_len], f[0].ext, w[0].rel, w[1].rel
             )
         });
         if let Some(reason) = duplicate {
-            skipped.extend(group.iter().map(|f| Skipped {
-                path: f.rel.clone(),
+            skipped.extend(group.drain(..).map(|f| Skipped {
+                path: f.rel,
                 reason: reason.clone(),
             }));
             continue;
         }
-        samples.push(sample);
+        let mut key = std::mem::take(&mut group[0].rel);
+        key.truncate(key_len);
+        samples.push(SampleSpec {
+            origin: 0,
+            key,
+            fields,
+        });
     }
     Grouped { samples, skipped }
 }

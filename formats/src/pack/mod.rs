@@ -85,10 +85,7 @@ pub fn pack(
         samples.retain(|s| !s.fields.is_empty());
     }
     let mut choice = choice.clone();
-    let present: std::collections::BTreeSet<&str> = samples
-        .iter()
-        .flat_map(|s| s.fields.iter().map(|f| &*f.ext))
-        .collect();
+    let present = crate::format::field_names(&samples);
     for (field, encoding) in source.suggested_encodings() {
         if present.contains(field.as_str()) {
             choice.columns.entry(field).or_insert(encoding);

@@ -9,7 +9,7 @@
 pub mod input;
 mod inspect;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::sync::Arc;
 
@@ -134,10 +134,7 @@ impl Parquet {
         key_column: &str,
         samples: &[SampleSpec],
     ) -> Result<Self> {
-        let fields: BTreeSet<&str> = samples
-            .iter()
-            .flat_map(|s| s.fields.iter().map(|f| &*f.ext))
-            .collect();
+        let fields = crate::format::field_names(samples);
         if fields.contains(key_column) {
             return Err(Error::Setting(format!(
                 "a field is named `{key_column}`, which is the key column; name the key column differently with --key-column"
