@@ -59,7 +59,7 @@ fn write_shard_with(
         ctx.format.encoder()
     };
     let mut reader = ctx.source.reader(samples, ctx.validation)?;
-    let mut buf = Vec::new();
+    let mut buf = ReadBuffer::take();
     let mut skipped = Vec::new();
     let (mut count, mut first, mut last) = (0u64, None, None);
     let write_err = |e: io::Error| Error::io("writing shard", name, e);
@@ -155,6 +155,42 @@ fn write_shard_with(
         },
         file,
     ))
+}
+
+thread_local! {
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The buffer samples are read into, kept by each worker thread from one shard to the
+/// next: a fresh one per shard regrows through every size class, and allocators keep
+/// those freed blocks (peak RSS grew with the number of shards).
+struct ReadBuffer(Vec<u8>);
+
+impl ReadBuffer {
+    fn take() -> Self {
+        Self(READ_BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut())))
+    }
+}
+
+impl Drop for ReadBuffer {
+    fn drop(&mut self) {
+        let mut buf = std::mem::take(&mut self.0);
+        buf.clear();
+        READ_BUFFER.with(|b| *b.borrow_mut() = buf);
+    }
+}
+
+impl std::ops::Deref for ReadBuffer {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ReadBuffer {
+    fn deref_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.0
+    }
 }
 
 /// Content checks (by field name) and the format's own value checks, on a sample held
