@@ -2,17 +2,13 @@
 //! subcommand and maps the outcome to the exit code: 0 success or clean, 1 verification
 //! found problems, 2 could not run.
 
+mod alloc;
 mod args;
 mod commands;
 mod output;
 mod size;
 
 use std::process::ExitCode;
-
-/// mimalloc keeps freed memory for reuse: Arrow's and the encoders' large buffers
-/// otherwise go back to the kernel and are faulted in and zeroed again, batch after batch.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
 
@@ -22,6 +18,10 @@ use crate::output::Printer;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    alloc::configure(match &cli.command {
+        Command::Pack(args) => commands::pack::uses_arrow(args),
+        _ => false,
+    });
     let printer = Printer::new(&cli.global);
     match run(&cli, &printer) {
         Ok(status) => ExitCode::from(status as u8),

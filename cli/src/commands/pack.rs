@@ -121,6 +121,17 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
     })
 }
 
+/// True when the run goes through Arrow buffers: Parquet output or Parquet input (an
+/// unreadable input counts as not Parquet; `run` reports it).
+pub fn uses_arrow(args: &PackArgs) -> bool {
+    args.format == FormatArg::Parquet
+        || match args.input_format {
+            InputFormatArg::Files => false,
+            InputFormatArg::Parquet => true,
+            InputFormatArg::Auto => looks_like_parquet(&args.input),
+        }
+}
+
 /// True for a `.parquet` file, or a directory whose files (hidden ones aside) are all
 /// `.parquet` files. Names only, no `stat` of files, and it stops at the first other
 /// file: a tree of raw files costs one directory read, not a second metadata walk.
