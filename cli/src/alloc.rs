@@ -1,12 +1,14 @@
 //! The global allocator, and how soon it gives freed memory back to the kernel.
 //!
 //! mimalloc by default keeps freed memory for a while (1 s in v3) before returning it.
-//! That is what Arrow wants: a Parquet row group's buffers are freed and allocated again
-//! batch after batch, and returning them each time costs hundreds of thousands of page faults (and
-//! the kernel zeroing every page again). Everything else does better returning memory at
-//! once: the listing and planning of millions of input files leave freed blocks of many
-//! sizes behind, and keeping them raised pack's peak RSS on the 90,000-file benchmark
-//! from about 43 to about 65 MiB, most of it growing with the number of input files.
+//! That is what buffer-churning runs want: a Parquet row group's Arrow buffers, and
+//! tokenize's batches, are freed and allocated again batch after batch, and returning them
+//! each time costs hundreds of thousands of page faults (the kernel zeroing every page
+//! again; tokenize 8 % slower). The file-tree work (pack of raw files, manifest,
+//! verify) does better returning memory at once: listing and planning millions of input
+//! files leave freed blocks of many sizes behind, and keeping them raised pack's peak
+//! RSS on the 90,000-file benchmark from about 43 to about 65 MiB, most of it growing
+//! with the number of input files.
 //!
 //! The workspace denies `unsafe`; this module is its one exception (one FFI call to set
 //! an integer option).
@@ -19,11 +21,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// by Cargo.lock); the sys crate does not name it.
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Freed memory goes back at once, unless the run goes through Arrow buffers (`arrow`:
-/// Parquet input or output), which keep mimalloc's default delay. Call before any thread
-/// is started: mimalloc options are not synchronised.
-pub fn configure(arrow: bool) {
-    if !arrow {
+/// Freed memory goes back at once, unless the run churns large buffers (`churn`: Arrow
+/// for Parquet input or output, tokenize), which keeps mimalloc's default delay. Call
+/// before any thread is started: mimalloc options are not synchronised.
+pub fn configure(churn: bool) {
+    if !churn {
         // SAFETY: sets one integer option; called from `main` before other threads exist.
         unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) };
     }
@@ -45,7 +47,7 @@ mod tests {
             );
         }
         super::configure(true);
-        assert_ne!(get(), 0, "Arrow runs keep the delay");
+        assert_ne!(get(), 0, "buffer-churning runs keep the delay");
         super::configure(false);
         assert_eq!(get(), 0);
     }

@@ -20,6 +20,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     alloc::configure(match &cli.command {
         Command::Pack(args) => commands::pack::uses_arrow(args),
+        Command::Tokenize(_) => true,
         _ => false,
     });
     let printer = Printer::new(&cli.global);
