@@ -91,3 +91,37 @@ impl Printer {
 pub fn seconds(d: Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())
 }
+
+/// The summary lines every writing command ends with: where the manifest is and its
+/// root digest.
+pub fn manifest_lines(out: &mut String, manifest: &std::path::Path, root: &str) {
+    out.push_str(&format!("  manifest  {}\n", manifest.display()));
+    out.push_str(&format!("  root      {root}\n"));
+}
+
+/// The "resumed" summary line, when an interrupted run's outputs were kept.
+pub fn resumed_line(out: &mut String, resumed: usize, unit: &str) {
+    if resumed > 0 {
+        out.push_str(&format!(
+            "  resumed   {resumed} finished {unit} of an interrupted run kept\n"
+        ));
+    }
+}
+
+/// The first five left-out inputs under `heading`, then how many more (`more`: where
+/// the rest are listed, e.g. " in the manifest").
+pub fn skipped_lines(
+    out: &mut String,
+    heading: &str,
+    skipped: &[shardsmith_manifest::Skipped],
+    total: usize,
+    more: &str,
+) {
+    out.push_str(&format!("  skipped   {heading}:\n"));
+    for skip in skipped.iter().take(5) {
+        out.push_str(&format!("    {}: {}\n", skip.path, skip.reason));
+    }
+    if total > 5 {
+        out.push_str(&format!("    ... {} more{more}\n", total - 5));
+    }
+}

@@ -27,11 +27,11 @@ pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
             args.output.join("index.json").display()
         ));
     }
-    text.push_str(&format!(
-        "  manifest  {}\n  root      {}\n",
-        args.output.join("manifest.json").display(),
-        m.root_sha256
-    ));
+    crate::output::manifest_lines(
+        &mut text,
+        &args.output.join(shardsmith_manifest::MANIFEST_FILE),
+        &m.root_sha256,
+    );
     printer.summary(&text);
     printer.report(&json!({
         "version": env!("CARGO_PKG_VERSION"),

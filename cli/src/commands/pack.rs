@@ -22,7 +22,7 @@ use shardsmith_manifest::MANIFEST_FILE;
 
 use super::{Status, brace_pattern};
 use crate::args::{FormatArg, InputFormatArg, PackArgs, ValidateArg};
-use crate::output::{Printer, seconds};
+use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
 use crate::size::{human_bytes, parse_count, parse_size};
 
 /// `pack` arguments resolved and checked before any file is touched.
@@ -416,28 +416,21 @@ fn summary(report: &PackReport, resolved: &Resolved, elapsed: std::time::Duratio
         "  shards    {}\n",
         resolved.output.join(pattern(report)).display()
     ));
-    out.push_str(&format!(
-        "  manifest  {}\n",
-        resolved.output.join(MANIFEST_FILE).display()
-    ));
-    out.push_str(&format!("  root      {}\n", m.root_sha256));
-    if report.shards_resumed > 0 {
-        out.push_str(&format!(
-            "  resumed   {} finished shard(s) of an interrupted run kept\n",
-            report.shards_resumed
-        ));
-    }
+    manifest_lines(
+        &mut out,
+        &resolved.output.join(MANIFEST_FILE),
+        &m.root_sha256,
+    );
+    resumed_line(&mut out, report.shards_resumed, "shard(s)");
     if !m.skipped.is_empty() {
-        out.push_str(&format!("  skipped   {} input file(s):\n", m.skipped.len()));
-        for skip in m.skipped.iter().take(5) {
-            out.push_str(&format!("    {}: {}\n", skip.path, skip.reason));
-        }
-        if m.skipped.len() > 5 {
-            out.push_str(&format!(
-                "    ... {} more in the manifest\n",
-                m.skipped.len() - 5
-            ));
-        }
+        let heading = format!("{} input file(s)", m.skipped.len());
+        skipped_lines(
+            &mut out,
+            &heading,
+            &m.skipped,
+            m.skipped.len(),
+            " in the manifest",
+        );
     }
     out
 }

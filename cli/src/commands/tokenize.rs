@@ -16,7 +16,7 @@ use shardsmith_manifest::MANIFEST_FILE;
 
 use super::{Status, brace_pattern};
 use crate::args::{TokenFormatArg, TokenizeArgs};
-use crate::output::{Printer, seconds};
+use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
 use crate::size::human_bytes;
 
 /// `tokenize` arguments resolved and checked before any output is touched.
@@ -216,25 +216,15 @@ fn summary(report: &TokenizeReport, resolved: &Resolved, elapsed: Duration) -> S
         m.format.as_deref().unwrap_or(""),
         eod_text(report)
     ));
-    out.push_str(&format!(
-        "  manifest  {}\n",
-        resolved.output.join(MANIFEST_FILE).display()
-    ));
-    out.push_str(&format!("  root      {}\n", m.root_sha256));
-    if report.shards_resumed > 0 {
-        out.push_str(&format!(
-            "  resumed   {} finished file(s) of an interrupted run kept\n",
-            report.shards_resumed
-        ));
-    }
+    manifest_lines(
+        &mut out,
+        &resolved.output.join(MANIFEST_FILE),
+        &m.root_sha256,
+    );
+    resumed_line(&mut out, report.shards_resumed, "file(s)");
     if let Some(total) = m.skipped_total {
-        out.push_str(&format!("  skipped   {total} malformed record(s):\n"));
-        for skip in m.skipped.iter().take(5) {
-            out.push_str(&format!("    {}: {}\n", skip.path, skip.reason));
-        }
-        if total > 5 {
-            out.push_str(&format!("    ... {} more\n", total - 5));
-        }
+        let heading = format!("{total} malformed record(s)");
+        skipped_lines(&mut out, &heading, &m.skipped, total as usize, "");
     }
     out
 }
