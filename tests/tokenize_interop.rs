@@ -14,32 +14,43 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The `.tiktoken` rank files the `tiktoken-rs` crate ships (found through cargo).
-fn rank_files() -> Vec<PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--offline"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let manifest = meta["packages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "tiktoken-rs")
-        .and_then(|p| p["manifest_path"].as_str())
-        .expect("tiktoken-rs is a dependency");
-    let assets = Path::new(manifest).parent().unwrap().join("assets");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&assets)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tiktoken"))
-        .collect();
-    files.sort();
-    assert_eq!(files.len(), 4, "{}", assets.display());
-    files
+/// The four `.tiktoken` rank files, written into `dir` from the ranks `tiktoken-rs` embeds:
+/// one `base64(token bytes) rank` line per rank in rank order, special tokens left out, as
+/// OpenAI publishes them. `reference.py tiktoken-cache` checks each file's SHA-256 against
+/// the published one, so a file that is not byte-identical fails the test there. Nothing
+/// here asks cargo where the crate's sources are: a fresh machine has downloaded only the
+/// crates of its own platform, and `cargo metadata --offline` cannot resolve the others.
+fn rank_files(dir: &Path) -> Vec<PathBuf> {
+    use base64::Engine as _;
+    let encodings: [(&str, fn() -> anyhow::Result<tiktoken_rs::CoreBPE>, u32); 4] = [
+        ("cl100k_base", tiktoken_rs::cl100k_base, 100_277),
+        ("o200k_base", tiktoken_rs::o200k_base, 200_019),
+        ("p50k_base", tiktoken_rs::p50k_base, 50_281),
+        ("r50k_base", tiktoken_rs::r50k_base, 50_257),
+    ];
+    std::fs::create_dir_all(dir).unwrap();
+    encodings
+        .into_iter()
+        .map(|(name, load, n_vocab)| {
+            let core = load().unwrap();
+            let specials: std::collections::HashSet<u32> = core
+                .special_tokens()
+                .into_iter()
+                .flat_map(|s| core.encode_with_special_tokens(s))
+                .collect();
+            let mut file = String::new();
+            for id in (0..n_vocab).filter(|id| !specials.contains(id)) {
+                let Ok(bytes) = core.decode_bytes(&[id]) else {
+                    continue; // a gap in the ranks (cl100k_base has some)
+                };
+                let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+                file.push_str(&format!("{b64} {id}\n"));
+            }
+            let path = dir.join(format!("{name}.tiktoken"));
+            std::fs::write(&path, file).unwrap();
+            path
+        })
+        .collect()
 }
 
 /// Runs Python with the offline tiktoken cache; any download attempt fails.
@@ -83,7 +94,7 @@ fn setup() -> Option<Env> {
         cache.to_string_lossy().into_owned(),
     ];
     args.extend(
-        rank_files()
+        rank_files(&tree.join("ranks"))
             .iter()
             .map(|p| p.to_string_lossy().into_owned()),
     );

@@ -191,8 +191,14 @@ def main():
 
 
 def rank_files():
-    """The .tiktoken rank files the tiktoken-rs crate ships (found through cargo)."""
-    meta = json.loads(subprocess.run(["cargo", "metadata", "--format-version", "1", "--offline"],
+    """The .tiktoken rank files the tiktoken-rs crate ships (found through cargo). Only the
+    host's packages are resolved: offline, cargo cannot resolve another platform's crates,
+    which a machine that only built shardsmith has never downloaded."""
+    host = next(line.split(": ", 1)[1] for line in subprocess.run(
+        ["rustc", "-vV"], check=True, capture_output=True, text=True).stdout.splitlines()
+        if line.startswith("host: "))
+    meta = json.loads(subprocess.run(["cargo", "metadata", "--format-version", "1", "--offline",
+                                      "--filter-platform", host],
                                      cwd=REPO, check=True, capture_output=True).stdout)
     manifest = next(p["manifest_path"] for p in meta["packages"] if p["name"] == "tiktoken-rs")
     assets = os.path.join(os.path.dirname(manifest), "assets")
