@@ -22,7 +22,8 @@ fn repo() -> PathBuf {
 /// crates of its own platform, and `cargo metadata --offline` cannot resolve the others.
 fn rank_files(dir: &Path) -> Vec<PathBuf> {
     use base64::Engine as _;
-    let encodings: [(&str, fn() -> anyhow::Result<tiktoken_rs::CoreBPE>, u32); 4] = [
+    type Load = fn() -> anyhow::Result<tiktoken_rs::CoreBPE>;
+    let encodings: [(&str, Load, u32); 4] = [
         ("cl100k_base", tiktoken_rs::cl100k_base, 100_277),
         ("o200k_base", tiktoken_rs::o200k_base, 200_019),
         ("p50k_base", tiktoken_rs::p50k_base, 50_281),
