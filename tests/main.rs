@@ -11,6 +11,7 @@ mod interop_parquet;
 mod manifest_cmd;
 mod mds;
 mod pack;
+mod pack_left_out;
 mod parquet;
 mod tokenize;
 mod tokenize_interop;

@@ -5,9 +5,10 @@
 //!
 //! While a run is under way the output holds `.shardsmith-state/run.json` (the run's
 //! fingerprint: tool version, format, options, input listing) and, for every finished
-//! shard, `.shardsmith-state/NAME.json` with its record. The record is written before
-//! the shard is renamed into place, so a shard visible under its final name always has
-//! one. A re-run with the same fingerprint keeps those shards and writes the rest; the
+//! shard, `.shardsmith-state/NAME.json` with its record (`pack` names records by plan,
+//! `plan-NNNNNN.json`, since a plan's shard number is decided when it is committed). The
+//! record is written before the shard is renamed into place, so a shard visible under its
+//! final name always has one. A re-run with the same fingerprint keeps those shards and writes the rest; the
 //! manifest comes last, then the state is removed.
 
 use serde::de::DeserializeOwned;

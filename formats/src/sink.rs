@@ -12,8 +12,13 @@ use crate::{Error, Result};
 /// An object being written; it becomes visible under its final name only on
 /// [`ShardFile::commit`]. Dropping it uncommitted discards it.
 pub trait ShardFile: Write + Send {
-    /// Makes the content durable and visible under the final name.
+    /// Makes the content durable and visible under the name it was created for.
     fn commit(self: Box<Self>) -> Result<()>;
+
+    /// Makes the content durable and visible under `name` (relative to the sink, like
+    /// the name it was created for): for a shard whose number is decided only once the
+    /// shards planned before it are written.
+    fn commit_as(self: Box<Self>, name: &str) -> Result<()>;
 
     /// Overwrites `bytes` at `offset` of what was written, then feeds the whole content
     /// from the start to `read`: for a header that depends on the end of the file (the
@@ -84,8 +89,9 @@ impl LocalDir {
 struct LocalShardFile {
     file: Option<File>,
     temp: PathBuf,
-    target: PathBuf,
-    dir: PathBuf,
+    /// The sink's directory and the name the file was created for.
+    root: PathBuf,
+    name: String,
 }
 
 impl Write for LocalShardFile {
@@ -112,14 +118,24 @@ impl Write for LocalShardFile {
 }
 
 impl ShardFile for LocalShardFile {
-    fn commit(mut self: Box<Self>) -> Result<()> {
+    fn commit(self: Box<Self>) -> Result<()> {
+        let name = self.name.clone();
+        self.commit_as(&name)
+    }
+
+    fn commit_as(mut self: Box<Self>, name: &str) -> Result<()> {
         let file = self.file.take().expect("commit runs once");
         file.sync_all()
             .map_err(|e| Error::io("syncing", &self.temp, e))?;
         drop(file);
-        fs::rename(&self.temp, &self.target)
-            .map_err(|e| Error::io("renaming into place", &self.target, e))?;
-        sync_dir(&self.dir)
+        let target = self.root.join(name);
+        let result = fs::rename(&self.temp, &target)
+            .map_err(|e| Error::io("renaming into place", &target, e));
+        if result.is_err() {
+            let _ = fs::remove_file(&self.temp);
+        }
+        result?;
+        sync_dir(target.parent().unwrap_or(&self.root))
     }
 
     fn rewrite(
@@ -184,8 +200,8 @@ impl OutputSink for LocalDir {
         Ok(Box::new(LocalShardFile {
             file: Some(file),
             temp,
-            target,
-            dir,
+            root: self.dir.clone(),
+            name: name.to_string(),
         }))
     }
 
@@ -272,6 +288,11 @@ mod tests {
         let g = sink.create("b.tar").unwrap();
         drop(g);
         assert_eq!(sink.list().unwrap(), vec!["a.tar"]);
+        let mut h = sink.create("c.tar").unwrap();
+        h.write_all(b"later").unwrap();
+        h.commit_as("b.tar").unwrap();
+        assert_eq!(sink.list().unwrap(), vec!["a.tar", "b.tar"]);
+        assert_eq!(sink.read("b.tar").unwrap().unwrap(), b"later");
         sink.write_atomic("state/x.json", b"{}").unwrap();
         assert_eq!(sink.read("state/x.json").unwrap().unwrap(), b"{}");
         sink.remove("state").unwrap();

@@ -5,11 +5,14 @@
 //! 2. Optionally shuffle the samples (deterministically), then plan the shards from file
 //!    sizes ([`plan`]): every shard's content is fixed before anything is written.
 //! 3. Write the shards in parallel, each to a temporary name, hashing while writing,
-//!    then fsync and rename; a record of each finished shard lets a killed run resume.
+//!    then number, record, fsync and rename them in plan order ([`commit`]): a planned
+//!    shard whose samples were all left out is not kept and the next one takes its
+//!    number; the records let a killed run resume.
 //! 4. Write `SHA256SUMS` and, last, `manifest.json`.
 //!
 //! The output depends only on the input and the settings, never on the thread count.
 
+mod commit;
 mod group;
 pub mod plan;
 pub mod samples;
@@ -17,9 +20,6 @@ mod settings;
 pub mod state;
 pub mod tree;
 mod write;
-
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -32,11 +32,10 @@ use shardsmith_manifest::{
 pub use self::plan::ShardPlan;
 use self::samples::SampleSource;
 pub use self::settings::{MIN_SHARD_SIZE, PackSettings};
-use self::state::ShardRecord;
-use self::write::{WriteContext, write_shard};
+use self::write::WriteContext;
 use crate::format::{FormatChoice, SampleSpec, ShardFormat};
 use crate::resume::Start;
-use crate::sink::{OutputSink, ShardFile};
+use crate::sink::OutputSink;
 use crate::{Error, Result};
 
 /// Callbacks for progress; all default to nothing. Called from worker threads.
@@ -172,105 +171,86 @@ pub fn pack(
     };
 
     let plans = plan::plan(&samples, format, settings.shard_size, settings.max_samples);
-    let mut warnings = Vec::new();
-    for p in plans.iter().filter(|p| p.oversize) {
-        warnings.push(format!(
-            "sample `{}` takes {} bytes in a shard, more than the shard size {}: it gets `{}` to itself",
-            samples[p.samples.start].key,
-            p.bytes - format.shard_overhead(),
-            settings.shard_size,
-            format.shard_name(&settings.prefix, p.index)
-        ));
-    }
     observer.planned(
         samples.len() as u64,
         samples.iter().map(SampleSpec::payload).sum(),
         plans.len(),
     );
-    let ctx = WriteContext {
-        source,
-        sink,
-        format,
-        validation: settings.validation,
-        strict: settings.strict,
-        observer,
+    let job = commit::Job {
+        ctx: WriteContext {
+            source,
+            sink,
+            format,
+            validation: settings.validation,
+            strict: settings.strict,
+            observer,
+        },
+        samples: &samples,
+        plans: &plans,
+        prefix: &settings.prefix,
+        fingerprint: &fingerprint,
+        resuming,
+        threads: rayon::current_num_threads(),
     };
-    // Workers encode and hash; one committer thread makes each finished shard durable
-    // (fsync, record, rename) while the workers go on with the next shard.
-    let failed = AtomicBool::new(false);
-    let (to_commit, commits) = mpsc::channel::<Commit>();
-    let (results, committed) = std::thread::scope(|scope| {
-        let committer = scope.spawn(|| -> Result<()> {
-            for commit in commits {
-                let done = state::save_done(sink, &fingerprint, &commit.plan, &commit.record)
-                    .and_then(|()| commit.file.commit());
-                if done.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                    return done;
-                }
-            }
-            Ok(())
-        });
-        let results: Result<Vec<(ShardRecord, bool)>> = plans
-            .par_iter()
-            .map_with(to_commit, |to_commit, p| {
-                let name = format.shard_name(&settings.prefix, p.index);
-                let shard_samples = &samples[p.samples.clone()];
-                let plan = plan_digest(shard_samples);
-                if resuming
-                    && let Some(record) = state::load_done(sink, &fingerprint, &plan, &name)?
-                {
-                    observer.advanced(
-                        shard_samples.len() as u64,
-                        shard_samples.iter().map(SampleSpec::payload).sum(),
-                    );
-                    return Ok((record, true));
-                }
-                if failed.load(Ordering::Relaxed) {
-                    return Err(Error::Setting(format!(
-                        "not writing `{name}`: an earlier shard could not be committed"
-                    )));
-                }
-                let (record, file) = write_shard(&ctx, &name, shard_samples)?;
-                // A send fails only when the committer stopped on an error, returned below.
-                let _ = to_commit.send(Commit {
-                    record: record.clone(),
-                    file,
-                    plan,
-                });
-                Ok((record, false))
-            })
-            .collect();
-        let committed = committer
-            .join()
-            .unwrap_or_else(|_| Err(Error::Setting("the commit thread panicked".into())));
-        (results, committed)
-    });
-    committed?;
-    let results = results?;
+    let decided = commit::write_and_commit(&job)?;
 
-    let shards_resumed = results.iter().filter(|r| r.1).count();
-    for (record, _) in &results {
-        skipped.extend(record.skipped.iter().cloned());
-        if record.entry.samples == Some(0) {
+    let mut warnings = Vec::new();
+    let mut shards = Vec::new();
+    let mut shards_resumed = 0;
+    let mut empty_plans = 0;
+    for (plan, decided) in plans.iter().zip(decided) {
+        skipped.extend(decided.record.skipped);
+        let Some(shard) = decided.record.shard else {
+            empty_plans += 1;
+            continue;
+        };
+        if plan.oversize {
             warnings.push(format!(
-                "every sample planned for `{}` was left out; the shard is an empty archive",
-                record.entry.path
+                "sample `{}` takes {} bytes in a shard, more than the shard size {}: it gets `{}` to itself",
+                samples[plan.samples.start].key,
+                plan.bytes - format.shard_overhead(),
+                settings.shard_size,
+                shard.entry.path
             ));
         }
+        shards_resumed += usize::from(decided.resumed);
+        shards.push(shard);
     }
     skipped.sort();
-    let shard_facts: Vec<(&str, &Value)> = results
+    if shards.is_empty() {
+        // Nothing was committed: the output holds only the run state, which goes.
+        state::clear(sink)?;
+        return Err(Error::EmptyInput {
+            root: source.describe(),
+            detail: format!(
+                ": every sample was left out while writing ({} input file(s)); first: `{}` {}",
+                skipped.len(),
+                skipped.first().map_or("", |s| s.path.as_str()),
+                skipped.first().map_or("", |s| s.reason.as_str()),
+            ),
+        });
+    }
+    if empty_plans > 0 {
+        warnings.push(format!(
+            "{empty_plans} planned shard(s) would have held only samples that were left out: not written, and the shards after them numbered on"
+        ));
+    }
+    let shard_facts: Vec<(&str, &Value)> = shards
         .iter()
-        .map(|(r, _)| (r.entry.path.as_str(), &r.facts))
+        .map(|r| (r.entry.path.as_str(), &r.facts))
         .collect();
     let extra = format
         .dataset_files(&shard_facts)
         .map_err(|reason| Error::Setting(format!("cannot finish the dataset: {reason}")))?;
-    manifest.files = results
-        .into_iter()
-        .map(|(record, _)| record.entry)
-        .collect();
+    manifest.files = shards.into_iter().map(|record| record.entry).collect();
+    // Shards of an earlier, interrupted attempt numbered past this run's last one.
+    for entry in sink.list()? {
+        if state::is_own_shard(&entry, format, &settings.prefix)
+            && !manifest.files.iter().any(|f| f.path == entry)
+        {
+            sink.remove(&entry)?;
+        }
+    }
     for file in extra {
         sink.write_atomic(&file.name, &file.bytes)?;
         let mut digester = shardsmith_manifest::Digester::new(DEFAULT_CHUNK_SIZE);
@@ -293,13 +273,6 @@ pub fn pack(
         already_complete: false,
         warnings,
     })
-}
-
-/// A written shard on its way to durability.
-struct Commit {
-    record: ShardRecord,
-    file: Box<dyn ShardFile>,
-    plan: String,
 }
 
 /// Leaves out samples the format cannot hold and sets the encoded size of fields the
@@ -383,7 +356,7 @@ fn fingerprint(manifest: &Manifest) -> String {
 }
 
 /// Identifies the content planned for one shard.
-fn plan_digest(samples: &[SampleSpec]) -> String {
+pub(crate) fn plan_digest(samples: &[SampleSpec]) -> String {
     let mut out = Vec::new();
     for sample in samples {
         out.extend_from_slice(sample.key.as_bytes());

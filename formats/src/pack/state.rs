@@ -15,15 +15,23 @@ use crate::sink::OutputSink;
 pub struct ShardRecord {
     /// Manifest entry (path, size, digests, samples, keys).
     pub entry: FileEntry,
-    /// Inputs left out while writing this shard.
-    pub skipped: Vec<Skipped>,
     /// Format-specific facts from the encoder (MDS: the shard's index entry).
     #[serde(default)]
     pub facts: serde_json::Value,
 }
 
+/// What became of one planned shard: written (under the number it was given), or not
+/// written because every sample planned for it was left out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanRecord {
+    /// The shard, if any sample of the plan was packed.
+    pub shard: Option<ShardRecord>,
+    /// Inputs left out while writing this plan.
+    pub skipped: Vec<Skipped>,
+}
+
 /// True when `entry` is a shard name this format and prefix produce.
-fn is_own_shard(entry: &str, format: &dyn ShardFormat, prefix: &str) -> bool {
+pub(crate) fn is_own_shard(entry: &str, format: &dyn ShardFormat, prefix: &str) -> bool {
     entry
         .split(|c: char| !c.is_ascii_digit())
         .filter(|run| !run.is_empty())
@@ -51,30 +59,41 @@ pub(crate) fn prepare(
     resume::prepare(sink, &job, candidate, fingerprint, force)
 }
 
-/// The record of a finished shard of this run, if the shard is there and intact in size.
+/// The name of plan `index`'s record in the run state.
+fn plan_name(index: usize) -> String {
+    format!("plan-{index:06}")
+}
+
+/// The record of plan `index` of this run, if it was decided and its shard (if any) is
+/// there under `name` with its recorded size.
 pub(crate) fn load_done(
     sink: &dyn OutputSink,
     fingerprint: &str,
     plan: &str,
+    index: usize,
     name: &str,
-) -> Result<Option<ShardRecord>> {
-    let Some(record) = resume::load_done::<ShardRecord>(sink, fingerprint, plan, name)? else {
+) -> Result<Option<PlanRecord>> {
+    let Some(record) = resume::load_done::<PlanRecord>(sink, fingerprint, plan, &plan_name(index))?
+    else {
         return Ok(None);
     };
-    if record.entry.path != name || sink.size(name)? != Some(record.entry.size) {
+    if let Some(shard) = &record.shard
+        && (shard.entry.path != name || sink.size(name)? != Some(shard.entry.size))
+    {
         return Ok(None);
     }
     Ok(Some(record))
 }
 
-/// Records a shard as finished; call before committing the shard.
+/// Records plan `index` as decided; call before committing its shard.
 pub(crate) fn save_done(
     sink: &dyn OutputSink,
     fingerprint: &str,
     plan: &str,
-    record: &ShardRecord,
+    index: usize,
+    record: &PlanRecord,
 ) -> Result<()> {
-    resume::save_done(sink, fingerprint, plan, &record.entry.path, record)
+    resume::save_done(sink, fingerprint, plan, &plan_name(index), record)
 }
 
 /// Removes the resume state once the manifest is written.

@@ -25,14 +25,23 @@ pub(crate) struct WriteContext<'a> {
     pub observer: &'a dyn PackObserver,
 }
 
-/// Writes `samples` as shard `name`; returns its record and the uncommitted file. The
-/// format first gets the plan (it may stream against it); if the shard departs from the
-/// plan, it is written again without one.
+/// A planned shard, written but not committed.
+pub(crate) struct Written {
+    /// Its record and uncommitted file; `None` when every sample planned for it was left
+    /// out (nothing is kept on disk then).
+    pub shard: Option<(ShardRecord, Box<dyn ShardFile>)>,
+    /// Inputs left out while writing it.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Writes `samples` under a temporary name made from `name`; returns the record and the
+/// uncommitted file. The format first gets the plan (it may stream against it); if the
+/// shard departs from the plan, it is written again without one.
 pub(crate) fn write_shard(
     ctx: &WriteContext<'_>,
     name: &str,
     samples: &[SampleSpec],
-) -> Result<(ShardRecord, Box<dyn ShardFile>)> {
+) -> Result<Written> {
     match write_shard_with(ctx, name, samples, true) {
         Err(Error::Io { source, .. }) if PlanBroken::is(&source) => {
             write_shard_with(ctx, name, samples, false)
@@ -46,7 +55,7 @@ fn write_shard_with(
     name: &str,
     samples: &[SampleSpec],
     planned: bool,
-) -> Result<(ShardRecord, Box<dyn ShardFile>)> {
+) -> Result<Written> {
     let file = ctx.sink.create(name)?;
     let shared = Arc::new(Mutex::new(HashingWriter::new(
         BufWriter::with_capacity(1 << 20, file),
@@ -142,19 +151,22 @@ fn write_shard_with(
     let file = buffered
         .into_inner()
         .map_err(|e| write_err(e.into_error()))?;
+    if count == 0 {
+        // Dropping the uncommitted file removes it: no empty shard is ever kept.
+        return Ok(Written {
+            shard: None,
+            skipped,
+        });
+    }
     let mut entry = FileEntry::new(name, &digest);
     entry.format = Some(ctx.format.name().to_string());
     entry.samples = Some(count);
     entry.first_key = first;
     entry.last_key = last;
-    Ok((
-        ShardRecord {
-            entry,
-            skipped,
-            facts,
-        },
-        file,
-    ))
+    Ok(Written {
+        shard: Some((ShardRecord { entry, facts }, file)),
+        skipped,
+    })
 }
 
 thread_local! {
