@@ -19,3 +19,4 @@ mod tokenize_runs;
 mod tokenize_verify;
 mod util;
 mod verify;
+mod verify_nothing;

@@ -75,7 +75,7 @@ fn clean_dataset_verifies_with_and_without_manifest() {
         report["notes"][0]
             .as_str()
             .unwrap()
-            .contains("structurally only")
+            .contains("only files of a known format can be checked")
     );
 }
 

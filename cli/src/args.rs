@@ -188,6 +188,15 @@ pub struct VerifyArgs {
     /// `shardsmith verify ckpt/step_4000 --scan-values`.
     #[arg(long)]
     pub scan_values: bool,
+
+    /// Accept a path with nothing to verify instead of reporting it (exit 1)
+    ///
+    /// Without it, an empty directory, or one with no manifest, no SHA256SUMS and no
+    /// file of a format shardsmith checks (a failed download, a folder of source code),
+    /// is a `nothing_to_verify` finding: a pre-training check must not pass on nothing.
+    /// Example: `shardsmith verify scratch/ --allow-empty` in a job that may find none.
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 #[derive(Debug, Args)]

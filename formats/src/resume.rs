@@ -116,7 +116,14 @@ pub(crate) fn prepare(
     };
     let entries = sink.list()?;
     let mut old_files = Vec::new();
-    if let Some(bytes) = sink.read(MANIFEST_FILE)? {
+    // Another tool's `manifest.json` is a foreign file like any other.
+    let manifest = sink.read(MANIFEST_FILE)?.filter(|bytes| {
+        !matches!(
+            Manifest::parse(bytes, MANIFEST_FILE.as_ref()),
+            Err(shardsmith_manifest::Error::ForeignManifest { .. })
+        )
+    });
+    if let Some(bytes) = manifest {
         match Manifest::parse(&bytes, MANIFEST_FILE.as_ref()) {
             Ok((old, _)) => {
                 let diff = difference(&old, candidate, job);

@@ -24,6 +24,14 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
+    /// A file where a manifest is expected holds JSON of another tool.
+    #[error("`{path}` is not a shardsmith manifest: {reason}")]
+    ForeignManifest {
+        /// The file.
+        path: PathBuf,
+        /// What it holds instead.
+        reason: String,
+    },
     /// A file name cannot be represented in a manifest.
     #[error("file name `{path}` is not valid UTF-8; rename it or leave it out of the directory")]
     NonUtf8Name {

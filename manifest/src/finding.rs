@@ -108,6 +108,9 @@ pub enum FindingKind {
     EodMismatch,
     /// A token file holds a different number of documents or tokens than recorded.
     TokenCountMismatch,
+    /// Nothing could be checked: no file, or no recorded digest and no file of a known
+    /// format.
+    NothingToVerify,
 }
 
 impl FindingKind {

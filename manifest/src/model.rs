@@ -217,6 +217,12 @@ impl Manifest {
             reason,
         };
         let value: Value = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
+        if let Some(reason) = foreign(&value) {
+            return Err(Error::ForeignManifest {
+                path: path.to_path_buf(),
+                reason,
+            });
+        }
         let manifest: Manifest =
             serde_json::from_value(value.clone()).map_err(|e| bad(e.to_string()))?;
         if manifest.manifest_version > MANIFEST_VERSION {
@@ -244,6 +250,29 @@ impl Manifest {
         let bytes = std::fs::read(path).map_err(|e| Error::io("reading", path, e))?;
         Self::parse(&bytes, path)
     }
+}
+
+/// Why a JSON value is not a shardsmith manifest at all (rather than a damaged one):
+/// every manifest of ours is an object with `"tool": "shardsmith"`.
+fn foreign(value: &Value) -> Option<String> {
+    let Some(object) = value.as_object() else {
+        return Some("it holds JSON that is not an object".into());
+    };
+    if object.get("tool").and_then(Value::as_str) == Some("shardsmith") {
+        return None;
+    }
+    let mut keys: Vec<&str> = object.keys().map(String::as_str).take(6).collect();
+    if object.len() > keys.len() {
+        keys.push("...");
+    }
+    Some(format!(
+        "it has no `\"tool\": \"shardsmith\"` member; its keys: {}",
+        if keys.is_empty() {
+            "none".to_string()
+        } else {
+            keys.join(", ")
+        }
+    ))
 }
 
 /// True for `a/b/c` paths: relative, no `.`/`..`/empty components, no backslash or NUL.

@@ -22,6 +22,7 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         manifest: args.manifest.clone(),
         expect_root: args.expect_root.clone(),
         inspectors: &inspectors,
+        allow_empty: args.allow_empty,
     };
     let bar = printer.bytes_bar("verifying");
     let result = verify_path(&args.path, &options, &|total| bar.set_length(total), &|n| {
@@ -52,6 +53,7 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         seconds(elapsed),
         human_bytes(rate as u64),
     ));
+    text.push_str(&coverage_lines(&report));
     for note in &report.notes {
         text.push_str(&format!("note: {note}\n"));
     }
@@ -89,6 +91,7 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         "tokens": report.tokens,
         "errors": report.errors(),
         "warnings": report.warnings(),
+        "checked": report.checked,
         "findings": report.findings,
         "notes": report.notes,
         "seconds": elapsed.as_secs_f64(),
@@ -107,6 +110,47 @@ fn counts(report: &shardsmith_manifest::verify::VerifyReport) -> String {
         if n > 0 {
             out.push_str(&format!(", {n} {what}"));
         }
+    }
+    out
+}
+
+/// What the files were checked against, and what was only read.
+fn coverage_lines(report: &shardsmith_manifest::verify::VerifyReport) -> String {
+    let c = &report.checked;
+    let mut digests = Vec::new();
+    if c.manifest > 0 {
+        digests.push(format!(
+            "{} against the manifest (size and SHA-256)",
+            c.manifest
+        ));
+    }
+    if c.sums > 0 {
+        digests.push(format!("{} against SHA256SUMS", c.sums));
+    }
+    if digests.is_empty() {
+        digests.push("none (no digest recorded for any file)".into());
+    }
+    let mut out = format!("  digests    {}\n", digests.join(", "));
+    out.push_str(&format!(
+        "  structure  {} file(s) of a known format walked\n",
+        c.structure
+    ));
+    if c.unchecked > 0 {
+        let shown: Vec<String> = c
+            .unchecked_examples
+            .iter()
+            .map(|e| format!("`{e}`"))
+            .collect();
+        out.push_str(&format!(
+            "  unchecked  {} file(s) only read: no recorded digest, no known format ({}{})\n",
+            c.unchecked,
+            shown.join(", "),
+            if c.unchecked > shown.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            }
+        ));
     }
     out
 }

@@ -290,6 +290,8 @@ fn check_one(
         manifest: None,
         expect_root: None,
         inspectors: &inspectors,
+        // A directory without checkpoint files gets its own finding below.
+        allow_empty: true,
     };
     let mut report = verify_path(path, &verify, progress_total, progress)?;
     if path.is_dir() && !has_checkpoint_files(path) {

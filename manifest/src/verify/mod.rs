@@ -30,6 +30,44 @@ pub struct VerifyOptions<'a> {
     pub expect_root: Option<String>,
     /// Structural checkers.
     pub inspectors: &'a dyn InspectorFactory,
+    /// Accept a path with nothing to verify (no file, or no recorded digest and no file
+    /// of a known format) instead of reporting it.
+    pub allow_empty: bool,
+}
+
+/// What the files read were checked against, counted per file (a file can count under
+/// a digest and under structure).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Coverage {
+    /// Files whose size and SHA-256 were compared with the manifest.
+    pub manifest: u64,
+    /// Files whose SHA-256 was compared with `SHA256SUMS` (no usable manifest).
+    pub sums: u64,
+    /// Files whose structure a format inspector walked.
+    pub structure: u64,
+    /// Files with neither a recorded digest nor a known format: read, nothing checked.
+    pub unchecked: u64,
+    /// The first few of them, for the summary.
+    pub unchecked_examples: Vec<String>,
+}
+
+impl Coverage {
+    fn count(&mut self, rel: &str, expected: &Expected, inspected: bool) {
+        match (&expected.entry, &expected.sha256) {
+            (Some(_), _) => self.manifest += 1,
+            (None, Some(_)) => self.sums += 1,
+            (None, None) => {}
+        }
+        if inspected {
+            self.structure += 1;
+        }
+        if expected.sha256.is_none() && !inspected {
+            self.unchecked += 1;
+            if self.unchecked_examples.len() < 3 {
+                self.unchecked_examples.push(rel.to_string());
+            }
+        }
+    }
 }
 
 /// The outcome of a verification: what was checked and every finding.
@@ -49,6 +87,8 @@ pub struct VerifyReport {
     pub documents: u64,
     /// Tokens in token files.
     pub tokens: u64,
+    /// What the files were checked against.
+    pub checked: Coverage,
     /// Everything found, sorted by file and offset.
     pub findings: Vec<Finding>,
     /// Remarks on what could not be checked.
@@ -96,14 +136,17 @@ pub fn verify_path(
     } else {
         MANIFEST_FILE.to_string()
     };
-    let manifest = load_manifest(&manifest_path, options, &manifest_display, &mut report)?;
+    let (manifest, foreign) =
+        load_manifest(&manifest_path, options, &manifest_display, &mut report)?;
+    // A `manifest.json` of another tool is one of the files to check, not ours to skip.
     let own_manifest = manifest_path
         .strip_prefix(path)
         .ok()
         .map(Path::to_path_buf)
+        .filter(|_| !foreign)
         .unwrap_or_else(|| PathBuf::from(MANIFEST_FILE));
     let walked = walk::walk(path, &|rel, _| {
-        rel != own_manifest && rel != Path::new(SUMS_FILE)
+        (foreign || rel != own_manifest) && rel != Path::new(SUMS_FILE)
     })?;
     let present: BTreeMap<String, u64> = walked
         .files
@@ -197,9 +240,9 @@ pub fn verify_path(
                 report
                     .notes
                     .push(format!("no manifest: hashes checked against {SUMS_FILE}"));
-            } else {
+            } else if report.manifest.is_none() {
                 report.notes.push(
-                    "no manifest: files were checked structurally only; run `shardsmith manifest` when the data is written to make verification exact".into(),
+                    "no manifest and no SHA256SUMS: only files of a known format can be checked, by their structure; run `shardsmith manifest` when the data is written to make verification exact".into(),
                 );
             }
             for (rel, &size) in &present {
@@ -267,6 +310,7 @@ pub fn verify_path(
             Ok((digest, inspection)) => {
                 report.files_checked += 1;
                 report.bytes_checked += digest.size;
+                report.checked.count(&rel, &expected, inspection.is_some());
                 if let Some(inspection) = compare(&rel, &expected, &digest, inspection, &mut report)
                 {
                     inspections.insert(rel, inspection);
@@ -285,32 +329,98 @@ pub fn verify_path(
         &inspections,
         manifest_ref,
     ));
+    if !options.allow_empty
+        && let Some(finding) = nothing_to_verify(&report, manifest_ref, sums.is_some())
+    {
+        report.findings.push(finding);
+    }
     report
         .findings
         .sort_by(|a, b| (&a.path, a.offset, a.kind).cmp(&(&b.path, b.offset, b.kind)));
     Ok(report)
 }
 
+/// A finding when a directory gave nothing to check: no file at all, or no recorded
+/// digest and no file of a known format (a failed download, a folder of source code).
+fn nothing_to_verify(
+    report: &VerifyReport,
+    manifest: Option<&Manifest>,
+    has_sums: bool,
+) -> Option<Finding> {
+    const HINT: &str = "pass --allow-empty if that is expected";
+    let reason = if report.files_checked == 0 && report.errors() == 0 {
+        match manifest {
+            Some(_) => format!("the manifest lists no file and the directory holds none; {HINT}"),
+            None => format!("the directory holds no file; {HINT}"),
+        }
+    } else if manifest.is_none()
+        && !has_sums
+        && report.checked.structure == 0
+        && report.files_checked > 0
+    {
+        let examples: Vec<String> = report
+            .checked
+            .unchecked_examples
+            .iter()
+            .map(|e| format!("`{e}`"))
+            .collect();
+        format!(
+            "no manifest, no {SUMS_FILE}, and none of the {} file(s) is of a format shardsmith checks ({}{}); write a manifest when the data is produced (`shardsmith manifest DIR`), or {HINT}",
+            report.files_checked,
+            examples.join(", "),
+            if report.checked.unchecked > examples.len() as u64 {
+                ", ..."
+            } else {
+                ""
+            },
+        )
+    } else {
+        return None;
+    };
+    Some(Finding::error(FindingKind::NothingToVerify, ".", reason))
+}
+
+/// The manifest, if usable, and whether the file at its place is another tool's JSON
+/// (then one of the data files). A damaged manifest of ours is a finding.
 fn load_manifest(
     manifest_path: &Path,
     options: &VerifyOptions<'_>,
     display: &str,
     report: &mut VerifyReport,
-) -> Result<Option<Manifest>> {
+) -> Result<(Option<Manifest>, bool)> {
+    let no_pin = |report: &mut VerifyReport, why: &str| {
+        if options.expect_root.is_some() {
+            report.findings.push(Finding::error(
+                FindingKind::MissingFile,
+                display,
+                format!("--expect-root was given but {why}"),
+            ));
+        }
+    };
     let bytes = match std::fs::read(manifest_path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound && options.manifest.is_none() => {
-            if options.expect_root.is_some() {
-                report.findings.push(Finding::error(
-                    FindingKind::MissingFile,
-                    display,
-                    "--expect-root was given but there is no manifest",
-                ));
-            }
-            return Ok(None);
+            no_pin(report, "there is no manifest");
+            return Ok((None, false));
         }
         Err(e) => return Err(Error::io("reading manifest", manifest_path, e)),
     };
+    if let Err(Error::ForeignManifest { reason, .. }) = Manifest::parse(&bytes, manifest_path) {
+        if options.manifest.is_some() {
+            report.manifest = Some(display.to_string());
+            report.findings.push(Finding::error(
+                FindingKind::ManifestInvalid,
+                display,
+                format!("is not a shardsmith manifest: {reason}"),
+            ));
+            return Ok((None, false));
+        }
+        report.notes.push(format!(
+            "`{display}` is not a shardsmith manifest, so it was checked as one of the files: {reason}"
+        ));
+        no_pin(report, &format!("`{display}` is not a shardsmith manifest"));
+        return Ok((None, true));
+    }
     report.manifest = Some(display.to_string());
     match Manifest::parse(&bytes, manifest_path) {
         Ok((manifest, value)) => {
@@ -338,7 +448,7 @@ fn load_manifest(
                 );
             }
             report.root_sha256 = Some(computed);
-            Ok(Some(manifest))
+            Ok((Some(manifest), false))
         }
         Err(e) => {
             let reason = match e {
@@ -350,7 +460,7 @@ fn load_manifest(
                 display,
                 format!("{reason}; files were checked structurally only"),
             ));
-            Ok(None)
+            Ok((None, false))
         }
     }
 }
@@ -381,15 +491,27 @@ fn verify_file(
             .map_err(|e| Error::io("reading", path, e))?;
     report.files_checked = 1;
     report.bytes_checked = digest.size;
+    report
+        .checked
+        .count(&name, &Expected::default(), inspection.is_some());
     match &inspection {
         Some(_) => report.notes.push(
             "single file: structure checked; verify its directory to compare with the manifest"
                 .into(),
         ),
-        None => report.notes.push(format!(
-            "single file of no known format: only read (SHA-256 {})",
-            digest.sha256_hex()
-        )),
+        None => {
+            report.notes.push(format!(
+                "single file of no known format: only read (SHA-256 {})",
+                digest.sha256_hex()
+            ));
+            if !options.allow_empty {
+                report.findings.push(Finding::error(
+                    FindingKind::NothingToVerify,
+                    &name,
+                    "the file is of no format shardsmith checks, and a single file has no manifest entry to compare with; verify its directory (with its manifest), or pass --allow-empty if that is expected",
+                ));
+            }
+        }
     }
     if let Some(inspection) = inspection {
         report.samples = inspection.samples.unwrap_or(0);

@@ -7,6 +7,7 @@ fn options() -> VerifyOptions<'static> {
         manifest: None,
         expect_root: None,
         inspectors: &NoInspection,
+        allow_empty: false,
     }
 }
 
@@ -121,7 +122,12 @@ fn without_manifest_sums_are_used_and_gaps_found() {
     for i in [0, 1, 3] {
         std::fs::write(dir.path().join(format!("shard-{i:06}.tar")), b"x").unwrap();
     }
-    let report = verify_path(dir.path(), &options(), &|_| {}, &|_| {}).unwrap();
+    // No inspectors here: nothing but the names can be checked.
+    let allow = VerifyOptions {
+        allow_empty: true,
+        ..options()
+    };
+    let report = verify_path(dir.path(), &allow, &|_| {}, &|_| {}).unwrap();
     assert_eq!(
         kinds(&report),
         vec![(FindingKind::MissingFile, "shard-000002.tar".into(), None)]
@@ -147,4 +153,102 @@ fn unparseable_manifest_is_a_finding() {
             .iter()
             .any(|f| f.kind == FindingKind::ManifestInvalid)
     );
+}
+
+#[test]
+fn nothing_to_verify_is_a_finding_unless_allowed() {
+    let empty = tempfile::tempdir().unwrap();
+    let report = verify_path(empty.path(), &options(), &|_| {}, &|_| {}).unwrap();
+    assert_eq!(
+        kinds(&report),
+        vec![(FindingKind::NothingToVerify, ".".into(), None)]
+    );
+    assert!(
+        report.findings[0]
+            .message
+            .starts_with("the directory holds no file")
+    );
+    let allow = VerifyOptions {
+        allow_empty: true,
+        ..options()
+    };
+    let report = verify_path(empty.path(), &allow, &|_| {}, &|_| {}).unwrap();
+    assert!(report.findings.is_empty());
+
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join("main.rs"), b"fn main() {}").unwrap();
+    let report = verify_path(plain.path(), &options(), &|_| {}, &|_| {}).unwrap();
+    assert_eq!(
+        kinds(&report),
+        vec![(FindingKind::NothingToVerify, ".".into(), None)]
+    );
+    assert_eq!(report.checked.unchecked, 1);
+    assert_eq!(report.checked.unchecked_examples, ["main.rs"]);
+    // SHA256SUMS gives every file a digest to check: something was verified.
+    std::fs::write(
+        plain.path().join(SUMS_FILE),
+        format!("{}  main.rs\n", crate::sha256_hex(b"fn main() {}")),
+    )
+    .unwrap();
+    let report = verify_path(plain.path(), &options(), &|_| {}, &|_| {}).unwrap();
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert_eq!(report.checked.sums, 1);
+    // A manifest of an empty directory lists nothing: still nothing verified.
+    let scanned = tempfile::tempdir().unwrap();
+    let scan = scan_directory(scanned.path(), &NoInspection, &|_| {}, &|_| {}).unwrap();
+    std::fs::write(
+        scanned.path().join(MANIFEST_FILE),
+        scan.manifest.to_json_bytes(),
+    )
+    .unwrap();
+    let report = verify_path(scanned.path(), &options(), &|_| {}, &|_| {}).unwrap();
+    assert_eq!(
+        kinds(&report),
+        vec![(FindingKind::NothingToVerify, ".".into(), None)]
+    );
+}
+
+#[test]
+fn another_tools_manifest_json_is_a_data_file_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(MANIFEST_FILE),
+        br#"{"a": "b", "files": "a"}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("x.bin"), b"x").unwrap();
+    let err = Manifest::parse(br#"{"a": "b", "files": "a"}"#, Path::new("m.json")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`m.json` is not a shardsmith manifest: it has no `\"tool\": \"shardsmith\"` member; its keys: a, files"
+    );
+    let report = verify_path(dir.path(), &options(), &|_| {}, &|_| {}).unwrap();
+    assert_eq!(report.manifest, None);
+    assert_eq!(report.files_checked, 2, "manifest.json is one of the files");
+    assert_eq!(
+        report.notes,
+        [
+            "`manifest.json` is not a shardsmith manifest, so it was checked as one of the files: it has no `\"tool\": \"shardsmith\"` member; its keys: a, files",
+            "no manifest and no SHA256SUMS: only files of a known format can be checked, by their structure; run `shardsmith manifest` when the data is written to make verification exact"
+        ]
+    );
+    assert!(
+        report
+            .findings
+            .iter()
+            .all(|f| f.kind != FindingKind::ManifestInvalid),
+        "{:?}",
+        report.findings
+    );
+    // Named explicitly, it is a manifest that does not fit: a finding.
+    let explicit = VerifyOptions {
+        manifest: Some(dir.path().join(MANIFEST_FILE)),
+        ..options()
+    };
+    let report = verify_path(dir.path(), &explicit, &|_| {}, &|_| {}).unwrap();
+    assert!(report.findings.iter().any(|f| {
+        f.kind == FindingKind::ManifestInvalid
+            && f.message
+                .starts_with("is not a shardsmith manifest: it has no")
+    }));
 }
