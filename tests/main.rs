@@ -4,6 +4,7 @@ mod audit;
 mod checkpoint;
 mod checkpoint_interop;
 mod cli;
+mod failed_runs;
 mod hostile;
 mod interop;
 mod interop_mds;

@@ -125,3 +125,18 @@ pub fn skipped_lines(
         out.push_str(&format!("    ... {} more{more}\n", total - 5));
     }
 }
+
+/// An error message with a `hint:` line after it (how to go on).
+#[derive(Debug)]
+pub struct Hinted {
+    pub message: String,
+    pub hint: String,
+}
+
+impl std::fmt::Display for Hinted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\nhint: {}", self.message, self.hint)
+    }
+}
+
+impl std::error::Error for Hinted {}

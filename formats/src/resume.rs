@@ -161,7 +161,9 @@ pub(crate) fn prepare(
             remove_temp(sink, &entries)?;
             return Ok(Start::Resume);
         }
-        if !force {
+        // A run that committed nothing leaves nothing to lose: start over.
+        let committed = entries.iter().any(|e| (job.is_own)(e));
+        if committed && !force {
             return Err(conflict(format!(
                 "holds an unfinished {} run with other options or input; re-run that command to finish it, or use --force to start over",
                 job.command
@@ -243,6 +245,18 @@ pub(crate) fn save_done<R: Serialize>(
         record,
     };
     sink.write_atomic(&sidecar_file(name), &json(&sidecar))
+}
+
+/// After a failed run: when the output holds no file of ours (nothing was committed, now
+/// or by an earlier attempt), the run state goes too, so the output is as it was and a
+/// later run with any options may use it. Otherwise the state stays, and the same
+/// command resumes. Best effort: the run's own error is what gets reported.
+pub(crate) fn abandon(sink: &dyn OutputSink, is_own: &dyn Fn(&str) -> bool) {
+    if let Ok(entries) = sink.list()
+        && !entries.iter().any(|e| is_own(e))
+    {
+        let _ = sink.remove(STATE_DIR);
+    }
 }
 
 /// Removes the resume state once the manifest is written.

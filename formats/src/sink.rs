@@ -66,14 +66,34 @@ pub trait OutputSink: Sync {
 /// `.shardsmith-tmp-NAME`; commit fsyncs the file, renames it and fsyncs the directory.
 pub struct LocalDir {
     dir: PathBuf,
+    /// The outermost directory this sink created (`dir` or an ancestor), if any.
+    created: Option<PathBuf>,
 }
 
 impl LocalDir {
     /// The directory `dir` (created, with parents, if absent).
     pub fn create(dir: impl Into<PathBuf>) -> Result<Self> {
         let dir = dir.into();
+        let created = dir
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && fs::symlink_metadata(a).is_err())
+            .last()
+            .map(Path::to_path_buf);
         fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
-        Ok(Self { dir })
+        Ok(Self { dir, created })
+    }
+
+    /// Removes the directories [`LocalDir::create`] made, if they are still empty: a run
+    /// that failed before writing anything leaves no trace.
+    pub fn discard_if_unused(&self) {
+        let Some(top) = &self.created else {
+            return;
+        };
+        for dir in self.dir.ancestors() {
+            if fs::remove_dir(dir).is_err() || dir == top {
+                break;
+            }
+        }
     }
 
     /// The directory path.
@@ -297,6 +317,22 @@ mod tests {
         assert_eq!(sink.read("state/x.json").unwrap().unwrap(), b"{}");
         sink.remove("state").unwrap();
         assert_eq!(sink.read("state/x.json").unwrap(), None);
+    }
+
+    #[test]
+    fn directories_it_made_go_when_unused() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = LocalDir::create(dir.path().join("a/b/c")).unwrap();
+        sink.discard_if_unused();
+        assert!(!dir.path().join("a").exists(), "a/b/c removed, up to `a`");
+        std::fs::create_dir(dir.path().join("kept")).unwrap();
+        let sink = LocalDir::create(dir.path().join("kept")).unwrap();
+        sink.discard_if_unused();
+        assert!(dir.path().join("kept").exists(), "not made by the sink");
+        let sink = LocalDir::create(dir.path().join("used")).unwrap();
+        sink.write_atomic("x", b"1").unwrap();
+        sink.discard_if_unused();
+        assert!(dir.path().join("used/x").exists(), "not empty");
     }
 
     #[test]

@@ -6,8 +6,8 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
+use shardsmith_manifest::Skipped;
 use shardsmith_manifest::walk;
-use shardsmith_manifest::{Skipped, TEMP_PREFIX};
 
 use crate::{Error, Result};
 
@@ -172,10 +172,7 @@ impl InputSource for LocalTree {
         }
         let exclude = self.exclude.as_deref();
         let walked = walk::walk(&self.root, &|rel, _| {
-            Some(rel) != exclude
-                && !rel
-                    .file_name()
-                    .is_some_and(|n| n.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()))
+            Some(rel) != exclude && !walk::is_own_metadata(&self.root, rel)
         })?;
         let mut listing = InputListing::default();
         let skipped = &mut listing.skipped;

@@ -46,6 +46,50 @@ pub struct Walk {
 /// the entry is a directory; `false` leaves it out silently.
 pub type Filter<'a> = dyn Fn(&Path, bool) -> bool + Sync + 'a;
 
+/// True for the files shardsmith writes beside a dataset, which are never data to read:
+/// its temporary and state entries (`.shardsmith-*`), a `manifest.json` that shardsmith
+/// wrote (told by its first bytes: `"tool": "shardsmith"`), and the `SHA256SUMS` beside
+/// one. `rel` is relative to `root`.
+pub fn is_own_metadata(root: &Path, rel: &Path) -> bool {
+    let Some(name) = rel.file_name() else {
+        return false;
+    };
+    if name
+        .as_encoded_bytes()
+        .starts_with(crate::TEMP_PREFIX.as_bytes())
+    {
+        return true;
+    }
+    let manifest = if name == crate::MANIFEST_FILE {
+        root.join(rel)
+    } else if name == crate::SUMS_FILE {
+        root.join(rel).with_file_name(crate::MANIFEST_FILE)
+    } else {
+        return false;
+    };
+    let mut head = [0u8; 512];
+    let n = fs::File::open(manifest)
+        .and_then(|mut f| read_head(&mut f, &mut head))
+        .unwrap_or(0);
+    head[..n]
+        .windows(20)
+        .any(|w| w == b"\"tool\": \"shardsmith\"")
+}
+
+fn read_head(file: &mut fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
 /// Walks `root` recursively. Only an unreadable root is an error; everything below it
 /// that cannot be read is reported in [`Walk::skipped`].
 pub fn walk(root: &Path, filter: &Filter<'_>) -> Result<Walk> {

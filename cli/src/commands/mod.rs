@@ -16,6 +16,28 @@ pub enum Status {
     Problems = 1,
 }
 
+/// A failed `pack` or `tokenize`: removes the output directory if the run made it and
+/// left it empty, and says how to go on when the run's state stayed behind (some shards
+/// were committed, so the same command resumes).
+pub fn after_failure(err: anyhow::Error, sink: &shardsmith_formats::LocalDir) -> anyhow::Error {
+    sink.discard_if_unused();
+    let state = sink.path().join(shardsmith_formats::pack::state::STATE_DIR);
+    let refused = matches!(
+        err.downcast_ref::<shardsmith_formats::Error>(),
+        Some(shardsmith_formats::Error::OutputConflict { .. })
+    );
+    if refused || !state.exists() {
+        return err;
+    }
+    anyhow::Error::new(crate::output::Hinted {
+        message: format!("{err:#}"),
+        hint: format!(
+            "`{}` keeps the shards this run finished: the same command resumes from them once the cause is fixed; to start over with other input or options, add --force",
+            sink.path().display()
+        ),
+    })
+}
+
 /// `{prefix}-{000000..000009}.tar`-style pattern for a list of shard names, when they
 /// form one consecutive numbered run.
 pub fn brace_pattern(names: &[&str]) -> Option<String> {

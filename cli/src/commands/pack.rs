@@ -351,7 +351,7 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
         &progress,
     );
     progress.bar.finish_and_clear();
-    let report = result?;
+    let report = result.map_err(|e| super::after_failure(e.into(), &sink))?;
     let elapsed = started.elapsed();
     for warning in &report.warnings {
         printer.warn(warning);

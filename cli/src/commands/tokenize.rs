@@ -133,7 +133,7 @@ pub fn run(args: &TokenizeArgs, printer: &Printer) -> Result<Status> {
         &progress,
     );
     progress.bar.finish_and_clear();
-    let report = result?;
+    let report = result.map_err(|e| super::after_failure(e.into(), &sink))?;
     let elapsed = started.elapsed();
     for skip in &report.manifest.skipped {
         printer.detail(&format!("skipped `{}`: {}", skip.path, skip.reason));

@@ -170,7 +170,53 @@ pub fn pack(
         Start::Fresh => false,
     };
 
-    let plans = plan::plan(&samples, format, settings.shard_size, settings.max_samples);
+    let run = Run {
+        source,
+        sink,
+        format,
+        settings,
+        observer,
+        fingerprint: &fingerprint,
+        resuming,
+    };
+    let result = write_dataset(&run, &samples, skipped, manifest);
+    if result.is_err() {
+        // Nothing committed: the output is left as it was, not locked by a run that
+        // cannot be finished. Otherwise the state stays for a resume.
+        state::abandon(sink, format, &settings.prefix);
+    }
+    result
+}
+
+/// What [`write_dataset`] needs besides the samples.
+struct Run<'a> {
+    source: &'a dyn SampleSource,
+    sink: &'a dyn OutputSink,
+    format: &'a dyn ShardFormat,
+    settings: &'a PackSettings,
+    observer: &'a dyn PackObserver,
+    fingerprint: &'a str,
+    resuming: bool,
+}
+
+/// Plans, writes and commits the shards, then the dataset files, `SHA256SUMS` and, last,
+/// the manifest.
+fn write_dataset(
+    run: &Run<'_>,
+    samples: &[SampleSpec],
+    mut skipped: Vec<Skipped>,
+    mut manifest: Manifest,
+) -> Result<PackReport> {
+    let Run {
+        source,
+        sink,
+        format,
+        settings,
+        observer,
+        fingerprint,
+        resuming,
+    } = *run;
+    let plans = plan::plan(samples, format, settings.shard_size, settings.max_samples);
     observer.planned(
         samples.len() as u64,
         samples.iter().map(SampleSpec::payload).sum(),
@@ -185,10 +231,10 @@ pub fn pack(
             strict: settings.strict,
             observer,
         },
-        samples: &samples,
+        samples,
         plans: &plans,
         prefix: &settings.prefix,
-        fingerprint: &fingerprint,
+        fingerprint,
         resuming,
         threads: rayon::current_num_threads(),
     };
@@ -218,8 +264,6 @@ pub fn pack(
     }
     skipped.sort();
     if shards.is_empty() {
-        // Nothing was committed: the output holds only the run state, which goes.
-        state::clear(sink)?;
         return Err(Error::EmptyInput {
             root: source.describe(),
             detail: format!(

@@ -96,6 +96,11 @@ pub(crate) fn save_done(
     resume::save_done(sink, fingerprint, plan, &plan_name(index), record)
 }
 
+/// After a failed run: see [`resume::abandon`].
+pub(crate) fn abandon(sink: &dyn OutputSink, format: &dyn ShardFormat, prefix: &str) {
+    resume::abandon(sink, &|entry| is_own_shard(entry, format, prefix));
+}
+
 /// Removes the resume state once the manifest is written.
 pub(crate) fn clear(sink: &dyn OutputSink) -> Result<()> {
     resume::clear(sink)

@@ -111,8 +111,9 @@ pub struct Batch {
 
 /// Lists `paths` (files, or directories walked in path order) into input files.
 /// Inside directories only known extensions are taken (`.jsonl`, `.json`, `.ndjson`,
-/// optionally `.gz`/`.zst`; `.parquet`; `.txt`, `.text`, `.md`); a file named
-/// explicitly with another extension is read as plain text.
+/// optionally `.gz`/`.zst`; `.parquet`; `.txt`, `.text`, `.md`), never a manifest
+/// shardsmith wrote; a file named explicitly with another extension is read as plain
+/// text.
 pub fn list(paths: &[PathBuf]) -> Result<Vec<InputFile>> {
     let mut out = Vec::new();
     for path in paths {
@@ -122,7 +123,7 @@ pub fn list(paths: &[PathBuf]) -> Result<Vec<InputFile>> {
                 let hidden = rel
                     .file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with('.'));
-                !hidden && (is_dir || kind_of(rel).is_some())
+                !hidden && (is_dir || kind_of(rel).is_some()) && !walk::is_own_metadata(path, rel)
             })?;
             for f in walked.files {
                 let full = path.join(&f.rel);

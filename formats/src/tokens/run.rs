@@ -172,74 +172,82 @@ pub fn tokenize(
         Start::Resume => true,
         Start::Fresh => false,
     };
-    let records = if resuming {
-        resumable(sink, &fingerprint, &settings.prefix)?
-    } else {
-        Vec::new()
-    };
-    let shards_resumed = records.len();
-    let (start, carry, stats) = records.last().map_or_else(
-        || (Position::default(), 0, Stats::default()),
-        |r| (r.next, r.carry, r.stats.clone()),
-    );
-    observer.planned(inputs.iter().map(|f| f.size).sum());
+    let result = (|| {
+        let records = if resuming {
+            resumable(sink, &fingerprint, &settings.prefix)?
+        } else {
+            Vec::new()
+        };
+        let shards_resumed = records.len();
+        let (start, carry, stats) = records.last().map_or_else(
+            || (Position::default(), 0, Stats::default()),
+            |r| (r.next, r.carry, r.stats.clone()),
+        );
+        observer.planned(inputs.iter().map(|f| f.size).sum());
 
-    let out = Output {
-        sink,
-        format: settings.format,
-        dtype,
-        vocab,
-        prefix: &settings.prefix,
-        limit: settings.shard_tokens,
-        eod: eod.map(|(_, id)| id),
-        strict: settings.strict,
-        inputs,
-        current: None,
-        index: records.len(),
-        carry,
-        stats,
-        ids: Vec::new(),
-        records,
-        input_bytes: 0,
-    };
-    let out = pipeline(
-        inputs,
-        tokenizer,
-        settings,
-        start,
-        out,
-        &fingerprint,
-        observer,
-    )?;
-    let input_bytes_read = out.input_bytes;
+        let out = Output {
+            sink,
+            format: settings.format,
+            dtype,
+            vocab,
+            prefix: &settings.prefix,
+            limit: settings.shard_tokens,
+            eod: eod.map(|(_, id)| id),
+            strict: settings.strict,
+            inputs,
+            current: None,
+            index: records.len(),
+            carry,
+            stats,
+            ids: Vec::new(),
+            records,
+            input_bytes: 0,
+        };
+        let out = pipeline(
+            inputs,
+            tokenizer,
+            settings,
+            start,
+            out,
+            &fingerprint,
+            observer,
+        )?;
+        let input_bytes_read = out.input_bytes;
 
-    if out.stats.documents == 0 {
-        return Err(Error::NoDocuments {
-            root: inputs[0].display.clone(),
-            detail: match out.stats.skipped.first() {
-                Some(first) => format!(
-                    ": all {} record(s) were left out; first: `{}` {}",
-                    out.stats.skipped_total, first.path, first.reason
-                ),
-                None => ": it holds no documents".into(),
-            },
-        });
+        if out.stats.documents == 0 {
+            return Err(Error::NoDocuments {
+                root: inputs[0].display.clone(),
+                detail: match out.stats.skipped.first() {
+                    Some(first) => format!(
+                        ": all {} record(s) were left out; first: `{}` {}",
+                        out.stats.skipped_total, first.path, first.reason
+                    ),
+                    None => ": it holds no documents".into(),
+                },
+            });
+        }
+        manifest.files = out.records.iter().flat_map(|r| r.entries.clone()).collect();
+        manifest.skipped = out.stats.skipped.clone();
+        manifest.skipped_total = (out.stats.skipped_total > 0).then_some(out.stats.skipped_total);
+        manifest.recount();
+        manifest.seal();
+        sink.write_atomic(SUMS_FILE, sums::render(&manifest.files).as_bytes())?;
+        sink.write_atomic(MANIFEST_FILE, &manifest.to_json_bytes())?;
+        resume::clear(sink)?;
+        Ok(TokenizeReport {
+            shards_written: out.records.len() - shards_resumed,
+            shards_resumed,
+            manifest,
+            already_complete: false,
+            input_bytes_read,
+        })
+    })();
+    if result.is_err() {
+        // Nothing committed: the output is left as it was, not locked by a run that
+        // cannot be finished. Otherwise the state stays for a resume.
+        resume::abandon(sink, &is_own);
     }
-    manifest.files = out.records.iter().flat_map(|r| r.entries.clone()).collect();
-    manifest.skipped = out.stats.skipped.clone();
-    manifest.skipped_total = (out.stats.skipped_total > 0).then_some(out.stats.skipped_total);
-    manifest.recount();
-    manifest.seal();
-    sink.write_atomic(SUMS_FILE, sums::render(&manifest.files).as_bytes())?;
-    sink.write_atomic(MANIFEST_FILE, &manifest.to_json_bytes())?;
-    resume::clear(sink)?;
-    Ok(TokenizeReport {
-        shards_written: out.records.len() - shards_resumed,
-        shards_resumed,
-        manifest,
-        already_complete: false,
-        input_bytes_read,
-    })
+    result
 }
 
 /// True for `PREFIX_NNNNNN.bin` and `PREFIX_NNNNNN.idx`.
