@@ -16,19 +16,6 @@ pub fn copy(name: &str) -> Tree {
     t
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 pub fn verify(path: &Path, extra: &[&str]) -> (i32, Value) {
     let mut args = vec!["verify", path.to_str().unwrap()];
     args.extend_from_slice(extra);

@@ -14,6 +14,8 @@ mod mds;
 mod pack;
 mod pack_left_out;
 mod parquet;
+mod sign;
+mod sign_interop;
 mod tokenize;
 mod tokenize_interop;
 mod tokenize_runs;

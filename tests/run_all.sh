@@ -22,4 +22,6 @@ if [ "${SHARDSMITH_CHECKPOINT_REGEN:-}" = 1 ]; then
 fi
 venv=$(tests/interop/setup_env.sh)
 export SHARDSMITH_PYTHON="$venv/bin/python"
+signing=$(tests/interop/setup_env.sh signing)
+export SHARDSMITH_MODEL_SIGNING="$signing/bin/model_signing"
 cargo test --release --locked --workspace "$@"

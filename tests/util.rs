@@ -248,3 +248,26 @@ pub fn safetensors(seed: u64, len: usize) -> Vec<u8> {
     out.extend_from_slice(&noise(seed, len));
     out
 }
+
+/// Copies a directory tree (regular files and directories).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A committed model_signing fixture (`tests/fixtures/model_signing/REL`).
+pub fn signing_fixture(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/model_signing")
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
+}

@@ -127,6 +127,23 @@ pub enum Command {
     /// Example: shardsmith merge ./mds
     Merge(MergeArgs),
 
+    /// Sign a dataset or checkpoint directory (OpenSSF Model Signing bundle, key pair)
+    ///
+    /// Writes a Sigstore bundle that signs the SHA-256 of every file of PATH (hidden files
+    /// included; the top-level .git, .gitattributes, .github and .gitignore, and the
+    /// signature itself when it lies inside, left out), as the `model_signing` package's
+    /// `sign key` method does: `model_signing verify key` accepts it, and `shardsmith
+    /// verify --signature` accepts bundles model_signing wrote. Each file is read once:
+    /// the same read verifies it (manifest, structure, as `verify`), and nothing is
+    /// signed if that finds a problem (exit 1) unless --no-checks.
+    ///
+    /// Keys: ECDSA on P-256, P-384 or P-521 in PEM, e.g. `openssl ecparam -name
+    /// prime256v1 -genkey -noout -out key.pem && openssl ec -in key.pem -pubout -out
+    /// key.pub`.
+    ///
+    /// Example: shardsmith sign ./checkpoints/step_4000 --private-key key.pem --signature step_4000.sig
+    Sign(SignArgs),
+
     /// Survey a training run's checkpoints; name the newest intact one to resume from
     ///
     /// Every checkpoint in RUN_DIR (`global_stepN/`, `iter_NNNNNNN/`, `checkpoint-N/`,
@@ -189,6 +206,25 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub scan_values: bool,
 
+    /// Also check this OpenSSF Model Signing bundle (needs --public-key)
+    ///
+    /// The bundle's signature is checked with the key, then every file's SHA-256 (from
+    /// the same read as the other checks) against the digests it signs: a changed,
+    /// added or removed file, a wrong key or an altered bundle is a finding (exit 1).
+    /// Bundles from `model_signing sign key` and `shardsmith sign` are both accepted.
+    /// Example: `shardsmith verify ckpt --signature ckpt.sig --public-key key.pub`.
+    #[arg(long, value_name = "FILE", requires = "public_key")]
+    pub signature: Option<PathBuf>,
+
+    /// Public key (PEM, P-256/P-384/P-521) the --signature must be made with
+    #[arg(
+        long,
+        alias = "public_key",
+        value_name = "KEY.pub",
+        requires = "signature"
+    )]
+    pub public_key: Option<PathBuf>,
+
     /// Accept a path with nothing to verify instead of reporting it (exit 1)
     ///
     /// Without it, an empty directory, or one with no manifest, no SHA256SUMS and no
@@ -197,6 +233,37 @@ pub struct VerifyArgs {
     /// Example: `shardsmith verify scratch/ --allow-empty` in a job that may find none.
     #[arg(long)]
     pub allow_empty: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// Directory (or single file) to sign
+    pub path: PathBuf,
+
+    /// Private key (PEM: SEC1 `EC PRIVATE KEY` or PKCS#8, on P-256, P-384 or P-521)
+    ///
+    /// Encrypted keys are not read; model_signing's own --password does not work either.
+    /// Example: `--private-key key.pem` (model_signing's `--private_key` also works).
+    #[arg(long, alias = "private_key", value_name = "KEY.pem")]
+    pub private_key: PathBuf,
+
+    /// Where to write the bundle [default: model.sig, as model_signing]
+    ///
+    /// Written under a temporary name and renamed when complete. Inside PATH it is left
+    /// out of what it signs. Example: `--signature step_4000.sig`.
+    #[arg(long, value_name = "FILE", default_value = "model.sig")]
+    pub signature: PathBuf,
+
+    /// Sign symlinks to files, as their targets' content under the links' names
+    ///
+    /// Without it a symlink is refused, as model_signing refuses it; symlinks to
+    /// directories are never followed. model_signing's `--allow_symlinks` also works.
+    #[arg(long, alias = "allow_symlinks")]
+    pub allow_symlinks: bool,
+
+    /// Sign the files as they are, without the manifest and structure checks
+    #[arg(long)]
+    pub no_checks: bool,
 }
 
 #[derive(Debug, Args)]

@@ -56,5 +56,6 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Verify(args) => commands::verify::run(args, printer),
         Command::Merge(args) => commands::merge::run(args, printer),
         Command::Audit(args) => commands::audit::run(args, printer),
+        Command::Sign(args) => commands::sign::run(args, printer),
     }
 }

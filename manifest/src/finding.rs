@@ -111,6 +111,15 @@ pub enum FindingKind {
     /// Nothing could be checked: no file, or no recorded digest and no file of a known
     /// format.
     NothingToVerify,
+    /// A signature bundle that does not verify: malformed, made with another key, or
+    /// its signature does not match its content.
+    SignatureInvalid,
+    /// A file the signature does not cover (added after signing).
+    UnsignedFile,
+    /// A file the signature covers is not there.
+    SignedFileMissing,
+    /// A file's SHA-256 differs from the one the signature covers.
+    SignedDigestMismatch,
 }
 
 impl FindingKind {

@@ -4,6 +4,7 @@ pub mod audit;
 pub mod manifest;
 pub mod merge;
 pub mod pack;
+pub mod sign;
 pub mod tokenize;
 pub mod verify;
 

@@ -18,11 +18,20 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
     let inspectors = InspectorsWith(CheckpointOptions {
         scan_values: args.scan_values,
     });
+    // The key and the bundle are read before the data: a bad key fails at once.
+    let signature = match (&args.signature, &args.public_key) {
+        (Some(bundle), Some(key)) => Some(super::sign::SignatureCheck::new(bundle, key)?),
+        _ => None,
+    };
     let options = VerifyOptions {
         manifest: args.manifest.clone(),
         expect_root: args.expect_root.clone(),
         inspectors: &inspectors,
         allow_empty: args.allow_empty,
+        collect_digests: false,
+        digest_check: signature
+            .as_ref()
+            .map(|s| s as &dyn shardsmith_manifest::verify::DigestCheck),
     };
     let bar = printer.bytes_bar("verifying");
     let result = verify_path(&args.path, &options, &|total| bar.set_length(total), &|n| {
@@ -30,6 +39,7 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
     });
     bar.finish_and_clear();
     let report = result?;
+    let signature = signature.and_then(super::sign::SignatureCheck::into_report);
     let elapsed = started.elapsed();
     let status = if report.errors() > 0 {
         Status::Problems
@@ -54,6 +64,9 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         human_bytes(rate as u64),
     ));
     text.push_str(&coverage_lines(&report));
+    if let Some(sig) = &signature {
+        text.push_str(&super::sign::signature_line(sig));
+    }
     for note in &report.notes {
         text.push_str(&format!("note: {note}\n"));
     }
@@ -92,6 +105,7 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         "errors": report.errors(),
         "warnings": report.warnings(),
         "checked": report.checked,
+        "signature": signature,
         "findings": report.findings,
         "notes": report.notes,
         "seconds": elapsed.as_secs_f64(),
@@ -126,6 +140,9 @@ fn coverage_lines(report: &shardsmith_manifest::verify::VerifyReport) -> String 
     }
     if c.sums > 0 {
         digests.push(format!("{} against SHA256SUMS", c.sums));
+    }
+    if c.signature > 0 {
+        digests.push(format!("{} against the signature", c.signature));
     }
     if digests.is_empty() {
         digests.push("none (no digest recorded for any file)".into());

@@ -292,6 +292,8 @@ fn check_one(
         inspectors: &inspectors,
         // A directory without checkpoint files gets its own finding below.
         allow_empty: true,
+        collect_digests: false,
+        digest_check: None,
     };
     let mut report = verify_path(path, &verify, progress_total, progress)?;
     if path.is_dir() && !has_checkpoint_files(path) {

@@ -33,41 +33,31 @@ pub struct VerifyOptions<'a> {
     /// Accept a path with nothing to verify (no file, or no recorded digest and no file
     /// of a known format) instead of reporting it.
     pub allow_empty: bool,
+    /// Keep every file's SHA-256 in [`VerifyReport::digests`] (for a signature, from the
+    /// same read).
+    pub collect_digests: bool,
+    /// Digests recorded elsewhere (a signature) to compare every file with, from the
+    /// same read.
+    pub digest_check: Option<&'a dyn DigestCheck>,
 }
 
-/// What the files read were checked against, counted per file (a file can count under
-/// a digest and under structure).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Coverage {
-    /// Files whose size and SHA-256 were compared with the manifest.
-    pub manifest: u64,
-    /// Files whose SHA-256 was compared with `SHA256SUMS` (no usable manifest).
-    pub sums: u64,
-    /// Files whose structure a format inspector walked.
-    pub structure: u64,
-    /// Files with neither a recorded digest nor a known format: read, nothing checked.
-    pub unchecked: u64,
-    /// The first few of them, for the summary.
-    pub unchecked_examples: Vec<String>,
+/// A comparison of the files' SHA-256 with digests recorded outside the manifest (a
+/// signature bundle). Problems are findings; an I/O failure is an `unreadable_file`.
+pub trait DigestCheck: Sync {
+    /// Compares `digests` (every file read, by relative path; `.` for a single file)
+    /// with the record; `root` is the verified path, for files to read besides.
+    fn check(&self, root: &Path, digests: &BTreeMap<String, [u8; 32]>) -> DigestCheckOutcome;
 }
 
-impl Coverage {
-    fn count(&mut self, rel: &str, expected: &Expected, inspected: bool) {
-        match (&expected.entry, &expected.sha256) {
-            (Some(_), _) => self.manifest += 1,
-            (None, Some(_)) => self.sums += 1,
-            (None, None) => {}
-        }
-        if inspected {
-            self.structure += 1;
-        }
-        if expected.sha256.is_none() && !inspected {
-            self.unchecked += 1;
-            if self.unchecked_examples.len() < 3 {
-                self.unchecked_examples.push(rel.to_string());
-            }
-        }
-    }
+/// What a [`DigestCheck`] found.
+#[derive(Clone, Debug, Default)]
+pub struct DigestCheckOutcome {
+    /// Problems.
+    pub findings: Vec<Finding>,
+    /// Remarks.
+    pub notes: Vec<String>,
+    /// Files whose digest was compared (and matched or not).
+    pub covered: BTreeSet<String>,
 }
 
 /// The outcome of a verification: what was checked and every finding.
@@ -91,6 +81,10 @@ pub struct VerifyReport {
     pub checked: Coverage,
     /// Everything found, sorted by file and offset.
     pub findings: Vec<Finding>,
+    /// SHA-256 of every file read, by relative path (`.` for a single file), when
+    /// [`VerifyOptions::collect_digests`] asked for them.
+    #[serde(skip)]
+    pub digests: BTreeMap<String, [u8; 32]>,
     /// Remarks on what could not be checked.
     pub notes: Vec<String>,
 }
@@ -240,6 +234,10 @@ pub fn verify_path(
                 report
                     .notes
                     .push(format!("no manifest: hashes checked against {SUMS_FILE}"));
+            } else if report.manifest.is_none() && options.digest_check.is_some() {
+                report.notes.push(
+                    "no manifest and no SHA256SUMS: file digests were checked against the signature, and files of a known format by their structure".into(),
+                );
             } else if report.manifest.is_none() {
                 report.notes.push(
                     "no manifest and no SHA256SUMS: only files of a known format can be checked, by their structure; run `shardsmith manifest` when the data is written to make verification exact".into(),
@@ -305,12 +303,16 @@ pub fn verify_path(
         })
         .collect();
     let mut inspections = BTreeMap::new();
+    let mut seen = Vec::with_capacity(results.len());
     for (rel, expected, result) in results {
         match result {
             Ok((digest, inspection)) => {
                 report.files_checked += 1;
                 report.bytes_checked += digest.size;
-                report.checked.count(&rel, &expected, inspection.is_some());
+                seen.push(Seen::new(&rel, &expected, inspection.is_some()));
+                if options.collect_digests || options.digest_check.is_some() {
+                    report.digests.insert(rel.clone(), digest.sha256);
+                }
                 if let Some(inspection) = compare(&rel, &expected, &digest, inspection, &mut report)
                 {
                     inspections.insert(rel, inspection);
@@ -329,6 +331,7 @@ pub fn verify_path(
         &inspections,
         manifest_ref,
     ));
+    finish(&mut report, path, options, &seen);
     if !options.allow_empty
         && let Some(finding) = nothing_to_verify(&report, manifest_ref, sums.is_some())
     {
@@ -338,46 +341,6 @@ pub fn verify_path(
         .findings
         .sort_by(|a, b| (&a.path, a.offset, a.kind).cmp(&(&b.path, b.offset, b.kind)));
     Ok(report)
-}
-
-/// A finding when a directory gave nothing to check: no file at all, or no recorded
-/// digest and no file of a known format (a failed download, a folder of source code).
-fn nothing_to_verify(
-    report: &VerifyReport,
-    manifest: Option<&Manifest>,
-    has_sums: bool,
-) -> Option<Finding> {
-    const HINT: &str = "pass --allow-empty if that is expected";
-    let reason = if report.files_checked == 0 && report.errors() == 0 {
-        match manifest {
-            Some(_) => format!("the manifest lists no file and the directory holds none; {HINT}"),
-            None => format!("the directory holds no file; {HINT}"),
-        }
-    } else if manifest.is_none()
-        && !has_sums
-        && report.checked.structure == 0
-        && report.files_checked > 0
-    {
-        let examples: Vec<String> = report
-            .checked
-            .unchecked_examples
-            .iter()
-            .map(|e| format!("`{e}`"))
-            .collect();
-        format!(
-            "no manifest, no {SUMS_FILE}, and none of the {} file(s) is of a format shardsmith checks ({}{}); write a manifest when the data is produced (`shardsmith manifest DIR`), or {HINT}",
-            report.files_checked,
-            examples.join(", "),
-            if report.checked.unchecked > examples.len() as u64 {
-                ", ..."
-            } else {
-                ""
-            },
-        )
-    } else {
-        return None;
-    };
-    Some(Finding::error(FindingKind::NothingToVerify, ".", reason))
 }
 
 /// The manifest, if usable, and whether the file at its place is another tool's JSON
@@ -491,9 +454,14 @@ fn verify_file(
             .map_err(|e| Error::io("reading", path, e))?;
     report.files_checked = 1;
     report.bytes_checked = digest.size;
-    report
-        .checked
-        .count(&name, &Expected::default(), inspection.is_some());
+    if options.collect_digests || options.digest_check.is_some() {
+        report.digests.insert(".".into(), digest.sha256);
+    }
+    let seen = [Seen::new(".", &Expected::default(), inspection.is_some())];
+    let covered = finish(&mut report, path, options, &seen);
+    for example in &mut report.checked.unchecked_examples {
+        example.clone_from(&name);
+    }
     match &inspection {
         Some(_) => report.notes.push(
             "single file: structure checked; verify its directory to compare with the manifest"
@@ -504,7 +472,7 @@ fn verify_file(
                 "single file of no known format: only read (SHA-256 {})",
                 digest.sha256_hex()
             ));
-            if !options.allow_empty {
+            if !options.allow_empty && !covered {
                 report.findings.push(Finding::error(
                     FindingKind::NothingToVerify,
                     &name,
@@ -521,9 +489,12 @@ fn verify_file(
 }
 
 mod compare;
+mod coverage;
 mod sequence;
 
 use compare::{check_sums, compare, is_temp, unlisted_finding};
+pub use coverage::Coverage;
+use coverage::{Seen, finish, nothing_to_verify};
 use sequence::sequence_gaps;
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ fn options() -> VerifyOptions<'static> {
         expect_root: None,
         inspectors: &NoInspection,
         allow_empty: false,
+        collect_digests: false,
+        digest_check: None,
     }
 }
 

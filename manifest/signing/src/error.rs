@@ -1,0 +1,67 @@
+use std::path::PathBuf;
+
+/// Errors that stop signing or a signature check. A signature that does not match is
+/// not an error but findings ([`crate::SignatureReport`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O operation on `path` failed.
+    #[error("{op} `{path}`: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A key file that cannot be used.
+    #[error("key `{path}` {reason}")]
+    Key {
+        /// The key file.
+        path: PathBuf,
+        /// What it holds instead.
+        reason: String,
+    },
+    /// A symlink where model_signing refuses them.
+    #[error(
+        "`{path}` is a symlink; model_signing signs symlinks only when asked (--allow-symlinks signs the target's content under the link's name)"
+    )]
+    Symlink {
+        /// The link, relative to the signed directory.
+        path: String,
+    },
+    /// An entry that is not a regular file, a directory or an allowed symlink.
+    #[error("`{path}` cannot be signed: {reason}")]
+    NotAFile {
+        /// The entry, relative to the signed directory.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The data did not verify, so it is not signed.
+    #[error(
+        "not signed: verification found {errors} problem(s); fix them, or sign the files as they are with --no-checks"
+    )]
+    Unverified {
+        /// Error-severity findings.
+        errors: usize,
+    },
+    /// Walking or verifying the directory failed.
+    #[error(transparent)]
+    Manifest(#[from] shardsmith_manifest::Error),
+}
+
+impl Error {
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
