@@ -3,12 +3,18 @@
 # the corpora once (cached under ~/.cache/shardsmith/bench), then runs bench.py.
 #   usage: tests/bench/run.sh [--samples 30000] [--text-mb 200] [--repeat 3] [--what pack,tokenize]
 #          tests/bench/run.sh checkpoints [--gib 2] [--files 8] [--repeat 3]   (checkpoints.py)
+#          tests/bench/run.sh signing [--gib 2] [--files 8] [--repeat 3]       (signing.py)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release --locked --quiet
 if [ "${1:-}" = checkpoints ]; then
     shift
     exec python3 tests/bench/checkpoints.py "$@"
+fi
+if [ "${1:-}" = signing ]; then
+    shift
+    signing=$(tests/interop/setup_env.sh signing)
+    MODEL_SIGNING_PYTHON="$signing/bin/python" exec python3 tests/bench/signing.py "$@"
 fi
 venv=$(tests/interop/setup_env.sh)
 exec "$venv/bin/python" tests/bench/bench.py "$@"
