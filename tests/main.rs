@@ -1,10 +1,12 @@
 //! Integration tests of the `shardsmith` binary: one test binary, one module per area.
 
 mod audit;
+mod big_trees;
 mod checkpoint;
 mod checkpoint_interop;
 mod cli;
 mod failed_runs;
+mod faults;
 mod hostile;
 mod interop;
 mod interop_mds;

@@ -5,6 +5,7 @@
 mod alloc;
 mod args;
 mod commands;
+mod interrupt;
 mod output;
 mod size;
 
@@ -24,6 +25,7 @@ fn main() -> ExitCode {
         _ => false,
     });
     let printer = Printer::new(&cli.global);
+    interrupt::install();
     match run(&cli, &printer) {
         Ok(status) => ExitCode::from(status as u8),
         Err(err) => {
@@ -34,7 +36,7 @@ fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", message(&err));
             ExitCode::from(2)
         }
     }
@@ -58,4 +60,22 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Audit(args) => commands::audit::run(args, printer),
         Command::Sign(args) => commands::sign::run(args, printer),
     }
+}
+
+/// The error and its causes on one line, each cause said once: library errors already
+/// name their cause (`creating `out`: Read-only file system (os error 30)`), and
+/// repeating it as the next link of the chain would print the OS error twice.
+fn message(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

@@ -48,6 +48,16 @@ pub enum Error {
         /// Size when read (a lower bound when it grew).
         read: u64,
     },
+    /// An input file was listed but is gone when its shard is written.
+    #[error(
+        "input `{path}` disappeared while packing (listed with {listed} bytes); re-run to pack the input as it is now"
+    )]
+    InputVanished {
+        /// The input.
+        path: String,
+        /// Size when listed.
+        listed: u64,
+    },
     /// The output directory holds something this run must not overwrite.
     #[error("output `{dir}` {reason}")]
     OutputConflict {

@@ -62,6 +62,34 @@ pub trait OutputSink: Sync {
     fn lock(&self) -> Result<Box<dyn Send>>;
 }
 
+/// Temporary files and locks this process has open, so that an interrupted run can
+/// remove them ([`discard_temporaries`]) before it exits.
+static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn track(path: &Path) {
+    live().push(path.to_path_buf());
+}
+
+fn untrack(path: &Path) {
+    let mut live = live();
+    if let Some(i) = live.iter().rposition(|p| p == path) {
+        live.swap_remove(i);
+    }
+}
+
+/// Removes every temporary file and lock of this process's open sinks: for a signal
+/// handler, just before the process exits. Finished shards and their records stay, so
+/// the same command resumes. Returns how many were removed.
+pub fn discard_temporaries() -> usize {
+    let paths = std::mem::take(&mut *live());
+    paths.iter().filter(|p| fs::remove_file(p).is_ok()).count()
+}
+
 /// A local directory, created if needed. Temporary files are
 /// `.shardsmith-tmp-NAME`; commit fsyncs the file, renames it and fsyncs the directory.
 pub struct LocalDir {
@@ -154,6 +182,7 @@ impl ShardFile for LocalShardFile {
         if result.is_err() {
             let _ = fs::remove_file(&self.temp);
         }
+        untrack(&self.temp);
         result?;
         sync_dir(target.parent().unwrap_or(&self.root))
     }
@@ -186,6 +215,7 @@ impl Drop for LocalShardFile {
     fn drop(&mut self) {
         if self.file.take().is_some() {
             let _ = fs::remove_file(&self.temp);
+            untrack(&self.temp);
         }
     }
 }
@@ -217,6 +247,7 @@ impl OutputSink for LocalDir {
             .truncate(true)
             .open(&temp)
             .map_err(|e| Error::io("creating", &temp, e))?;
+        track(&temp);
         Ok(Box::new(LocalShardFile {
             file: Some(file),
             temp,
@@ -268,7 +299,10 @@ impl OutputSink for LocalDir {
         let path = self.full(&format!("{TEMP_PREFIX}lock"));
         let file = File::create(&path).map_err(|e| Error::io("creating", &path, e))?;
         match file.try_lock() {
-            Ok(()) => Ok(Box::new(LockGuard { file, path })),
+            Ok(()) => {
+                track(&path);
+                Ok(Box::new(LockGuard { file, path }))
+            }
             Err(fs::TryLockError::WouldBlock) => Err(Error::OutputConflict {
                 dir: self.describe(),
                 reason: "is being written by another shardsmith run (lock held)".into(),
@@ -286,6 +320,7 @@ struct LockGuard {
 impl Drop for LockGuard {
     fn drop(&mut self) {
         let _ = fs::remove_file(&self.path);
+        untrack(&self.path);
         let _ = self.file.unlock();
     }
 }

@@ -35,11 +35,21 @@ pub enum ReadError {
     /// The file cannot be opened or read (permissions, vanished, I/O error): the sample
     /// is skipped, or the run fails under `--strict`.
     Unreadable(String),
+    /// The file was listed but is gone: the input is being modified.
+    Vanished,
     /// The file's size differs from the listing: the input is being modified.
     Changed {
         /// Bytes actually available (a lower bound when the file grew).
         read: u64,
     },
+}
+
+fn open_error(e: io::Error) -> ReadError {
+    if e.kind() == io::ErrorKind::NotFound {
+        ReadError::Vanished
+    } else {
+        ReadError::Unreadable(e.to_string())
+    }
 }
 
 /// A source of raw input files.
@@ -209,8 +219,7 @@ impl InputSource for LocalTree {
     }
 
     fn read_into(&self, rel: &str, size: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
-        let mut file =
-            File::open(self.path(rel)).map_err(|e| ReadError::Unreadable(e.to_string()))?;
+        let mut file = File::open(self.path(rel)).map_err(open_error)?;
         let start = buf.len();
         let wanted = usize::try_from(size)
             .map_err(|_| ReadError::Unreadable("too large for memory".into()))?;
@@ -258,7 +267,7 @@ impl InputSource for LocalTree {
     fn open(&self, rel: &str) -> Result<Box<dyn Read + Send>, ReadError> {
         File::open(self.path(rel))
             .map(|f| Box::new(f) as Box<dyn Read + Send>)
-            .map_err(|e| ReadError::Unreadable(e.to_string()))
+            .map_err(open_error)
     }
 }
 
@@ -319,7 +328,7 @@ mod tests {
         ));
         assert!(matches!(
             tree.read_into("nope", 1, &mut buf),
-            Err(ReadError::Unreadable(_))
+            Err(ReadError::Vanished)
         ));
         assert_eq!(buf, b"xx12345");
     }

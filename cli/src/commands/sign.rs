@@ -166,7 +166,10 @@ pub fn run(args: &SignArgs, printer: &Printer) -> Result<Status> {
     let mut text = format!(
         "signed {}: {files} file(s){} with the {} key {}... in {}\n",
         args.path.display(),
-        bytes.map_or_else(String::new, |b| format!(" ({} read and verified)", human_bytes(b))),
+        bytes.map_or_else(String::new, |b| format!(
+            " ({} read and verified)",
+            human_bytes(b)
+        )),
         public.curve().name(),
         &public.hint()[..16],
         seconds(elapsed),

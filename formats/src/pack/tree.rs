@@ -53,6 +53,7 @@ impl SampleSource for FileTree<'_> {
             Ok(reader) => reader,
             Err(ReadError::Unreadable(e)) => return Err(format!("cannot be read: {e}")),
             Err(ReadError::Changed { .. }) => return Err("changed while being read".into()),
+            Err(ReadError::Vanished) => return Err("disappeared while being read".into()),
         };
         let mut head = Vec::with_capacity(n);
         (&mut reader)
@@ -105,6 +106,10 @@ impl SampleReader for TreeReader<'_> {
             listed,
             read,
         };
+        let vanished = |rel: &str, listed: u64| Error::InputVanished {
+            path: rel.to_string(),
+            listed,
+        };
         if sample.payload() <= MEMORY_LIMIT {
             buf.clear();
             let mut ranges = Vec::with_capacity(sample.fields.len());
@@ -116,6 +121,7 @@ impl SampleReader for TreeReader<'_> {
                         return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
                     }
                     Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
+                    Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
                 }
             }
             return Ok(Ok(Loaded::Memory(ranges)));
@@ -132,6 +138,7 @@ impl SampleReader for TreeReader<'_> {
                     return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
                 }
                 Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
+                Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
             };
             match check_stream(&field.ext, reader) {
                 Ok(Ok(())) => {}
@@ -147,6 +154,7 @@ impl SampleReader for TreeReader<'_> {
                     return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
                 }
                 Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
+                Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
             }
         }
         Ok(Ok(Loaded::Streams(readers)))
