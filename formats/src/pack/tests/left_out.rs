@@ -107,26 +107,7 @@ fn a_crash_before_during_or_after_the_empty_plans_resumes_identically() {
     run(input.path(), clean.path(), &settings(SHARD)).unwrap();
     for crash_after in [0, 3, 4, 5, 7] {
         let out = tempfile::tempdir().unwrap();
-        let failing = FailingSink {
-            inner: LocalDir::create(out.path()).unwrap(),
-            ok: Arc::new(AtomicUsize::new(crash_after)),
-        };
-        let two = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        let err = two
-            .install(|| {
-                pack(
-                    &FileTree::new(&LocalTree::new(input.path())),
-                    &failing,
-                    &wds(),
-                    &settings(SHARD),
-                    &NoProgress,
-                )
-            })
-            .unwrap_err();
-        assert!(err.to_string().contains("simulated crash"), "{err}");
+        crashed_run(input.path(), out.path(), crash_after, 2, &settings(SHARD));
         let names = shard_names(out.path());
         let expected: Vec<String> = (0..crash_after)
             .map(|i| format!("shard-{i:06}.tar"))
@@ -148,18 +129,7 @@ fn stale_shards_of_an_earlier_attempt_are_removed() {
     let clean = tempfile::tempdir().unwrap();
     run(input.path(), clean.path(), &settings(SHARD)).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let failing = FailingSink {
-        inner: LocalDir::create(out.path()).unwrap(),
-        ok: Arc::new(AtomicUsize::new(6)),
-    };
-    pack(
-        &FileTree::new(&LocalTree::new(input.path())),
-        &failing,
-        &wds(),
-        &settings(SHARD),
-        &NoProgress,
-    )
-    .unwrap_err();
+    crashed_run(input.path(), out.path(), 6, 1, &settings(SHARD));
     // The user removes a committed shard and an earlier attempt left a higher number.
     std::fs::remove_file(out.path().join("shard-000002.tar")).unwrap();
     std::fs::write(out.path().join("shard-000011.tar"), b"stale").unwrap();

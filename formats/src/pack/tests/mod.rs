@@ -280,6 +280,38 @@ impl OutputSink for FailingSink {
     }
 }
 
+/// Packs `input` into `out` on `threads` threads through a sink that fails every shard
+/// commit after the first `commits`, as a crash would; returns the run's error.
+fn crashed_run(
+    input: &Path,
+    out: &Path,
+    commits: usize,
+    threads: usize,
+    settings: &PackSettings,
+) -> Error {
+    let failing = FailingSink {
+        inner: LocalDir::create(out).unwrap(),
+        ok: Arc::new(AtomicUsize::new(commits)),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let err = pool
+        .install(|| {
+            pack(
+                &FileTree::new(&LocalTree::new(input)),
+                &failing,
+                &wds(),
+                settings,
+                &NoProgress,
+            )
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("simulated crash"), "{err}");
+    err
+}
+
 #[test]
 fn interrupted_runs_resume_to_identical_output() {
     let input = corpus(40);
@@ -290,26 +322,7 @@ fn interrupted_runs_resume_to_identical_output() {
     assert!(shards >= 6);
     for crash_after in [0, 1, shards / 2, shards - 1] {
         let out = tempfile::tempdir().unwrap();
-        let failing = FailingSink {
-            inner: LocalDir::create(out.path()).unwrap(),
-            ok: Arc::new(AtomicUsize::new(crash_after)),
-        };
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let err = one
-            .install(|| {
-                pack(
-                    &FileTree::new(&LocalTree::new(input.path())),
-                    &failing,
-                    &wds(),
-                    &s,
-                    &NoProgress,
-                )
-            })
-            .unwrap_err();
-        assert!(err.to_string().contains("simulated crash"));
+        crashed_run(input.path(), out.path(), crash_after, 1, &s);
         assert!(
             !out.path().join(MANIFEST_FILE).exists(),
             "no manifest before every shard is done"
