@@ -21,11 +21,33 @@ pub const INSPECTORS: InspectorsWith = InspectorsWith(CheckpointOptions { scan_v
 /// Separates the files of one input in multi-file targets (also in the dictionaries).
 pub const SPLIT: &[u8] = b"--shardsmith-fuzz-split--";
 
+/// Crates whose panics on malformed data the code under test catches and reports
+/// (`shardsmith_formats::parquet::guarded`). libFuzzer's panic hook aborts on every
+/// panic before it unwinds; theirs must reach that guard. A panic of theirs that no
+/// guard catches still ends the run (libfuzzer-sys aborts on an unwound panic).
+const GUARDED_CRATES: [&str; 2] = ["/parquet-", "/arrow-"];
+
+fn init() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let fuzzer_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let guarded = info
+                .location()
+                .is_some_and(|l| GUARDED_CRATES.iter().any(|c| l.file().contains(c)));
+            if !guarded {
+                fuzzer_hook(info);
+            }
+        }));
+    });
+}
+
 /// An empty directory for this run, the same path every run of this process. Under
 /// `$SHARDSMITH_FUZZ_TMP` when set (run.sh points it at its own work directory), else
 /// under the system's temporary directory.
 pub fn scratch() -> PathBuf {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    init();
     let root = ROOT.get_or_init(|| {
         let base = std::env::var_os("SHARDSMITH_FUZZ_TMP")
             .map(PathBuf::from)
@@ -98,6 +120,7 @@ pub fn write(root: &Path, rel: &str, data: &[u8]) {
 
 /// Feeds `data` to `inspector` in [`blocks`] and finishes it.
 pub fn run(mut inspector: Box<dyn Inspector>, data: &[u8]) -> Inspection {
+    init();
     for block in blocks(data) {
         inspector.update(block);
     }
