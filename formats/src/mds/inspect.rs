@@ -499,3 +499,30 @@ fn check_entry(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inspect(name: &str, bytes: &[u8]) -> Inspection {
+        let mut inspector = Box::new(MdsInspector::new(name));
+        inspector.update(bytes);
+        inspector.finish()
+    }
+
+    /// Found by fuzzing (`mds_shard`): a 5-byte snappy block whose length header says
+    /// 2.5 GB; the whole output was allocated from that header before decoding.
+    #[test]
+    fn a_snappy_length_the_block_cannot_hold_is_refused_before_allocating() {
+        let inspection = inspect("shard.00000.mds.snappy", b"\xff\xb3\xff\xff\x09");
+        assert!(
+            inspection
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::DecompressionFailed
+                    && f.message.contains("compressed bytes can hold")),
+            "{:?}",
+            inspection.findings
+        );
+    }
+}
