@@ -23,3 +23,6 @@ fi
 venv=$(tests/interop/setup_env.sh)
 export SHARDSMITH_PYTHON="$venv/bin/python"
 cargo test --release --locked --workspace "$@"
+# Every parser of untrusted bytes, fuzzed for a short bounded time on its seed corpus
+# (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith).
+tests/fuzz/run.sh 20
