@@ -123,10 +123,9 @@ impl ParquetRows {
         let mut schema: Option<arrow_schema::SchemaRef> = None;
         let mut rows = 0u64;
         for (rel, full) in rels {
-            let mut file = File::open(&full).map_err(io_err(&full))?;
-            super::check_footer(&mut file).map_err(|e| pq_err(&full, e))?;
             let builder =
-                ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| pq_err(&full, e))?;
+                ParquetRecordBatchReaderBuilder::try_new(File::open(&full).map_err(io_err(&full))?)
+                    .map_err(|e| pq_err(&full, e))?;
             let this = builder.schema().clone();
             match &schema {
                 None => schema = Some(this),

@@ -6,7 +6,6 @@
 //!
 //! Parquet input (`pack` over a directory of Parquet files) is [`input`].
 
-mod footer;
 pub mod input;
 mod inspect;
 
@@ -27,12 +26,6 @@ use serde_json::{Value, json};
 use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat, ShardOut};
 use crate::mds::Encoding;
 use crate::{Error, Result};
-
-/// Checks the footer of a Parquet file before the parquet crate decodes it (see
-/// [`footer`]): no list in it may claim more elements than it has bytes.
-pub(crate) fn check_footer(file: &mut std::fs::File) -> Result<(), String> {
-    footer::check_file(file)
-}
 
 /// Runs `read`, a call into the parquet and arrow crates on bytes from a file, turning a
 /// panic of those crates on malformed data into an error. They still have such panics

@@ -36,14 +36,9 @@ impl ParquetReader {
             line: 0,
             reason,
         };
-        let mut file = file;
-        let reader = crate::parquet::check_footer(&mut file)
-            .and_then(|()| {
-                crate::parquet::guarded(|| {
-                    SerializedFileReader::new(file).map_err(|e| e.to_string())
-                })
-            })
-            .map_err(|e| bad(format!("is not a readable Parquet file: {e}")))?;
+        let reader =
+            crate::parquet::guarded(|| SerializedFileReader::new(file).map_err(|e| e.to_string()))
+                .map_err(|e| bad(format!("is not a readable Parquet file: {e}")))?;
         let schema = reader.metadata().file_metadata().schema_descr_ptr();
         let (index, descr) = schema
             .columns()
