@@ -65,7 +65,10 @@ for target in "${targets[@]}"; do
     fi
     log="$work/$target.log"
     status=0
-    SHARDSMITH_FUZZ_TMP="$work/tmp" "$bin_dir/$target" "$corpus" \
+    # libFuzzer's timeout handler can deadlock (it allocates inside a signal handler):
+    # a run that outlives its time by a minute is killed and fails as hung.
+    SHARDSMITH_FUZZ_TMP="$work/tmp" timeout -s KILL "$((seconds * 2 + 60))" \
+        "$bin_dir/$target" "$corpus" \
         -max_total_time="$seconds" -timeout=1 -malloc_limit_mb=256 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$artifacts/" \
         "${dict[@]}" >"$log" 2>&1 || status=$?
@@ -74,6 +77,10 @@ for target in "${targets[@]}"; do
     kib=$(($(find "$corpus" -type f -exec cat {} + | wc -c) / 1024))
     found=$(find "$artifacts" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | head -1)
     if [ "$status" -ne 0 ] || [ -n "$found" ]; then
+        if [ "$status" -eq 137 ]; then
+            echo "FAIL $target: hung (killed after $((seconds * 2 + 60)) s); last lines:"
+            tail -5 "$log"
+        fi
         echo "FAIL $target: exit $status after ${execs:-?} executions"
         grep -E 'panicked|ERROR|allocation limit|SUMMARY|Test unit written' "$log" | head -20 || tail -30 "$log"
         if [ -n "$found" ]; then

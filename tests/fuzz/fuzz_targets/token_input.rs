@@ -29,7 +29,12 @@ fn tokenizer(which: usize) -> &'static Tokenizer {
     })[which]
 }
 
-fuzz_target!(|data: &[u8]| {
+fuzz_target!(
+    init: {
+        // Loading the encodings takes most of a second: not the first input's time.
+        tokenizer(0);
+    },
+    |data: &[u8]| {
     let Some((&pick, file)) = data.split_first() else {
         return;
     };
