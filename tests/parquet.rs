@@ -51,7 +51,7 @@ fn samples_pack_to_parquet_with_the_requested_layout() {
     assert_eq!(chunk.compression(), parquet::basic::Compression::SNAPPY);
     assert!(chunk.statistics().is_some(), "statistics written");
     assert!(
-        meta.column_index().is_none() || meta.offset_index().is_none(),
+        meta.page_index().is_none(),
         "page index is read on request only"
     );
     assert!(

@@ -25,3 +25,6 @@ export SHARDSMITH_PYTHON="$venv/bin/python"
 signing=$(tests/interop/setup_env.sh signing)
 export SHARDSMITH_MODEL_SIGNING="$signing/bin/model_signing"
 cargo test --release --locked --workspace "$@"
+# Every parser of untrusted bytes, fuzzed for a short bounded time on its seed corpus
+# (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith).
+tests/fuzz/run.sh 20

@@ -231,8 +231,14 @@ impl Manifest {
                 manifest.manifest_version
             )));
         }
-        if manifest.chunk_size == 0 {
-            return Err(bad("chunk_size is 0".into()));
+        // verify keeps a CRC-32 per chunk of every file it reads: a tiny chunk size
+        // from the manifest would make that grow with the data (4 bytes per byte).
+        if manifest.chunk_size < MIN_CHUNK_SIZE {
+            return Err(bad(format!(
+                "chunk_size {} is below {MIN_CHUNK_SIZE} bytes (shardsmith writes {})",
+                manifest.chunk_size,
+                crate::DEFAULT_CHUNK_SIZE
+            )));
         }
         for entry in &manifest.files {
             if !is_safe_relative(&entry.path) {
@@ -251,6 +257,9 @@ impl Manifest {
         Self::parse(&bytes, path)
     }
 }
+
+/// Smallest `chunk_size` a manifest may have.
+const MIN_CHUNK_SIZE: u64 = 4096;
 
 /// Why a JSON value is not a shardsmith manifest at all (rather than a damaged one):
 /// every manifest of ours is an object with `"tool": "shardsmith"`.
@@ -396,6 +405,18 @@ mod tests {
         );
         assert_eq!(m.totals.samples, None);
         assert_eq!(m.totals.bytes, 1);
+    }
+
+    /// A manifest's chunk size sets how many CRC-32s verify keeps per file: one per
+    /// byte (or 0, a division by zero) must not be accepted from a file.
+    #[test]
+    fn tiny_chunk_sizes_are_rejected() {
+        for chunk_size in [0, 1, 4095] {
+            let mut m = sample();
+            m.chunk_size = chunk_size;
+            let err = Manifest::parse(&m.to_json_bytes(), Path::new("m")).unwrap_err();
+            assert!(err.to_string().contains("is below 4096 bytes"), "{err}");
+        }
     }
 
     #[test]

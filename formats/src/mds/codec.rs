@@ -157,9 +157,18 @@ impl Compression {
             Family::Bz2 => read_limited(&mut bzip2::read::MultiBzDecoder::new(data), &mut out)?,
             Family::Br => read_limited(&mut brotli::Decompressor::new(data, 1 << 16), &mut out)?,
             Family::Snappy => {
+                // The block's length header is untrusted and the whole output is
+                // allocated from it: check it against what the block can produce (no
+                // snappy element expands by more than 64/3: a 3-byte copy of 64 bytes).
                 let len = snap::raw::decompress_len(data).map_err(std::io::Error::other)?;
                 if len as u64 > limit {
                     return Err(too_big());
+                }
+                if len as u64 > MAX_SNAPPY_RATIO * data.len() as u64 {
+                    return Err(std::io::Error::other(format!(
+                        "the header says {len} bytes, more than {} compressed bytes can hold",
+                        data.len()
+                    )));
                 }
                 out = snap::raw::Decoder::new()
                     .decompress_vec(data)
@@ -169,6 +178,9 @@ impl Compression {
         Ok(out)
     }
 }
+
+/// Most bytes one byte of a raw snappy block can decompress to (rounded up from 64/3).
+const MAX_SNAPPY_RATIO: u64 = 22;
 
 /// The hash algorithms MDS datasets record (every name Streaming accepts that a
 /// well-kept Rust crate computes).

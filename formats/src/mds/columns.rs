@@ -180,6 +180,14 @@ impl Encoding {
                         "ndarray shape `{s}` must have 1 to 63 dimensions, each at least 1"
                     ));
                 }
+                let size = dtype.map_or(1, |d| d.size() as u64);
+                if dims
+                    .iter()
+                    .try_fold(size, |n, &dim| n.checked_mul(dim))
+                    .is_none()
+                {
+                    return Err(format!("ndarray shape `{s}` is larger than any value"));
+                }
                 Some(dims)
             }
         };

@@ -3,6 +3,7 @@
 //! `index.json` compared with the shards it lists (`check_indices`).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -60,35 +61,37 @@ impl Inspector for MdsInspector {
             ));
             return inspection;
         }
-        let decompressed;
+        let snappy;
         let (raw, note) = match self.family {
-            None => (self.data.as_slice(), ""),
-            Some(family) => match Compression::decompress(family, &self.data, MAX_SHARD) {
-                Ok(out) => {
-                    decompressed = out;
-                    (decompressed.as_slice(), " of the decompressed shard")
+            None => (Raw::Plain(self.data.as_slice()), ""),
+            // Raw snappy blocks have no streaming decoder; the output is bounded by the
+            // block's size (see `Compression::decompress`).
+            Some(Family::Snappy) => {
+                match Compression::decompress(Family::Snappy, &self.data, MAX_SHARD) {
+                    Ok(out) => {
+                        snappy = out;
+                        (Raw::Plain(snappy.as_slice()), DECOMPRESSED)
+                    }
+                    Err(e) => return self.undecompressable(inspection, Family::Snappy, &e),
                 }
-                Err(e) => {
-                    inspection.findings.push(err(
-                        FindingKind::DecompressionFailed,
-                        0,
-                        format!("does not decompress as {}: {e}", family.name()),
-                    ));
-                    inspection
-                        .facts
-                        .insert("zip_bytes".into(), Value::from(self.data.len()));
-                    return inspection;
-                }
-            },
+            }
+            Some(family) => (Raw::Stream(family, self.data.as_slice()), DECOMPRESSED),
+        };
+        let len = match raw.len() {
+            Ok(len) => len,
+            Err(e) => {
+                let family = self.family.expect("plain shards always have a length");
+                return self.undecompressable(inspection, family, &e);
+            }
         };
         let mut findings = Vec::new();
-        let parsed = parse_shard(raw, note, &mut |kind, at, message| {
+        let parsed = parse_shard(&raw, len, note, &mut |kind, at, message| {
             findings.push(err(kind, at, message))
         });
         inspection.findings = findings;
         inspection
             .facts
-            .insert("raw_bytes".into(), Value::from(raw.len()));
+            .insert("raw_bytes".into(), Value::from(len));
         if let Some((samples, config)) = parsed {
             inspection.samples = Some(samples);
             let algorithms: Vec<String> = config["hashes"]
@@ -99,21 +102,21 @@ impl Inspector for MdsInspector {
                         .collect()
                 })
                 .unwrap_or_default();
-            let digest = |data: &[u8]| -> Value {
-                let map: serde_json::Map<String, Value> = algorithms
-                    .iter()
-                    .filter_map(|a| codec::hash_hex(a, data).map(|h| (a.clone(), Value::from(h))))
-                    .collect();
-                Value::Object(map)
-            };
-            inspection.facts.insert("raw_hashes".into(), digest(raw));
+            let mut raw_hashes = codec::MultiHasher::new(&algorithms);
+            if raw.feed(&mut |block| raw_hashes.update(block)).is_ok() {
+                inspection
+                    .facts
+                    .insert("raw_hashes".into(), raw_hashes.finish());
+            }
             if self.family.is_some() {
+                let mut zip_hashes = codec::MultiHasher::new(&algorithms);
+                zip_hashes.update(&self.data);
                 inspection
                     .facts
                     .insert("zip_bytes".into(), Value::from(self.data.len()));
                 inspection
                     .facts
-                    .insert("zip_hashes".into(), digest(&self.data));
+                    .insert("zip_hashes".into(), zip_hashes.finish());
             }
             inspection.facts.insert("config".into(), config);
         }
@@ -121,20 +124,126 @@ impl Inspector for MdsInspector {
     }
 }
 
-/// Walks a raw shard; returns its sample count and embedded config when the header is
-/// readable.
+impl MdsInspector {
+    fn undecompressable(
+        &self,
+        mut inspection: Inspection,
+        family: Family,
+        e: &std::io::Error,
+    ) -> Inspection {
+        inspection.findings.push(
+            Finding::error(
+                FindingKind::DecompressionFailed,
+                &self.path,
+                format!("does not decompress as {}: {e}", family.name()),
+            )
+            .at(0),
+        );
+        inspection
+            .facts
+            .insert("zip_bytes".into(), Value::from(self.data.len()));
+        inspection
+    }
+}
+
+const DECOMPRESSED: &str = " of the decompressed shard";
+
+/// Most bytes of embedded config read into memory (real ones are a few hundred).
+const MAX_CONFIG: u64 = 16 << 20;
+
+/// The raw shard, read as a stream from any offset: the bytes of an uncompressed shard,
+/// or a compressed one decompressed afresh for every pass. Never the whole decompressed
+/// shard in memory: a few KiB of zstd can claim gigabytes.
+enum Raw<'a> {
+    Plain(&'a [u8]),
+    Stream(Family, &'a [u8]),
+}
+
+impl Raw<'_> {
+    fn open(&self) -> io::Result<Box<dyn Read + '_>> {
+        Ok(match *self {
+            Raw::Plain(data) => Box::new(data),
+            Raw::Stream(Family::Zstd, data) => {
+                Box::new(zstd::stream::read::Decoder::with_buffer(data)?)
+            }
+            Raw::Stream(Family::Gz, data) => Box::new(flate2::read::MultiGzDecoder::new(data)),
+            Raw::Stream(Family::Bz2, data) => Box::new(bzip2::read::MultiBzDecoder::new(data)),
+            Raw::Stream(Family::Br, data) => Box::new(brotli::Decompressor::new(data, 1 << 16)),
+            Raw::Stream(Family::Snappy, _) => {
+                return Err(io::Error::other("raw snappy has no stream decoder"));
+            }
+        })
+    }
+
+    /// A buffered reader from byte `at` on.
+    fn open_at(&self, at: u64) -> io::Result<BufReader<Box<dyn Read + '_>>> {
+        if let Raw::Plain(data) = *self {
+            let at = usize::try_from(at).map_or(data.len(), |at| at.min(data.len()));
+            return Ok(BufReader::new(Box::new(&data[at..])));
+        }
+        let mut reader = BufReader::with_capacity(1 << 16, self.open()?);
+        skip(&mut reader, at)?;
+        Ok(reader)
+    }
+
+    /// Decompressed size, refusing more than `MAX_SHARD` bytes.
+    fn len(&self) -> io::Result<u64> {
+        if let Raw::Plain(data) = *self {
+            return Ok(data.len() as u64);
+        }
+        let n = io::copy(&mut self.open()?.take(MAX_SHARD + 1), &mut io::sink())?;
+        if n > MAX_SHARD {
+            return Err(io::Error::other(format!(
+                "decompresses to more than {MAX_SHARD} bytes"
+            )));
+        }
+        Ok(n)
+    }
+
+    /// Hands every byte to `f`, in blocks.
+    fn feed(&self, f: &mut dyn FnMut(&[u8])) -> io::Result<()> {
+        if let Raw::Plain(data) = *self {
+            f(data);
+            return Ok(());
+        }
+        let mut reader = self.open()?.take(MAX_SHARD);
+        let mut block = vec![0u8; 1 << 16];
+        loop {
+            match reader.read(&mut block) {
+                Ok(0) => return Ok(()),
+                Ok(n) => f(&block[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+fn skip(reader: &mut impl Read, n: u64) -> io::Result<()> {
+    let skipped = io::copy(&mut reader.take(n), &mut io::sink())?;
+    if skipped < n {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(())
+}
+
+fn read_u32(reader: &mut impl Read) -> Option<u64> {
+    let mut word = [0u8; 4];
+    reader.read_exact(&mut word).ok()?;
+    Some(u64::from(u32::from_le_bytes(word)))
+}
+
+/// Walks a raw shard of `len` bytes as a stream (memory does not grow with the sample
+/// count or the shard size); returns its sample count and embedded config when the
+/// header is readable.
 fn parse_shard(
-    raw: &[u8],
+    raw: &Raw<'_>,
+    len: u64,
     note: &str,
     report: &mut dyn FnMut(FindingKind, u64, String),
 ) -> Option<(u64, Value)> {
-    let len = raw.len() as u64;
-    let u32_at = |at: u64| -> Option<u64> {
-        let at = usize::try_from(at).ok()?;
-        raw.get(at..at + 4)
-            .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-    };
-    let Some(n) = u32_at(0) else {
+    let mut header = raw.open_at(0).ok()?;
+    let Some(n) = read_u32(&mut header) else {
         report(
             FindingKind::Truncated,
             len,
@@ -153,8 +262,18 @@ fn parse_shard(
         );
         return None;
     }
-    let offsets: Vec<u64> = (0..=n).map(|i| u32_at(4 + 4 * i).unwrap_or(0)).collect();
-    let first = offsets[0];
+    // The offset table, streamed: its first and last entries and where it first goes
+    // backwards.
+    let (mut first, mut last, mut backwards) = (0, 0, None);
+    for i in 0..=n {
+        let offset = read_u32(&mut header)?;
+        if i == 0 {
+            first = offset;
+        } else if backwards.is_none() && offset < last {
+            backwards = Some(i - 1);
+        }
+        last = offset;
+    }
     if first < table_end || first > len {
         report(
             FindingKind::BadHeader,
@@ -163,7 +282,23 @@ fn parse_shard(
         );
         return None;
     }
-    let config: Value = match serde_json::from_slice(&raw[table_end as usize..first as usize]) {
+    if first - table_end > MAX_CONFIG {
+        report(
+            FindingKind::BadHeader,
+            table_end,
+            format!(
+                "embedded config{note} would be {} bytes, more than any MDS config",
+                first - table_end
+            ),
+        );
+        return None;
+    }
+    let mut text = Vec::new();
+    (&mut header)
+        .take(first - table_end)
+        .read_to_end(&mut text)
+        .ok()?;
+    let config: Value = match serde_json::from_slice(&text) {
         Ok(config) => config,
         Err(e) => {
             report(
@@ -174,15 +309,14 @@ fn parse_shard(
             return None;
         }
     };
-    if let Some(i) = (0..n as usize).find(|&i| offsets[i + 1] < offsets[i]) {
+    if let Some(i) = backwards {
         report(
             FindingKind::BadHeader,
-            4 + 4 * (i as u64 + 1),
+            4 + 4 * (i + 1),
             format!("sample offsets{note} go backwards at sample {}", i + 1),
         );
         return Some((n, config));
     }
-    let last = offsets[n as usize];
     if last > len {
         report(
             FindingKind::Truncated,
@@ -201,44 +335,57 @@ fn parse_shard(
         .map(|a| a.iter().map(Value::as_u64).collect())
         .unwrap_or_default();
     let variable = sizes.iter().filter(|s| s.is_none_or(|s| s == 0)).count() as u64;
-    let fixed: u64 = sizes.iter().filter_map(|s| s.filter(|&s| s > 0)).sum();
-    for i in 0..n as usize {
-        let (start, end) = (offsets[i], offsets[i + 1]);
+    // Sizes come from the file: a sum that does not fit matches no record.
+    let fixed = sizes
+        .iter()
+        .filter_map(|s| s.filter(|&s| s > 0))
+        .fold(0u64, u64::saturating_add);
+    // The records follow each other from `first` on (the offsets never go backwards):
+    // one reader walks the offsets from sample 1 on, another the records.
+    let (Ok(mut offsets), Ok(mut records)) = (raw.open_at(8), raw.open_at(first)) else {
+        return Some((n, config));
+    };
+    let head = 4 * variable;
+    let mut table = vec![0u8; head as usize];
+    let mut start = first;
+    for i in 0..n {
+        let Some(end) = read_u32(&mut offsets) else {
+            break;
+        };
         if end > len {
             break; // cut by the truncation reported above
         }
-        let record = &raw[start as usize..end as usize];
-        let head = 4 * variable;
-        if (record.len() as u64) < head {
+        let size = end - start;
+        if size < head {
             report(
                 FindingKind::BadRecord,
                 start,
-                format!(
-                    "sample {i}{note} is {} bytes, shorter than its size table",
-                    record.len()
-                ),
+                format!("sample {i}{note} is {size} bytes, shorter than its size table"),
             );
             break;
         }
-        let body: u64 = (0..variable as usize)
-            .map(|k| {
-                u64::from(u32::from_le_bytes(
-                    record[4 * k..4 * k + 4].try_into().expect("4 bytes"),
-                ))
-            })
+        if records.read_exact(&mut table).is_err() {
+            break;
+        }
+        let body: u64 = table
+            .chunks_exact(4)
+            .map(|w| u64::from(u32::from_le_bytes(w.try_into().expect("4 bytes"))))
             .sum();
-        if head + body + fixed != record.len() as u64 {
+        let total = head.saturating_add(body).saturating_add(fixed);
+        if total != size {
             report(
                 FindingKind::BadRecord,
                 start,
                 format!(
-                    "sample {i}{note}: its column sizes add up to {} bytes but the record is {}",
-                    head + body + fixed,
-                    record.len()
+                    "sample {i}{note}: its column sizes add up to {total} bytes but the record is {size}"
                 ),
             );
             break;
         }
+        if skip(&mut records, size - head).is_err() {
+            break;
+        }
+        start = end;
     }
     Some((n, config))
 }
@@ -497,5 +644,77 @@ fn check_entry(
                 findings.push(mismatch(&path, what, expected, actual));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inspect(name: &str, bytes: &[u8]) -> Inspection {
+        let mut inspector = Box::new(MdsInspector::new(name));
+        inspector.update(bytes);
+        inspector.finish()
+    }
+
+    /// A zstd frame of `blocks` RLE blocks of 128 KiB of `byte`: 4 bytes each.
+    fn zstd_bomb(blocks: usize, byte: u8) -> Vec<u8> {
+        // Magic, a descriptor with no content size, a 128 KiB window.
+        let mut out = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
+        for i in 0..blocks {
+            let last = u32::from(i + 1 == blocks);
+            let header = ((128 << 10) << 3) | (1 << 1) | last;
+            out.extend_from_slice(&header.to_le_bytes()[..3]);
+            out.push(byte);
+        }
+        out
+    }
+
+    /// Found by fuzzing (`mds_shard`, with a larger input than the default run makes):
+    /// 18 KiB of zstd decompressing to 600 MB made `verify` hold the whole decompressed
+    /// shard (up to 4 GiB). The shard is now walked as a stream; the fuzz corpus keeps
+    /// such a bomb, which fails the target's 256 MiB allocation limit if this returns.
+    #[test]
+    fn a_zstd_bomb_is_walked_as_a_stream() {
+        let bomb = zstd_bomb(2048, 0);
+        let inspection = inspect("shard.00000.mds.zstd", &bomb);
+        assert_eq!(inspection.facts["raw_bytes"], 2048u64 << 17);
+        // All zeros: no samples, the config is empty, the offsets point before it.
+        assert!(
+            inspection
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::BadHeader
+                    && f.message.contains("first sample offset")),
+            "{:?}",
+            inspection.findings
+        );
+        // Past the 4 GiB an MDS shard can hold: refused while counting, nothing held.
+        let inspection = inspect("shard.00000.mds.zstd", &zstd_bomb(32769, 7));
+        assert!(
+            inspection
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::DecompressionFailed
+                    && f.message.contains("decompresses to more than")),
+            "{:?}",
+            inspection.findings
+        );
+    }
+
+    /// Found by fuzzing (`mds_shard`): a 5-byte snappy block whose length header says
+    /// 2.5 GB; the whole output was allocated from that header before decoding.
+    #[test]
+    fn a_snappy_length_the_block_cannot_hold_is_refused_before_allocating() {
+        let inspection = inspect("shard.00000.mds.snappy", b"\xff\xb3\xff\xff\x09");
+        assert!(
+            inspection
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::DecompressionFailed
+                    && f.message.contains("compressed bytes can hold")),
+            "{:?}",
+            inspection.findings
+        );
     }
 }

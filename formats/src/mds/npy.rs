@@ -9,6 +9,8 @@ pub(super) struct Npy {
     pub(super) header_len: usize,
     pub(super) dtype: DType,
     pub(super) shape: Vec<u64>,
+    /// Bytes of the values the shape and dtype describe.
+    pub(super) data_len: u64,
 }
 
 /// Parses the header of a `.npy` file (format versions 1, 2 and 3).
@@ -67,10 +69,16 @@ pub(super) fn parse_npy(bytes: &[u8]) -> Result<Npy, String> {
             "array shape ({shape_text}) cannot be stored: MDS needs 1 to 63 dimensions, none empty"
         ));
     }
+    // A hostile shape must not overflow the size computed from it.
+    let data_len = shape
+        .iter()
+        .try_fold(dtype.size() as u64, |n, &dim| n.checked_mul(dim))
+        .ok_or_else(|| format!("array shape ({shape_text}) is larger than any file"))?;
     Ok(Npy {
         header_len: end,
         dtype,
         shape,
+        data_len,
     })
 }
 
@@ -131,7 +139,7 @@ pub(super) fn ndarray(
         ));
     }
     let data = &input[npy.header_len..];
-    let want = npy.shape.iter().product::<u64>() * npy.dtype.size() as u64;
+    let want = npy.data_len;
     if data.len() as u64 != want {
         return Err(format!(
             "holds {} bytes of values, its shape needs {want}",

@@ -83,10 +83,9 @@ impl Inspector for ParquetInspector {
             return inspection;
         }
         let open = || File::open(&self.full);
-        let reader = match open()
-            .map_err(|e| e.to_string())
-            .and_then(|f| SerializedFileReader::new(f).map_err(|e| e.to_string()))
-        {
+        let reader = match open().map_err(|e| e.to_string()).and_then(|f| {
+            super::guarded(|| SerializedFileReader::new(f).map_err(|e| e.to_string()))
+        }) {
             Ok(reader) => reader,
             Err(e) => {
                 inspection.findings.push(error(
@@ -101,13 +100,25 @@ impl Inspector for ParquetInspector {
         let declared: i64 = metadata.file_metadata().num_rows();
         let mut decoded = 0u64;
         for (i, group) in metadata.row_groups().iter().enumerate() {
-            let range = group
+            // The footer's offsets and sizes are signed and untrusted (the parquet
+            // crate's own `byte_range` asserts on negative ones).
+            let Some(range) = group
                 .columns()
                 .iter()
-                .fold((u64::MAX, 0u64), |(lo, hi), c| {
-                    let (start, len) = c.byte_range();
-                    (lo.min(start), hi.max(start + len))
-                });
+                .try_fold((u64::MAX, 0u64), |(lo, hi), c| {
+                    let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+                    let start = u64::try_from(start).ok()?;
+                    let len = u64::try_from(c.compressed_size()).ok()?;
+                    Some((lo.min(start), hi.max(start.saturating_add(len))))
+                })
+            else {
+                inspection.findings.push(error(
+                    FindingKind::BadHeader,
+                    self.len - 8 - footer_len,
+                    format!("row group {i} has a column chunk at a negative offset or of a negative size in the footer"),
+                ));
+                continue;
+            };
             if range.1 > self.len {
                 inspection.findings.push(
                     Finding::error(
@@ -119,22 +130,16 @@ impl Inspector for ParquetInspector {
                 );
                 continue;
             }
-            let rows = open()
-                .map_err(|e| e.to_string())
-                .and_then(|f| {
-                    ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| e.to_string())
-                })
-                .and_then(|b| {
-                    b.with_row_groups(vec![i])
-                        .build()
-                        .map_err(|e| e.to_string())
-                })
-                .and_then(|reader| {
-                    reader
+            let rows = open().map_err(|e| e.to_string()).and_then(|f| {
+                super::guarded(|| {
+                    ParquetRecordBatchReaderBuilder::try_new(f)
+                        .and_then(|b| b.with_row_groups(vec![i]).build())
+                        .map_err(|e| e.to_string())?
                         .map(|batch| batch.map(|b| b.num_rows() as u64))
                         .sum::<Result<u64, _>>()
                         .map_err(|e| e.to_string())
-                });
+                })
+            });
             match rows {
                 Ok(n) => {
                     decoded += n;
@@ -177,5 +182,80 @@ impl Inspector for ParquetInspector {
             .facts
             .insert("row_groups".into(), Value::from(metadata.num_row_groups()));
         inspection
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inspect(bytes: &[u8]) -> Inspection {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x.parquet"), bytes).unwrap();
+        let ctx = FileContext {
+            root: dir.path(),
+            path: "x.parquet",
+            entry: None,
+            manifest: None,
+        };
+        let mut inspector = Box::new(ParquetInspector::new(&ctx));
+        inspector.update(bytes);
+        inspector.finish()
+    }
+
+    /// Found by fuzzing (`parquet`): footers whose schema list declares 143 and 97
+    /// million elements, and whose key-value metadata list declares 48 million: parquet
+    /// 58 reserved such lists before decoding an element (21 GB, 14 GB, 6 GB;
+    /// apache/arrow-rs#9874). parquet 60 bounds them by the footer's size.
+    #[test]
+    fn a_footer_list_longer_than_the_footer_is_a_finding() {
+        for bytes in [
+            &include_bytes!("testdata/fuzz-schema-list.parquet")[..],
+            &include_bytes!("testdata/fuzz-schema-list-2.parquet")[..],
+            &include_bytes!("testdata/fuzz-key-value-list.parquet")[..],
+        ] {
+            let inspection = inspect(bytes);
+            assert!(
+                inspection
+                    .findings
+                    .iter()
+                    .any(|f| f.kind == FindingKind::BadHeader
+                        && f.message.contains("footer cannot be read")),
+                "{:?}",
+                inspection.findings
+            );
+        }
+    }
+
+    /// Found by fuzzing (`parquet`): a footer with a negative column chunk offset made
+    /// the parquet crate's `byte_range` assert, which ended `verify`.
+    #[test]
+    fn a_negative_column_chunk_offset_is_a_finding() {
+        let inspection = inspect(include_bytes!("testdata/fuzz-negative-offset.parquet"));
+        assert!(
+            inspection
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::BadHeader && f.message.contains("negative offset")),
+            "{:?}",
+            inspection.findings
+        );
+    }
+
+    /// Found by fuzzing (`parquet`): a damaged definition-level run makes the parquet
+    /// crate's decoder assert in `arrow-buffer` ("slice must not be empty"), which ended
+    /// `verify` instead of reporting the row group.
+    #[test]
+    fn a_panic_of_the_parquet_reader_is_a_finding() {
+        let inspection = inspect(include_bytes!("testdata/fuzz-empty-bit-run.parquet"));
+        assert!(
+            inspection
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::Undecodable
+                    && f.message.contains("failed on malformed data")),
+            "{:?}",
+            inspection.findings
+        );
     }
 }

@@ -32,3 +32,7 @@ pub use input::{InputFile, InputKind, Position};
 pub use run::{NoProgress, TokenizeObserver, TokenizeReport, TokenizeSettings, tokenize};
 pub use tokenizer::{OpenAi, Tokenizer, TokenizerSpec};
 pub use write::{Dtype, TokenFormat};
+
+/// The text field of a JSON line, as `tokenize` reads it (for the fuzz targets).
+#[doc(hidden)]
+pub use work::json_text;

@@ -189,6 +189,17 @@ impl TarInspector {
                 }
             },
         };
+        if size > i64::MAX as u64 {
+            // A PAX record or a base-256 size field can say anything up to 2^64 - 1; no
+            // file holds such a member (and its padding and end would overflow).
+            self.error(
+                FindingKind::BadHeader,
+                at,
+                format!("member size {size} is larger than any file: the header is damaged and readers stop here"),
+            );
+            self.state = State::Stopped;
+            return;
+        }
         let name = match self.pending_name.take() {
             Some(name) => name,
             None => self.header_name(block, at),

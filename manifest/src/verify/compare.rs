@@ -176,13 +176,16 @@ fn locate(finding: Finding, expected: &[u32], expected_size: u64, digest: &FileD
     let common = expected.len().min(digest.chunk_crc32.len());
     let differing: Vec<usize> = (0..common)
         .filter(|&i| {
-            let full_in_both = (i as u64 + 1) * chunk <= expected_size.min(digest.size);
+            let full_in_both =
+                (i as u64 + 1).saturating_mul(chunk) <= expected_size.min(digest.size);
             expected[i] != digest.chunk_crc32[i] || !full_in_both && expected_size != digest.size
         })
         .collect();
-    let first = differing.first().copied().unwrap_or(common);
-    let start = first as u64 * chunk;
-    let end = ((first as u64 + 1) * chunk).min(expected_size.max(digest.size));
+    let first = differing.first().copied().unwrap_or(common) as u64;
+    // The chunk size comes from the manifest: no product may overflow.
+    let size = expected_size.max(digest.size);
+    let start = first.saturating_mul(chunk).min(size);
+    let end = first.saturating_add(1).saturating_mul(chunk).min(size);
     let count = differing.len() + expected.len().max(digest.chunk_crc32.len()) - common;
     let total = expected.len().max(digest.chunk_crc32.len());
     let message = format!(

@@ -254,3 +254,23 @@ fn another_tools_manifest_json_is_a_data_file_named_as_such() {
                 .starts_with("is not a shardsmith manifest: it has no")
     }));
 }
+
+/// A manifest's chunk size is untrusted: one near 2^64 made locating a mismatch
+/// overflow (a panic in debug builds, a range past the file in release).
+#[test]
+fn a_huge_chunk_size_locates_a_mismatch_inside_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.bin"), b"bee").unwrap();
+    let mut digester = crate::Digester::new(u64::MAX);
+    digester.update(b"bee");
+    let mut entry = FileEntry::new("b.bin", &digester.finish());
+    entry.sha256 = "0".repeat(64);
+    let mut manifest = Manifest::new(crate::ManifestKind::Directory, u64::MAX, vec![entry]);
+    manifest.seal();
+    std::fs::write(dir.path().join(MANIFEST_FILE), manifest.to_json_bytes()).unwrap();
+    let report = verify_path(dir.path(), &options(), &|_| {}, &|_| {}).unwrap();
+    let finding = &report.findings[0];
+    assert_eq!(finding.kind, FindingKind::HashMismatch);
+    assert!(finding.offset.unwrap() <= finding.end.unwrap());
+    assert!(finding.end.unwrap() <= 3);
+}

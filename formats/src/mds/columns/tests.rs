@@ -125,3 +125,26 @@ fn scalars_parse_text_like_python() {
     assert!(Encoding::StrDecimal.encode(b"1.2.3").is_err());
     assert!(Encoding::Str.encode(b"\xff").unwrap_err().contains("UTF-8"));
 }
+
+/// Found by fuzzing (`npy`): a `.npy` shape whose byte size overflows u64 made the size
+/// check multiply with overflow (a panic in debug builds, a wrong size in release).
+#[test]
+fn npy_shape_larger_than_any_file_is_refused() {
+    let file = b"\x93NUMPY\x01\0\x83\0{\x02\0t\0\0\0{'d'    \x0a\0\0\0\0\0\0tra<c8n_o\x01\0v\0{'derPY\x01\0v\0{'descr': '<i8', 'fortran_order': Fal!!!a!!!!!!! 'shape': (00744073709551615,0005878,0000000000000000000000000000000000002, 3\0rder'\0\x05\0\0tr\0\0\0";
+    let enc = Encoding::parse("ndarray").unwrap();
+    let err = enc.encode(file).unwrap_err();
+    assert!(err.contains("larger than any file"), "{err}");
+    let head = &file[..file.len().min(enc.peek_len())];
+    assert!(enc.encoded_len(file.len() as u64, head).is_err());
+    let wide = npy("<f8", "4294967296, 4294967296", &[]);
+    assert!(
+        enc.encode(&wide)
+            .unwrap_err()
+            .contains("larger than any file")
+    );
+    assert!(
+        Encoding::parse("ndarray:uint64:4294967296,4294967296")
+            .unwrap_err()
+            .contains("larger than any value")
+    );
+}

@@ -228,3 +228,37 @@ impl Inspector for IdxInspector {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inspect(bytes: &[u8], block: usize) -> Inspection {
+        let mut inspector = Box::new(IdxInspector::new("t.idx".into()));
+        for chunk in bytes.chunks(block) {
+            inspector.update(chunk);
+        }
+        inspector.finish()
+    }
+
+    /// Found by fuzzing (`megatron_idx`): a header whose counts describe arrays larger
+    /// than 2^64 bytes made the offset arithmetic overflow (a panic in debug builds,
+    /// wrong offsets in release).
+    #[test]
+    fn counts_no_index_can_hold_are_a_bad_header() {
+        let bytes = b"MMIDIDX\0\0\x01\0\0\0\0\0\0\0\x08\x04\0\0\0\0\0\xff\xff\0\x02\0\0\0\0\0\0\0\x03\0\0\x000\0\0\0\x04\0\0\0\0\0\0\0";
+        for block in [1, 7, bytes.len()] {
+            let inspection = inspect(bytes, block);
+            assert!(
+                inspection
+                    .findings
+                    .iter()
+                    .any(|f| f.kind == FindingKind::BadHeader
+                        && f.message.contains("no index can hold that many")),
+                "{:?}",
+                inspection.findings
+            );
+            assert!(inspection.facts.is_empty());
+        }
+    }
+}

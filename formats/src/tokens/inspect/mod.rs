@@ -141,7 +141,21 @@ pub(super) fn parse_idx_header(head: &[u8]) -> Result<(Dtype, u64, u64), String>
             ));
         }
     };
-    Ok((dtype, u64_at(18), u64_at(26)))
+    let (sequences, boundaries) = (u64_at(18), u64_at(26));
+    // The arrays the counts describe (a length and a pointer per sequence, a boundary
+    // per document + 1) must fit in a file: hostile counts must not overflow the
+    // offsets computed from them.
+    let arrays = sequences
+        .checked_mul(12)
+        .zip(boundaries.checked_mul(8))
+        .and_then(|(a, b)| a.checked_add(b))
+        .and_then(|n| n.checked_add(IDX_HEADER));
+    if arrays.is_none_or(|n| n > i64::MAX as u64) {
+        return Err(format!(
+            "the header counts {sequences} sequences and {boundaries} document boundaries: no index can hold that many"
+        ));
+    }
+    Ok((dtype, sequences, boundaries))
 }
 
 pub(super) fn llmc_magic(head: &[u8]) -> Option<Dtype> {

@@ -268,3 +268,22 @@ fn links_and_directories() {
     assert_eq!(found(&i), vec![(FindingKind::NonRegularMember, Some(512))]);
     assert_eq!(i.samples, Some(1));
 }
+
+/// Found by fuzzing (`tar`): a PAX record `size=18446744073709551615` made the padding
+/// computation overflow (a panic in debug builds, a wrong walk in release).
+#[test]
+fn a_member_size_no_file_can_hold_is_a_bad_header() {
+    let bytes = include_bytes!("testdata/fuzz-pax-size-overflow.tar");
+    for piece in [1, 511, bytes.len()] {
+        let inspection = inspect_in(bytes, piece);
+        assert!(
+            inspection
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::BadHeader
+                    && f.message.contains("larger than any file")),
+            "{:?}",
+            inspection.findings
+        );
+    }
+}

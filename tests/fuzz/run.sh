@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for a bounded time on a copy of its committed seed corpus
+# (tests/fuzz/corpus/<target>), with the limits a parser of untrusted bytes must keep:
+# no panic or abort, no input taking more than a second, no allocation over 256 MiB
+# (enforced by the targets' allocator; see src/lib.rs), RSS under 2 GiB.
+#
+#   usage: tests/fuzz/run.sh [SECONDS] [TARGET...]     (default: 20 s, every target)
+#
+# Needs the nightly toolchain (libFuzzer's instrumentation). cargo-fuzz is installed
+# once, pinned, under $HOME/.cache/shardsmith. Targets are built once, without a
+# sanitizer (the code under test forbids `unsafe`; debug assertions and overflow checks
+# stay on). Nothing is written into the repository: the corpus is copied to a scratch
+# directory, and what a failing target found is kept under $SHARDSMITH_FUZZ_ARTIFACTS
+# (default $HOME/.cache/shardsmith/fuzz-artifacts) and printed as base64 when small.
+# Exit 1 when any target fails, naming it and the input.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+seconds="${1:-20}"
+shift || true
+
+version=0.13.2
+tool_root="$HOME/.cache/shardsmith/cargo-fuzz-$version"
+if [ ! -x "$tool_root/bin/cargo-fuzz" ]; then
+    echo "== installing cargo-fuzz $version under $tool_root"
+    cargo install --quiet --locked cargo-fuzz --version "$version" --root "$tool_root"
+fi
+export PATH="$tool_root/bin:$PATH"
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "error: the nightly toolchain is missing (libFuzzer builds need it)" >&2
+    exit 1
+fi
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' "$here/Cargo.toml" | grep -v '^shardsmith-fuzz$')
+fi
+
+# The lock file is committed: refuse to change it (cargo fuzz has no --locked).
+cargo +nightly metadata --locked --format-version 1 --manifest-path "$here/Cargo.toml" >/dev/null
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/shardsmith-fuzz.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+echo "== building the fuzz targets"
+start=$(date +%s)
+if ! cargo +nightly fuzz build --fuzz-dir "$here" --sanitizer none >"$work/build.log" 2>&1; then
+    cat "$work/build.log"
+    echo "error: the fuzz targets do not build" >&2
+    exit 1
+fi
+echo "   built in $(($(date +%s) - start)) s"
+bin_dir="$here/target/x86_64-unknown-linux-gnu/release"
+keep="${SHARDSMITH_FUZZ_ARTIFACTS:-$HOME/.cache/shardsmith/fuzz-artifacts}"
+failed=()
+for target in "${targets[@]}"; do
+    corpus="$work/corpus/$target"
+    artifacts="$work/artifacts/$target"
+    mkdir -p "$corpus" "$artifacts" "$work/tmp"
+    if [ -d "$here/corpus/$target" ]; then
+        cp -R "$here/corpus/$target/." "$corpus/"
+    fi
+    dict=()
+    if [ -f "$here/dict/$target.dict" ]; then
+        dict=("-dict=$here/dict/$target.dict")
+    fi
+    log="$work/$target.log"
+    status=0
+    # libFuzzer's timeout handler can deadlock (it allocates inside a signal handler):
+    # a run that outlives its time by a minute is killed and fails as hung.
+    SHARDSMITH_FUZZ_TMP="$work/tmp" timeout -s KILL "$((seconds * 2 + 60))" \
+        "$bin_dir/$target" "$corpus" \
+        -max_total_time="$seconds" -timeout=1 -malloc_limit_mb=256 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$artifacts/" \
+        "${dict[@]}" >"$log" 2>&1 || status=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    files=$(find "$corpus" -type f | wc -l)
+    kib=$(($(find "$corpus" -type f -exec cat {} + | wc -c) / 1024))
+    found=$(find "$artifacts" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | head -1)
+    if [ "$status" -ne 0 ] || [ -n "$found" ]; then
+        if [ "$status" -eq 137 ]; then
+            echo "FAIL $target: hung (killed after $((seconds * 2 + 60)) s); last lines:"
+            tail -5 "$log"
+        fi
+        echo "FAIL $target: exit $status after ${execs:-?} executions"
+        grep -E 'panicked|ERROR|allocation limit|SUMMARY|Test unit written' "$log" | head -20 || tail -30 "$log"
+        if [ -n "$found" ]; then
+            mkdir -p "$keep/$target"
+            cp "$found" "$keep/$target/"
+            echo "   input: $keep/$target/$(basename "$found") ($(wc -c <"$found") bytes)"
+            if [ "$(wc -c <"$found")" -le 8192 ]; then
+                echo "   base64: $(base64 -w0 "$found")"
+            fi
+            echo "   reproduce: $bin_dir/$target $keep/$target/$(basename "$found")"
+        fi
+        failed+=("$target")
+    else
+        printf 'ok   %-14s %10s executions, corpus %4s files (%s KiB)\n' "$target" "${execs:-?}" "$files" "$kib"
+    fi
+    rm -rf "$work/tmp"
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzzing failed: ${failed[*]}"
+    exit 1
+fi
+echo "fuzzing: ${#targets[@]} targets, ${seconds} s each, no failure"
