@@ -13,10 +13,16 @@
 # directory, and what a failing target found is kept under $SHARDSMITH_FUZZ_ARTIFACTS
 # (default $HOME/.cache/shardsmith/fuzz-artifacts) and printed as base64 when small.
 # Exit 1 when any target fails, naming it and the input.
+#
+# The mutation sequence is seeded (SHARDSMITH_FUZZ_SEED, default 1), so a run on the same
+# code explores the same inputs in the same order: a failure in the test suite is a
+# property of the code, not of the day's luck, and reruns reproduce it. Set
+# SHARDSMITH_FUZZ_SEED=0 to let libFuzzer pick a seed (long exploratory runs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 seconds="${1:-20}"
 shift || true
+seed="${SHARDSMITH_FUZZ_SEED:-1}"
 
 version=0.13.2
 tool_root="$HOME/.cache/shardsmith/cargo-fuzz-$version"
@@ -70,7 +76,7 @@ for target in "${targets[@]}"; do
     SHARDSMITH_FUZZ_TMP="$work/tmp" timeout -s KILL "$((seconds * 2 + 60))" \
         "$bin_dir/$target" "$corpus" \
         -max_total_time="$seconds" -timeout=1 -malloc_limit_mb=256 -rss_limit_mb=2048 \
-        -print_final_stats=1 -artifact_prefix="$artifacts/" \
+        -print_final_stats=1 -artifact_prefix="$artifacts/" -seed="$seed" \
         "${dict[@]}" >"$log" 2>&1 || status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     files=$(find "$corpus" -type f | wc -l)
@@ -102,4 +108,4 @@ if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzzing failed: ${failed[*]}"
     exit 1
 fi
-echo "fuzzing: ${#targets[@]} targets, ${seconds} s each, no failure"
+echo "fuzzing: ${#targets[@]} targets, ${seconds} s each, seed $seed, no failure"

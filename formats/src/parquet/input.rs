@@ -8,7 +8,6 @@
 //! are left out with the reason.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,6 +20,7 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use shardsmith_manifest::walk::{self, rel_string};
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped, TEMP_PREFIX};
 
+use super::StrictFile;
 use crate::content::Validation;
 use crate::format::{FieldSpec, SampleSpec};
 use crate::mds::Encoding;
@@ -123,9 +123,10 @@ impl ParquetRows {
         let mut schema: Option<arrow_schema::SchemaRef> = None;
         let mut rows = 0u64;
         for (rel, full) in rels {
-            let builder =
-                ParquetRecordBatchReaderBuilder::try_new(File::open(&full).map_err(io_err(&full))?)
-                    .map_err(|e| pq_err(&full, e))?;
+            let builder = ParquetRecordBatchReaderBuilder::try_new(
+                StrictFile::open(&full).map_err(io_err(&full))?,
+            )
+            .map_err(|e| pq_err(&full, e))?;
             let this = builder.schema().clone();
             match &schema {
                 None => schema = Some(this),
@@ -214,9 +215,11 @@ impl ParquetRows {
 
     fn batches(&self, file: usize, offset: u64) -> Result<ParquetRecordBatchReader> {
         let f = &self.files[file];
-        ParquetRecordBatchReaderBuilder::try_new(File::open(&f.full).map_err(io_err(&f.full))?)
-            .and_then(|b| b.with_offset(offset as usize).with_batch_size(1024).build())
-            .map_err(|e| pq_err(&f.full, e))
+        ParquetRecordBatchReaderBuilder::try_new(
+            StrictFile::open(&f.full).map_err(io_err(&f.full))?,
+        )
+        .and_then(|b| b.with_offset(offset as usize).with_batch_size(1024).build())
+        .map_err(|e| pq_err(&f.full, e))
     }
 
     fn key_index(&self, batch: &RecordBatch) -> Option<usize> {

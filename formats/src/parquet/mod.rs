@@ -8,6 +8,7 @@
 
 pub mod input;
 mod inspect;
+mod strict;
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -22,6 +23,7 @@ use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use serde_json::{Value, json};
+pub(crate) use strict::StrictFile;
 
 use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat, ShardOut};
 use crate::mds::Encoding;

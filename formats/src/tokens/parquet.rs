@@ -36,9 +36,11 @@ impl ParquetReader {
             line: 0,
             reason,
         };
-        let reader =
-            crate::parquet::guarded(|| SerializedFileReader::new(file).map_err(|e| e.to_string()))
-                .map_err(|e| bad(format!("is not a readable Parquet file: {e}")))?;
+        let reader = crate::parquet::guarded(|| {
+            let file = crate::parquet::StrictFile::new(file).map_err(|e| e.to_string())?;
+            SerializedFileReader::new(file).map_err(|e| e.to_string())
+        })
+        .map_err(|e| bad(format!("is not a readable Parquet file: {e}")))?;
         let schema = reader.metadata().file_metadata().schema_descr_ptr();
         let (index, descr) = schema
             .columns()
