@@ -50,6 +50,14 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io("reading", path, e)
 }
 
+/// Opens a Parquet input; a footer [`StrictFile`] refuses is a Parquet error, not I/O.
+fn open(path: &Path) -> Result<StrictFile> {
+    StrictFile::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => pq_err(path, e),
+        _ => io_err(path)(e),
+    })
+}
+
 fn pq_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Setting(format!(
         "`{}` is not a readable Parquet file: {e}",
@@ -123,10 +131,8 @@ impl ParquetRows {
         let mut schema: Option<arrow_schema::SchemaRef> = None;
         let mut rows = 0u64;
         for (rel, full) in rels {
-            let builder = ParquetRecordBatchReaderBuilder::try_new(
-                StrictFile::open(&full).map_err(io_err(&full))?,
-            )
-            .map_err(|e| pq_err(&full, e))?;
+            let builder = ParquetRecordBatchReaderBuilder::try_new(open(&full)?)
+                .map_err(|e| pq_err(&full, e))?;
             let this = builder.schema().clone();
             match &schema {
                 None => schema = Some(this),
@@ -215,11 +221,9 @@ impl ParquetRows {
 
     fn batches(&self, file: usize, offset: u64) -> Result<ParquetRecordBatchReader> {
         let f = &self.files[file];
-        ParquetRecordBatchReaderBuilder::try_new(
-            StrictFile::open(&f.full).map_err(io_err(&f.full))?,
-        )
-        .and_then(|b| b.with_offset(offset as usize).with_batch_size(1024).build())
-        .map_err(|e| pq_err(&f.full, e))
+        ParquetRecordBatchReaderBuilder::try_new(open(&f.full)?)
+            .and_then(|b| b.with_offset(offset as usize).with_batch_size(1024).build())
+            .map_err(|e| pq_err(&f.full, e))
     }
 
     fn key_index(&self, batch: &RecordBatch) -> Option<usize> {

@@ -278,4 +278,23 @@ mod tests {
             inspection.findings
         );
     }
+
+    /// Found by fuzzing (`parquet`): a footer with a list of two billion booleans, each
+    /// of which the parquet crate skips without consuming a byte (most of a second per
+    /// file). The footer walk refuses it: a list longer than the bytes that remain.
+    #[test]
+    fn a_footer_list_of_booleans_longer_than_the_footer_is_a_finding() {
+        let inspection = inspect(include_bytes!("testdata/fuzz-bool-list.parquet"));
+        assert!(
+            inspection
+                .findings
+                .iter()
+                .any(|f| f.kind == FindingKind::BadHeader
+                    && f.message
+                        .contains("footer cannot be read: the Parquet footer is malformed")
+                    && f.message.contains("elements, only")),
+            "{:?}",
+            inspection.findings
+        );
+    }
 }

@@ -6,6 +6,7 @@
 //!
 //! Parquet input (`pack` over a directory of Parquet files) is [`input`].
 
+mod footer;
 pub mod input;
 mod inspect;
 mod strict;

@@ -28,10 +28,35 @@ impl StrictFile {
         Self::new(File::open(path)?)
     }
 
-    /// Wraps an open file and takes its length once.
+    /// Wraps an open file, takes its length once, and walks its footer
+    /// ([`super::footer::check`]): a footer no well-formed file has is `InvalidData`
+    /// before the parquet crate sees it. A file too short for a footer, or without the
+    /// magic, is left to the parquet crate's own error.
     pub(crate) fn new(file: File) -> io::Result<Self> {
         let len = file.metadata()?.len();
-        Ok(Self { file, len })
+        let strict = Self { file, len };
+        if len >= 12 {
+            let mut tail = [0u8; 8];
+            strict.read_at(len - 8, &mut tail)?;
+            let footer_len = u64::from(u32::from_le_bytes(tail[..4].try_into().expect("4")));
+            if &tail[4..] == b"PAR1" && footer_len + 12 <= len {
+                let mut footer = vec![0; footer_len as usize];
+                strict.read_at(len - 8 - footer_len, &mut footer)?;
+                super::footer::check(&footer).map_err(|why| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("the Parquet footer is malformed: {why}"),
+                    )
+                })?;
+            }
+        }
+        Ok(strict)
+    }
+
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> io::Result<()> {
+        let mut file = self.file.try_clone()?;
+        file.seek(SeekFrom::Start(at))?;
+        file.read_exact(buf)
     }
 }
 
@@ -80,10 +105,8 @@ impl ChunkReader for StrictFile {
                 self.len
             )));
         }
-        let mut file = self.file.try_clone()?;
-        file.seek(SeekFrom::Start(start))?;
         let mut buffer = vec![0; length];
-        file.read_exact(&mut buffer)?;
+        self.read_at(start, &mut buffer)?;
         Ok(buffer.into())
     }
 }
