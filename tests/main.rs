@@ -7,6 +7,7 @@ mod checkpoint_interop;
 mod cli;
 mod failed_runs;
 mod faults;
+mod first_contact;
 mod hostile;
 mod interop;
 mod interop_mds;

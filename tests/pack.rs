@@ -459,7 +459,7 @@ fn empty_input_and_bad_arguments_exit_2_with_the_reason() {
     }
     let missing = run(&["pack", "/no/such/input", &out.s("x")]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(text(&missing.stderr).contains("input `/no/such/input` cannot be opened"));
+    assert!(text(&missing.stderr).contains("input `/no/such/input` does not exist"));
 }
 
 #[test]

@@ -32,6 +32,7 @@ pub struct Cli {
 
 /// Flags every command accepts.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Worker threads [default: all cores]
     ///
@@ -43,14 +44,15 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
-    /// Per-file detail on stderr (every input left out, with the reason)
+    /// More detail on stderr: every input pack or tokenize left out, every audit finding
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
     /// Print one machine-readable JSON report on stdout instead of the summary
     ///
-    /// Keys are stable snake_case, sizes in bytes, durations in seconds. Example:
-    /// `shardsmith verify shards --json | jq .findings`.
+    /// Keys are stable snake_case, sizes in bytes, durations in seconds. When a command
+    /// cannot run (exit 2) the report is `{"error": {"kind", "message", "path", "hint"}}`.
+    /// Example: `shardsmith verify shards --json | jq .findings`.
     #[arg(long, global = true)]
     pub json: bool,
 
@@ -157,12 +159,35 @@ pub enum Command {
     Audit(AuditArgs),
 }
 
+impl Command {
+    /// Every subcommand's name, as typed.
+    pub const NAMES: [&str; 7] = [
+        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit",
+    ];
+
+    /// This subcommand's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Pack(_) => "pack",
+            Command::Tokenize(_) => "tokenize",
+            Command::Manifest(_) => "manifest",
+            Command::Verify(_) => "verify",
+            Command::Merge(_) => "merge",
+            Command::Audit(_) => "audit",
+            Command::Sign(_) => "sign",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct MergeArgs {
     /// Directory holding the parts; the merged index and manifest are written here
     pub output: PathBuf,
 
-    /// Part directories (each directly inside OUTPUT) in merge order
+    /// Part directories in merge order, named as they are inside OUTPUT (`0 1`, not `out/0`)
+    ///
+    /// A path that leads into OUTPUT (`out/0`) is accepted too. Without PART, every
+    /// sub-directory of OUTPUT holding a manifest.json, in numeric order.
     pub parts: Vec<PathBuf>,
 }
 

@@ -7,6 +7,7 @@ mod args;
 mod commands;
 mod interrupt;
 mod output;
+mod progress;
 mod size;
 
 use std::process::ExitCode;
@@ -18,7 +19,10 @@ use crate::commands::Status;
 use crate::output::Printer;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(err),
+    };
     alloc::configure(match &cli.command {
         Command::Pack(args) => commands::pack::uses_arrow(args),
         Command::Tokenize(_) => true,
@@ -36,10 +40,59 @@ fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {}", message(&err));
+            let text = message(&err);
+            eprintln!("error: {text}");
+            if cli.global.json {
+                json_line(&output::error_report(cli.command.name(), &err, &text));
+            }
             ExitCode::from(2)
         }
     }
+}
+
+/// Arguments clap rejects: its message on stderr as usual (exit 2; `--help` and
+/// `--version` print and exit 0), and with `--json` anywhere on the line also the
+/// error object on stdout, so a `| jq` pipeline gets an answer.
+fn usage_error(err: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let informational = matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !informational && args.iter().any(|a| a == "--json") {
+        let command = args
+            .iter()
+            .find(|a| Command::NAMES.contains(&a.as_str()))
+            .map_or("", String::as_str);
+        let text = err.render().to_string();
+        let body = text.split("\n\nUsage:").next().unwrap_or_default();
+        let first = body
+            .trim_start_matches("error: ")
+            .split('\n')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        json_line(&serde_json::json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "command": command,
+            "exit_code": 2,
+            "error": {"kind": "usage", "message": first, "path": null, "hint": null},
+        }));
+    }
+    let _ = err.print();
+    ExitCode::from(if informational { 0 } else { 2 })
+}
+
+fn json_line(value: &serde_json::Value) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer_pretty(&mut out, value);
+    let _ = writeln!(out);
+    let _ = out.flush();
 }
 
 fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {

@@ -2,11 +2,11 @@
 //! warnings and errors on stderr.
 
 use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
 use crate::args::GlobalArgs;
+use crate::progress::{Bar, Extra};
 
 /// How output is shown, decided once from the global flags and the terminal.
 #[derive(Clone, Copy, Debug)]
@@ -36,21 +36,17 @@ impl Printer {
     }
 
     /// A byte progress bar, hidden unless stderr is a terminal and progress is wanted.
-    pub fn bytes_bar(&self, what: &str) -> ProgressBar {
-        if !self.progress {
-            return ProgressBar::hidden();
+    pub fn bytes_bar(&self, what: &str) -> Bar {
+        self.bytes_bar_with(what, Arc::new(String::new))
+    }
+
+    /// A byte progress bar with `extra` (counts read at every frame) after the bytes.
+    pub fn bytes_bar_with(&self, what: &str, extra: Extra) -> Bar {
+        if self.progress {
+            Bar::new(what, extra)
+        } else {
+            Bar::hidden()
         }
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr_with_hz(10));
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:.bold} {wide_bar:.cyan/blue} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
-            )
-            .expect("template is valid")
-            .progress_chars("=> "),
-        );
-        bar.set_prefix(what.to_string());
-        bar.enable_steady_tick(Duration::from_millis(200));
-        bar
     }
 
     /// Prints the human summary on stdout (not with --quiet or --json).
@@ -126,17 +122,121 @@ pub fn skipped_lines(
     }
 }
 
-/// An error message with a `hint:` line after it (how to go on).
+/// An error with a `hint:` line after it (how to go on). The error stays in the chain, so
+/// `--json` still reports its kind and path.
 #[derive(Debug)]
 pub struct Hinted {
-    pub message: String,
+    pub error: anyhow::Error,
     pub hint: String,
 }
 
 impl std::fmt::Display for Hinted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}\nhint: {}", self.message, self.hint)
+        write!(f, "{:#}\nhint: {}", self.error, self.hint)
     }
 }
 
-impl std::error::Error for Hinted {}
+impl std::error::Error for Hinted {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.error.as_ref())
+    }
+}
+
+/// An error the command itself finds before any work (a missing path, flags that do
+/// not fit together), with the kind and path `--json` reports.
+#[derive(Debug)]
+pub struct CliError {
+    pub kind: &'static str,
+    pub path: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// `path` must exist (a `not_found` error naming it as `role`, e.g. "input", otherwise).
+pub fn need_path(path: &std::path::Path, role: &str) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Ok(());
+    }
+    let shown = path.display().to_string();
+    Err(CliError {
+        kind: "not_found",
+        message: format!("{role} `{shown}` does not exist"),
+        path: Some(shown),
+    }
+    .into())
+}
+
+/// `path` must be a directory: `not_found` when nothing is there, else `not_a_directory`.
+pub fn need_directory(path: &std::path::Path) -> anyhow::Result<()> {
+    if path.is_dir() {
+        return Ok(());
+    }
+    let shown = path.display().to_string();
+    let (kind, message) = if std::fs::symlink_metadata(path).is_err() {
+        ("not_found", format!("`{shown}` does not exist"))
+    } else {
+        ("not_a_directory", format!("`{shown}` is not a directory"))
+    };
+    Err(CliError {
+        kind,
+        path: Some(shown),
+        message,
+    }
+    .into())
+}
+
+/// What `--json` prints when a command could not run (exit 2): one object on stdout
+/// with the error's stable kind, its message (the causes joined, each once), the path it
+/// is about when there is one, and the hint when there is one.
+pub fn error_report(command: &str, err: &anyhow::Error, message: &str) -> serde_json::Value {
+    let mut kind = None;
+    let mut path = None;
+    let mut hint = None;
+    for cause in err.chain() {
+        if let Some(h) = cause.downcast_ref::<Hinted>() {
+            hint.get_or_insert_with(|| h.hint.clone());
+            continue;
+        }
+        let found = if let Some(e) = cause.downcast_ref::<shardsmith_formats::Error>() {
+            Some((e.kind(), e.path()))
+        } else if let Some(e) = cause.downcast_ref::<shardsmith_manifest::Error>() {
+            Some((e.kind(), e.path()))
+        } else if let Some(e) = cause.downcast_ref::<shardsmith_signing::Error>() {
+            Some((e.kind(), e.path()))
+        } else if let Some(e) = cause.downcast_ref::<CliError>() {
+            Some((e.kind, e.path.clone()))
+        } else if cause.downcast_ref::<std::io::Error>().is_some() {
+            Some(("io", None))
+        } else {
+            None
+        };
+        if let Some((k, p)) = found {
+            kind = Some(k);
+            path = p;
+            break;
+        }
+    }
+    let message = match message.split_once("\nhint: ") {
+        Some((m, _)) => m.to_string(),
+        None => message.to_string(),
+    };
+    serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "command": command,
+        "exit_code": 2,
+        "error": {
+            // Checks of the arguments themselves carry no typed error.
+            "kind": kind.unwrap_or("usage"),
+            "message": message,
+            "path": path,
+            "hint": hint,
+        },
+    })
+}

@@ -101,6 +101,39 @@ pub enum Error {
 }
 
 impl Error {
+    /// Stable snake_case name of the variant, as `--json` reports it (`output_conflict`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Io { .. } => "io",
+            Error::Strict { .. } => "strict",
+            Error::EmptyInput { .. } => "empty_input",
+            Error::InputChanged { .. } => "input_changed",
+            Error::InputVanished { .. } => "input_vanished",
+            Error::OutputConflict { .. } => "output_conflict",
+            Error::Tokenizer { .. } => "tokenizer",
+            Error::NoDocuments { .. } => "no_documents",
+            Error::BadRecord { .. } => "bad_record",
+            Error::Setting(_) => "setting",
+            Error::Manifest(e) => e.kind(),
+        }
+    }
+
+    /// The file or directory the error is about, if one.
+    pub fn path(&self) -> Option<String> {
+        match self {
+            Error::Io { path, .. } => Some(path.display().to_string()),
+            Error::Strict { path, .. }
+            | Error::InputChanged { path, .. }
+            | Error::InputVanished { path, .. }
+            | Error::BadRecord { path, .. } => Some(path.clone()),
+            Error::EmptyInput { root, .. } | Error::NoDocuments { root, .. } => Some(root.clone()),
+            Error::OutputConflict { dir, .. } => Some(dir.clone()),
+            Error::Tokenizer { name, .. } => Some(name.clone()),
+            Error::Setting(_) => None,
+            Error::Manifest(e) => e.path(),
+        }
+    }
+
     /// Shorthand for [`Error::Io`].
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -41,6 +41,26 @@ pub enum Error {
 }
 
 impl Error {
+    /// Stable snake_case name of the variant, as `--json` reports it (`io`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Io { .. } => "io",
+            Error::BadManifest { .. } => "bad_manifest",
+            Error::ForeignManifest { .. } => "foreign_manifest",
+            Error::NonUtf8Name { .. } => "non_utf8_name",
+        }
+    }
+
+    /// The file or directory the error is about.
+    pub fn path(&self) -> Option<String> {
+        match self {
+            Error::Io { path, .. }
+            | Error::BadManifest { path, .. }
+            | Error::ForeignManifest { path, .. }
+            | Error::NonUtf8Name { path } => Some(path.display().to_string()),
+        }
+    }
+
     /// Shorthand for [`Error::Io`].
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

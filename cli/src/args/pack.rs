@@ -9,7 +9,7 @@ use crate::size::{parse_count, parse_size};
 /// Shard formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
-    /// WebDataset tar shards (PREFIX-NNNNNN.tar), read by webdataset and wids
+    /// WebDataset tar shards (PREFIX-NNNNNN.tar), read by webdataset and wids; alias: wds
     #[value(alias = "wds")]
     Webdataset,
     /// MosaicML Streaming shards (shard.NNNNN.mds[.EXT] + index.json), read by StreamingDataset
@@ -71,7 +71,8 @@ pub struct PackArgs {
     ///
     /// The real file size stays within the limit (for MDS: the uncompressed shard, as
     /// MDSWriter's size_limit); a single sample larger than the limit gets a shard of its
-    /// own, with a warning. Units: k/M/G ×1000, Ki/Mi/Gi ×1024. Example: `--shard-size 1GiB`.
+    /// own, with a warning. At least 4KiB (4,096 bytes). Units: k/M/G ×1000, Ki/Mi/Gi ×1024.
+    /// Example: `--shard-size 1GiB`.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub shard_size: Option<u64>,
 

@@ -15,9 +15,7 @@ use crate::output::{Printer, seconds};
 use crate::size::human_bytes;
 
 pub fn run(args: &AuditArgs, printer: &Printer) -> Result<Status> {
-    if !args.run_dir.is_dir() {
-        bail!("`{}` is not a directory", args.run_dir.display());
-    }
+    crate::output::need_directory(&args.run_dir)?;
     let started = Instant::now();
     let bar = printer.bytes_bar("auditing");
     let total = AtomicU64::new(0);
@@ -27,7 +25,7 @@ pub fn run(args: &AuditArgs, printer: &Printer) -> Result<Status> {
     let result = audit_run(
         &args.run_dir,
         options,
-        &|n| bar.set_length(total.fetch_add(n, Ordering::Relaxed) + n),
+        &|n| bar.set_total(total.fetch_add(n, Ordering::Relaxed) + n),
         &|n| bar.inc(n),
     );
     bar.finish_and_clear();

@@ -15,9 +15,7 @@ use crate::output::{Printer, seconds};
 use crate::size::human_bytes;
 
 pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
-    if !args.dir.is_dir() {
-        bail!("`{}` is not a directory", args.dir.display());
-    }
+    crate::output::need_directory(&args.dir)?;
     let target = args
         .output
         .clone()
@@ -35,7 +33,7 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
     let scan = scan_directory(
         &args.dir,
         &Inspectors,
-        &|total| bar.set_length(total),
+        &|total| bar.set_total(total),
         &|n| {
             read.fetch_add(n, Ordering::Relaxed);
             bar.inc(n);

@@ -31,7 +31,7 @@ pub fn after_failure(err: anyhow::Error, sink: &shardsmith_formats::LocalDir) ->
         return err;
     }
     anyhow::Error::new(crate::output::Hinted {
-        message: format!("{err:#}"),
+        error: err,
         hint: format!(
             "`{}` keeps the shards this run finished: the same command resumes from them once the cause is fixed; to start over with other input or options, add --force",
             sink.path().display()

@@ -3,6 +3,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -69,6 +70,7 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         }),
     };
     settings.check()?;
+    crate::output::need_path(&args.input, "input")?;
     let input = args
         .input
         .canonicalize()
@@ -96,9 +98,9 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
     }
     if input.starts_with(&output_abs) {
         bail!(
-            "input `{}` is inside output `{}`; choose an output outside the input",
-            args.input.display(),
-            args.output.display()
+            "output `{}` contains the input `{}`: shards would be written among the files they are made of; choose an output directory that is not a parent of the input",
+            args.output.display(),
+            args.input.display()
         );
     }
     let exclude = output_abs.strip_prefix(&input).ok().map(Path::to_path_buf);
@@ -296,26 +298,44 @@ fn read_list(list: &Path) -> Result<Vec<String>> {
 }
 
 struct Progress {
-    bar: indicatif::ProgressBar,
-    samples: AtomicU64,
+    bar: crate::progress::Bar,
+    counts: Arc<Counts>,
+}
+
+/// Samples done and planned, read by the bar when it draws.
+#[derive(Default)]
+struct Counts {
+    done: AtomicU64,
     total: AtomicU64,
+}
+
+impl Progress {
+    fn new(printer: &Printer) -> Self {
+        let counts = Arc::new(Counts::default());
+        let shown = counts.clone();
+        let bar = printer.bytes_bar_with(
+            "packing",
+            Arc::new(move || {
+                let total = shown.total.load(Ordering::Relaxed);
+                if total == 0 {
+                    return "listing inputs".into();
+                }
+                format!("{}/{total} samples", shown.done.load(Ordering::Relaxed))
+            }),
+        );
+        Self { bar, counts }
+    }
 }
 
 impl PackObserver for Progress {
     fn planned(&self, samples: u64, bytes: u64, _shards: usize) {
-        self.total.store(samples, Ordering::Relaxed);
-        self.bar.set_length(bytes);
+        self.counts.total.store(samples, Ordering::Relaxed);
+        self.bar.set_total(bytes);
     }
 
     fn advanced(&self, samples: u64, bytes: u64) {
-        let done = self.samples.fetch_add(samples, Ordering::Relaxed) + samples;
+        self.counts.done.fetch_add(samples, Ordering::Relaxed);
         self.bar.inc(bytes);
-        if !self.bar.is_hidden() {
-            self.bar.set_message(format!(
-                "{done}/{} samples",
-                self.total.load(Ordering::Relaxed)
-            ));
-        }
     }
 }
 
@@ -338,11 +358,7 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
         &tree
     };
     let sink = LocalDir::create(&resolved.output)?;
-    let progress = Progress {
-        bar: printer.bytes_bar("packing"),
-        samples: AtomicU64::new(0),
-        total: AtomicU64::new(0),
-    };
+    let progress = Progress::new(printer);
     let result = pack(
         samples,
         &sink,

@@ -19,19 +19,27 @@ use crate::output::{Printer, seconds};
 use crate::size::human_bytes;
 
 fn read_key(path: &Path) -> Result<String> {
+    crate::output::need_path(path, "key")?;
     std::fs::read_to_string(path)
         .with_context(|| format!("key `{}` cannot be read", path.display()))
 }
 
+fn key_error(path: &Path, reason: impl std::fmt::Display) -> anyhow::Error {
+    crate::output::CliError {
+        kind: "key",
+        path: Some(path.display().to_string()),
+        message: format!("key `{}` {reason}", path.display()),
+    }
+    .into()
+}
+
 /// A public key file, or an error that says what it holds instead.
 pub fn load_public(path: &Path) -> Result<PublicKey> {
-    PublicKey::from_pem(&read_key(path)?)
-        .map_err(|reason| anyhow::anyhow!("key `{}` {reason}", path.display()))
+    PublicKey::from_pem(&read_key(path)?).map_err(|reason| key_error(path, reason))
 }
 
 fn load_private(path: &Path) -> Result<PrivateKey> {
-    PrivateKey::from_pem(&read_key(path)?)
-        .map_err(|reason| anyhow::anyhow!("key `{}` {reason}", path.display()))
+    PrivateKey::from_pem(&read_key(path)?).map_err(|reason| key_error(path, reason))
 }
 
 /// `verify --signature`: the bundle checked against the files' digests from the same
@@ -104,6 +112,7 @@ pub fn signature_line(sig: &SignatureReport) -> String {
 }
 
 pub fn run(args: &SignArgs, printer: &Printer) -> Result<Status> {
+    crate::output::need_path(&args.path, "path")?;
     let started = Instant::now();
     let key = load_private(&args.private_key)?;
     let mut known = BTreeMap::new();
@@ -119,7 +128,7 @@ pub fn run(args: &SignArgs, printer: &Printer) -> Result<Status> {
             digest_check: None,
         };
         let bar = printer.bytes_bar("verifying");
-        let result = verify_path(&args.path, &options, &|total| bar.set_length(total), &|n| {
+        let result = verify_path(&args.path, &options, &|total| bar.set_total(total), &|n| {
             bar.inc(n)
         });
         bar.finish_and_clear();

@@ -2,6 +2,7 @@
 //! with a progress bar, report.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -56,6 +57,7 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     let output = std::path::absolute(args.output())
         .with_context(|| format!("output `{}` is not a valid path", args.output().display()))?;
     for input in args.inputs() {
+        crate::output::need_path(input, "input")?;
         let full = input
             .canonicalize()
             .with_context(|| format!("input `{}` cannot be opened", input.display()))?;
@@ -89,29 +91,56 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
 }
 
 struct Progress {
-    bar: indicatif::ProgressBar,
+    bar: crate::progress::Bar,
+    counts: Arc<Counts>,
+}
+
+/// Documents and tokens done, read by the bar when it draws.
+struct Counts {
     documents: AtomicU64,
     tokens: AtomicU64,
     started: Instant,
 }
 
+impl Progress {
+    fn new(printer: &Printer) -> Self {
+        let counts = Arc::new(Counts {
+            documents: AtomicU64::new(0),
+            tokens: AtomicU64::new(0),
+            started: Instant::now(),
+        });
+        let shown = counts.clone();
+        let bar = printer.bytes_bar_with(
+            "tokenizing",
+            Arc::new(move || {
+                let docs = shown.documents.load(Ordering::Relaxed);
+                let toks = shown.tokens.load(Ordering::Relaxed);
+                let secs = shown.started.elapsed().as_secs_f64();
+                if secs < 1.0 {
+                    return format!("{docs} docs, {toks} tokens");
+                }
+                format!(
+                    "{docs} docs, {toks} tokens ({:.0} docs/s, {:.2} M tokens/s)",
+                    docs as f64 / secs,
+                    toks as f64 / secs / 1e6
+                )
+            }),
+        );
+        Self { bar, counts }
+    }
+}
+
 impl TokenizeObserver for Progress {
     fn planned(&self, input_bytes: u64) {
-        self.bar.set_length(input_bytes);
+        self.bar.set_total(input_bytes);
     }
 
     fn advanced(&self, documents: u64, input_bytes: u64, tokens: u64) {
-        let docs = self.documents.fetch_add(documents, Ordering::Relaxed) + documents;
-        let toks = self.tokens.fetch_add(tokens, Ordering::Relaxed) + tokens;
+        self.counts
+            .documents
+            .fetch_add(documents, Ordering::Relaxed);
+        self.counts.tokens.fetch_add(tokens, Ordering::Relaxed);
         self.bar.inc(input_bytes);
-        if !self.bar.is_hidden() {
-            let secs = self.started.elapsed().as_secs_f64().max(1e-9);
-            self.bar.set_message(format!(
-                "{docs} docs, {toks} tokens ({:.0} docs/s, {:.2} M tokens/s)",
-                docs as f64 / secs,
-                toks as f64 / secs / 1e6
-            ));
-        }
     }
 }
 
@@ -119,12 +148,7 @@ pub fn run(args: &TokenizeArgs, printer: &Printer) -> Result<Status> {
     let started = Instant::now();
     let resolved = resolve(args)?;
     let sink = LocalDir::create(&resolved.output)?;
-    let progress = Progress {
-        bar: printer.bytes_bar("tokenizing"),
-        documents: AtomicU64::new(0),
-        tokens: AtomicU64::new(0),
-        started: Instant::now(),
-    };
+    let progress = Progress::new(printer);
     let result = tokens::tokenize(
         &resolved.inputs,
         &sink,

@@ -14,6 +14,7 @@ use crate::output::{Printer, seconds};
 use crate::size::human_bytes;
 
 pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
+    crate::output::need_path(&args.path, "path")?;
     let started = Instant::now();
     let inspectors = InspectorsWith(CheckpointOptions {
         scan_values: args.scan_values,
@@ -34,7 +35,7 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
             .map(|s| s as &dyn shardsmith_manifest::verify::DigestCheck),
     };
     let bar = printer.bytes_bar("verifying");
-    let result = verify_path(&args.path, &options, &|total| bar.set_length(total), &|n| {
+    let result = verify_path(&args.path, &options, &|total| bar.set_total(total), &|n| {
         bar.inc(n)
     });
     bar.finish_and_clear();

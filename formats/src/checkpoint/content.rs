@@ -17,7 +17,7 @@ const MAX_HOLES: usize = 4096;
 /// What a file holds instead of a checkpoint, from its first bytes and size.
 pub fn wrong_content(head: &[u8], size: u64) -> Option<String> {
     if size == 0 {
-        return Some("the file is empty (0 bytes)".into());
+        return Some("empty (0 bytes)".into());
     }
     if head.starts_with(b"version https://git-lfs.github.com/spec/") {
         let text = String::from_utf8_lossy(&head[..head.len().min(512)]);

@@ -51,9 +51,17 @@ pub fn merge(output: &Path, parts: &[PathBuf]) -> Result<MergeReport> {
         names.sort_by(|a, b| part_order(a, b));
     } else {
         for part in parts {
-            let full = part
+            // A part is named as it sits inside OUTPUT (`merge out 0 1`); a path that
+            // already leads into OUTPUT (`merge out out/0`) is accepted too.
+            let inside = output.join(part);
+            let chosen = if part.is_relative() && inside.exists() {
+                &inside
+            } else {
+                part
+            };
+            let full = chosen
                 .canonicalize()
-                .map_err(|e| Error::io("opening part", part, e))?;
+                .map_err(|e| Error::io("opening part", &inside, e))?;
             if full.parent() != Some(out.as_path()) {
                 return Err(Error::Setting(format!(
                     "part `{}` must be a directory directly inside `{}`: readers resolve shard names relative to the index",

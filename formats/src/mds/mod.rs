@@ -169,8 +169,23 @@ impl ShardFormat for Mds {
             .map(|c| c.name.as_str())
             .collect();
         if !missing.is_empty() {
+            let has: Vec<&str> = self
+                .layout
+                .columns
+                .iter()
+                .filter(|c| !c.is_key && sample.fields.iter().any(|f| *f.ext == c.name))
+                .map(|c| c.name.as_str())
+                .collect();
+            let hint = if has.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; to keep such samples, pack only fields every sample has, e.g. `--fields {}`",
+                    has.join(",")
+                )
+            };
             return Some(format!(
-                "sample `{}` has no `{}` field: MDS columns are the same for every sample and cannot hold a missing value",
+                "sample `{}` has no `{}` field: MDS columns are the same for every sample and cannot hold a missing value{hint}",
                 sample.key,
                 missing.join("`, `")
             ));

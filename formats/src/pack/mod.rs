@@ -95,7 +95,7 @@ pub fn pack(
     refine(source, format, &mut samples, &mut skipped);
     skipped.sort();
     if settings.strict
-        && let Some(first) = skipped.first()
+        && let Some(first) = first_cause(&skipped)
     {
         return Err(Error::Strict {
             path: first.path.clone(),
@@ -412,6 +412,15 @@ pub(crate) fn plan_digest(samples: &[SampleSpec]) -> String {
         }
     }
     sha256_hex(&out)
+}
+
+/// The first left-out input that names a cause, not a side effect: with `--strict` the
+/// error must say *why* (`0002.json` is malformed), not that `0002.jpg` went with it.
+pub(crate) fn first_cause(skipped: &[Skipped]) -> Option<&Skipped> {
+    skipped
+        .iter()
+        .find(|s| !s.reason.starts_with("left out with `"))
+        .or(skipped.first())
 }
 
 #[cfg(test)]

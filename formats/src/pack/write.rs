@@ -80,7 +80,7 @@ fn write_shard_with(
             Ok(loaded) => loaded,
             Err(skips) => {
                 if ctx.strict {
-                    let first = &skips[0];
+                    let first = super::first_cause(&skips).expect("a left-out sample has a file");
                     return Err(Error::Strict {
                         path: first.path.clone(),
                         reason: first.reason.clone(),

@@ -54,6 +54,28 @@ pub enum Error {
 }
 
 impl Error {
+    /// Stable snake_case name of the variant, as `--json` reports it (`key`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Io { .. } => "io",
+            Error::Key { .. } => "key",
+            Error::Symlink { .. } => "symlink",
+            Error::NotAFile { .. } => "not_a_file",
+            Error::Unverified { .. } => "unverified",
+            Error::Manifest(e) => e.kind(),
+        }
+    }
+
+    /// The file or directory the error is about, if one.
+    pub fn path(&self) -> Option<String> {
+        match self {
+            Error::Io { path, .. } | Error::Key { path, .. } => Some(path.display().to_string()),
+            Error::Symlink { path } | Error::NotAFile { path, .. } => Some(path.clone()),
+            Error::Unverified { .. } => None,
+            Error::Manifest(e) => e.path(),
+        }
+    }
+
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             op,

@@ -1,0 +1,311 @@
+//! What a new user meets first: `--json` answers even when a command cannot run, the
+//! messages of the common mistakes, `merge` part names, the help layout, and the
+//! progress bar as a terminal shows it.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::{Tree, cmd, corpus, run, run_json, samples, text};
+
+/// The `error` object of an exit-2 run with `--json`, which must be the only thing on
+/// stdout.
+fn json_error(args: &[&str]) -> Value {
+    let (code, report) = run_json(args);
+    assert_eq!(code, 2, "{args:?}: {report}");
+    assert_eq!(report["exit_code"], 2, "{report}");
+    let error = report["error"].clone();
+    assert!(
+        error["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{report}"
+    );
+    error
+}
+
+#[test]
+fn json_answers_on_every_exit_2_path() {
+    let t = Tree::new();
+    t.file("empty/.keep", "");
+    t.file("key.pem", "not a key");
+    let missing = t.s("nosuch");
+    let out = t.s("out");
+    for (args, kind, command) in [
+        (vec!["pack", &missing, &out], "not_found", "pack"),
+        (
+            vec!["tokenize", &missing, &out, "-t", "gpt2"],
+            "not_found",
+            "tokenize",
+        ),
+        (vec!["manifest", &missing], "not_found", "manifest"),
+        (vec!["verify", &missing], "not_found", "verify"),
+        (vec!["audit", &missing], "not_found", "audit"),
+        (
+            vec!["sign", &missing, "--private-key", &t.s("key.pem")],
+            "not_found",
+            "sign",
+        ),
+    ] {
+        let (code, report) = run_json(&args);
+        assert_eq!(code, 2, "{args:?}: {report}");
+        assert_eq!(report["command"], command);
+        assert_eq!(report["error"]["kind"], kind, "{report}");
+        assert_eq!(report["error"]["path"], missing.as_str(), "{report}");
+        let message = report["error"]["message"].as_str().unwrap();
+        assert!(
+            message.ends_with(&format!("`{missing}` does not exist")),
+            "{report}"
+        );
+    }
+    let key = json_error(&["sign", &t.s("empty"), "--private-key", &t.s("key.pem")]);
+    assert_eq!(key["kind"], "key");
+    assert_eq!(key["path"], t.s("key.pem").as_str());
+    let merge = json_error(&["merge", &t.s("empty")]);
+    assert_eq!(merge["kind"], "setting");
+    assert!(
+        merge["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("no parts to merge")
+    );
+    // Flags clap refuses: a usage error, still one JSON object on stdout.
+    let usage = json_error(&["pack"]);
+    assert_eq!(usage["kind"], "usage");
+    assert!(
+        usage["message"]
+            .as_str()
+            .unwrap()
+            .contains("required arguments"),
+        "{usage}"
+    );
+    let usage = json_error(&["verify", "x", "--no-such-flag"]);
+    assert_eq!(usage["kind"], "usage");
+    // An output that holds other data: the kind, the path and the way out.
+    t.file("busy/notes.txt", "mine");
+    let conflict = json_error(&["pack", samples().to_str().unwrap(), &t.s("busy")]);
+    assert_eq!(conflict["kind"], "output_conflict", "{conflict}");
+    assert_eq!(conflict["path"], t.s("busy").as_str());
+    // Without --json, nothing on stdout.
+    let o = run(&["verify", &missing]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        text(&o.stderr),
+        format!("error: path `{missing}` does not exist\n")
+    );
+}
+
+#[test]
+fn an_output_that_contains_the_input_is_named_as_such() {
+    let t = Tree::new();
+    t.file("raw/a.txt", "a");
+    let o = cmd()
+        .current_dir(t.path())
+        .args(["pack", "raw", "."])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o.stderr),
+        "error: output `.` contains the input `raw`: shards would be written among the files they are made of; choose an output directory that is not a parent of the input\n"
+    );
+}
+
+#[test]
+fn an_os_error_is_said_once() {
+    let t = Tree::new();
+    let o = run(&[
+        "pack",
+        samples().to_str().unwrap(),
+        &t.s("out"),
+        "--files-from",
+        &t.s("list.txt"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+}
+
+#[test]
+fn an_empty_checkpoint_is_said_to_be_empty_once() {
+    let t = Tree::new();
+    t.file("model.safetensors", "");
+    let (code, report) = run_json(&["verify", &t.s(".")]);
+    assert_eq!(code, 1, "{report}");
+    let messages: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["message"].as_str())
+        .collect();
+    assert!(
+        messages.contains(&"the file is empty (0 bytes)"),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn strict_names_the_cause_not_the_file_that_went_with_it() {
+    let t = Tree::new();
+    t.file("0001.jpg", b"\xff\xd8\xff\xe0 ok \xff\xd9");
+    t.file("0001.json", "{\"a\": 1}");
+    t.file("0002.jpg", b"\xff\xd8\xff\xe0 ok \xff\xd9");
+    t.file("0002.json", "{\"a\": ");
+    let o = run(&["pack", &t.s("."), &t.s("../strict-out"), "--strict"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.starts_with("error: input `0002.json` "), "{err}");
+    assert!(!err.contains("left out with"), "{err}");
+}
+
+#[test]
+fn mds_with_mixed_fields_suggests_fields() {
+    let t = Tree::new();
+    t.file("in/1.txt", "a");
+    t.file("in/1.json", "{}");
+    t.file("in/2.txt", "b");
+    let (code, report) = run_json(&["pack", &t.s("in"), &t.s("out"), "--format", "mds"]);
+    assert_eq!(code, 0, "{report}");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(t.join("out/manifest.json")).unwrap()).unwrap();
+    let reason = manifest["skipped"][0]["reason"].as_str().unwrap();
+    assert_eq!(
+        reason,
+        "sample `2` has no `json` field: MDS columns are the same for every sample and cannot hold a missing value; to keep such samples, pack only fields every sample has, e.g. `--fields txt`"
+    );
+}
+
+#[test]
+fn help_shows_global_options_apart_and_the_wds_alias() {
+    for command in [
+        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit",
+    ] {
+        let o = run(&[command, "--help"]);
+        assert_eq!(o.status.code(), Some(0));
+        let help = text(&o.stdout);
+        let (own, global) = help
+            .split_once("\nGlobal options:\n")
+            .unwrap_or_else(|| panic!("{command}: no global heading\n{help}"));
+        // Option lines, not prose that mentions a flag.
+        let defines = |part: &str, flag: &str| {
+            part.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with('-') && l.split([',', ' ']).any(|w| w == flag)
+            })
+        };
+        for flag in ["--jobs", "--quiet", "--verbose", "--json", "--no-progress"] {
+            assert!(
+                defines(global, flag),
+                "{command}: {flag} not under Global options"
+            );
+            assert!(
+                !defines(own, flag),
+                "{command}: {flag} among the command's options"
+            );
+        }
+    }
+    let help = text(&run(&["pack", "--help"]).stdout);
+    assert!(help.contains("alias: wds"), "{help}");
+    assert!(help.contains("At least 4KiB"), "{help}");
+}
+
+#[test]
+fn merge_parts_are_named_inside_the_output() {
+    let t = Tree::new();
+    let input = corpus(30, 2000);
+    for rank in ["0", "1"] {
+        let o = run(&[
+            "pack",
+            input.path().to_str().unwrap(),
+            &t.s("out"),
+            "--shard-size",
+            "16KiB",
+            "--rank",
+            rank,
+            "--world-size",
+            "2",
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    // From a directory that has no `0` or `1` of its own.
+    let elsewhere = Tree::new();
+    let o = cmd()
+        .current_dir(elsewhere.path())
+        .args(["merge", &t.s("out"), "0", "1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // A path that leads into OUTPUT works too (merging again replaces the merge).
+    let o = cmd()
+        .current_dir(t.path())
+        .args(["merge", "out", "out/0", "out/1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = run(&["merge", &t.s("out"), "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains(&format!("{}", Path::new(&t.s("out")).join("2").display())));
+}
+
+/// Runs `args` under a pseudo-terminal (`script`) and returns what the terminal got.
+fn under_pty(args: &[&str]) -> Option<String> {
+    let script = ["/usr/bin/script", "/bin/script"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())?;
+    let mut line = crate::util::bin().display().to_string();
+    for a in args {
+        line.push(' ');
+        line.push_str(a);
+    }
+    let o = std::process::Command::new(script)
+        .args(["-qec", &line, "/dev/null"])
+        .env("COLUMNS", "160")
+        .env_remove("SHARDSMITH_NO_PROGRESS")
+        .output()
+        .ok()?;
+    assert!(o.status.success(), "{}", text(&o.stdout));
+    Some(text(&o.stdout))
+}
+
+#[test]
+fn the_progress_bar_tells_the_truth() {
+    let input = corpus(6000, 30_000);
+    let out = Tree::new();
+    let Some(screen) = under_pty(&[
+        "pack",
+        input.path().to_str().unwrap(),
+        &out.s("shards"),
+        "--shard-size",
+        "1MB",
+        "--validate",
+        "full",
+    ]) else {
+        assert!(std::env::var_os("CI").is_none(), "`script` is missing");
+        eprintln!("skipped: no `script` command for a pseudo-terminal");
+        return;
+    };
+    let frames: Vec<&str> = screen
+        .split(['\r', '\n'])
+        .filter(|f| f.contains("packing"))
+        .collect();
+    assert!(!frames.is_empty(), "no frame drawn: {screen:?}");
+    let mut last = 0u64;
+    let mut first_bar = None;
+    for frame in &frames {
+        assert!(!frame.contains("0 B/0 B"), "{frame}");
+        assert!(!frame.contains("iB"), "binary units: {frame}");
+        if let Some(at) = frame.find(" samples") {
+            let count = frame[..at].rsplit(' ').next().unwrap();
+            let (done, total) = count.split_once('/').unwrap();
+            let done: u64 = done.parse().unwrap();
+            assert_eq!(total, "6000", "{frame}");
+            assert!(done >= last, "count went back from {last}: {frame}");
+            last = done;
+        }
+        if first_bar.is_none() && frame.contains('/') && frame.contains(" B") {
+            first_bar = Some(*frame);
+        }
+    }
+    if let Some(frame) = first_bar {
+        assert!(!frame.contains("ETA"), "{frame}");
+    }
+}
