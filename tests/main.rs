@@ -17,6 +17,7 @@ mod mds;
 mod pack;
 mod pack_left_out;
 mod parquet;
+mod readme;
 mod sign;
 mod sign_interop;
 mod tokenize;
