@@ -260,7 +260,7 @@ impl FormatKind {
     /// A structural checker for a file of this format.
     pub fn inspector(self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
         match self {
-            FormatKind::Webdataset => Box::new(crate::webdataset::TarInspector::new(ctx.path)),
+            FormatKind::Webdataset => Box::new(crate::webdataset::ShardInspector::new(ctx.path)),
             FormatKind::Mds => Box::new(crate::mds::MdsInspector::new(ctx.path)),
             FormatKind::Parquet => Box::new(crate::parquet::ParquetInspector::new(ctx)),
         }

@@ -1,6 +1,7 @@
 //! Chooses the structural checker for a file: by the format a manifest recorded, by
 //! name, or by content (token files: see [`crate::tokens::inspect`]; checkpoint magic
-//! bytes, MDS shard names, the Parquet magic, a ustar magic at byte 257). Dataset-level checks (an index against its shards, a
+//! bytes, MDS shard names, the Parquet magic, a ustar magic at byte 257; `.tar.gz`,
+//! `.tgz` and `.tar.zst` names). Dataset-level checks (an index against its shards, a
 //! checkpoint's metadata against its files) run in `check_layout` once every file was
 //! read.
 
@@ -62,7 +63,11 @@ impl InspectorFactory for InspectorsWith {
         if ctx.path.ends_with(".parquet") || head.starts_with(b"PAR1") {
             return Some(FormatKind::Parquet.inspector(ctx));
         }
-        let is_tar = ctx.path.ends_with(".tar") || head.get(257..262) == Some(b"ustar");
+        // Tar shards, plain or compressed as a whole (the content decides which).
+        let is_tar = [".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.zstd"]
+            .iter()
+            .any(|ext| ctx.path.ends_with(ext))
+            || head.get(257..262) == Some(b"ustar");
         is_tar.then(|| FormatKind::Webdataset.inspector(ctx))
     }
 

@@ -7,12 +7,14 @@
 
 pub mod compress;
 mod inspect;
+mod unpack;
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 pub use compress::TarCompression;
 pub use inspect::TarInspector;
+pub use unpack::ShardInspector;
 
 use self::compress::Compressor;
 use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat, ShardOut};
