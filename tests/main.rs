@@ -15,6 +15,7 @@ mod manifest_cmd;
 mod mds;
 mod pack;
 mod pack_left_out;
+mod pack_wds_compressed;
 mod parquet;
 mod sign;
 mod sign_interop;
