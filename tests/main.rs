@@ -11,6 +11,7 @@ mod hostile;
 mod interop;
 mod interop_mds;
 mod interop_parquet;
+mod interop_wds_compressed;
 mod manifest_cmd;
 mod mds;
 mod pack;
