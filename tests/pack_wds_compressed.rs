@@ -404,3 +404,46 @@ fn manifest_records_what_compressed_shards_hold() {
         }
     }
 }
+
+#[test]
+fn compressed_tars_under_other_names_are_told_by_content() {
+    // Several zstd blocks: the first one decompresses even when the end is cut.
+    let input = noisy(60);
+    let out = Tree::new();
+    let dir = out.join("loose");
+    std::fs::create_dir(&dir).unwrap();
+    for (codec, ext, name) in [("zstd", "tar.zst", "data.zst"), ("gz", "tar.gz", "data.gz")] {
+        let packed = out.join(codec);
+        pack(input.path(), &packed, &["--compression", codec]);
+        std::fs::copy(packed.join(format!("shard-000000.{ext}")), dir.join(name)).unwrap();
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, b"{\"text\": \"a compressed corpus, not a tar\"}\n")
+        .unwrap();
+    std::fs::write(dir.join("corpus.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    let (code, report) = run_json(&["verify", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["checked"]["structure"], 2, "{report}");
+    assert_eq!(report["checked"]["unchecked"], 1, "{report}");
+    assert_eq!(report["samples"], 120, "{report}");
+    for name in ["data.zst", "data.gz"] {
+        let mut cut = std::fs::read(dir.join(name)).unwrap();
+        cut.truncate(cut.len() - 100);
+        std::fs::write(dir.join(name), cut).unwrap();
+    }
+    let (code, report) = run_json(&["verify", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{report}");
+    let kinds: Vec<(String, String)> = findings(&report)
+        .into_iter()
+        .map(|(kind, path, _)| (kind, path))
+        .filter(|(_, path)| !path.starts_with("corpus"))
+        .collect();
+    assert!(
+        kinds.contains(&("truncated".into(), "data.zst".into())),
+        "{report}"
+    );
+    assert!(
+        kinds.contains(&("truncated".into(), "data.gz".into())),
+        "{report}"
+    );
+}
