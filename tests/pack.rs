@@ -1,7 +1,5 @@
 //! `shardsmith pack` driven end to end.
 
-use std::time::{Duration, Instant};
-
 use crate::util::*;
 
 #[test]
@@ -209,39 +207,9 @@ fn killed_runs_resume_byte_identical() {
     // Kill at several moments: as soon as the first shard is visible, then later.
     for (round, shards_before_kill) in [1usize, 4, 9].into_iter().enumerate() {
         let target = out.join(&format!("killed{round}"));
-        let mut child = std::process::Command::new(bin())
-            .args(["pack", p, target.to_str().unwrap()])
-            .args(args)
-            .env("SHARDSMITH_NO_PROGRESS", "1")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let visible = std::fs::read_dir(&target)
-                .map(|d| {
-                    d.filter(|e| {
-                        e.as_ref()
-                            .unwrap()
-                            .file_name()
-                            .to_string_lossy()
-                            .ends_with(".tar")
-                    })
-                    .count()
-                })
-                .unwrap_or(0);
-            if visible >= shards_before_kill
-                || Instant::now() > deadline
-                || child.try_wait().unwrap().is_some()
-            {
-                break;
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        let _ = child.kill();
-        let status = child.wait().unwrap();
-        let killed = !status.success();
+        let mut full = vec!["pack", p, target.to_str().unwrap()];
+        full.extend(args);
+        let killed = run_and_kill(&full, &target, ".tar", shards_before_kill);
         if killed {
             assert!(
                 !target.join("manifest.json").exists(),

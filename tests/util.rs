@@ -21,6 +21,43 @@ pub fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin!("shardsmith").to_path_buf()
 }
 
+/// Runs the binary with `args` and kills it as soon as `dir` holds `files` files whose
+/// names end in `suffix` (or after a minute); returns whether it was killed before it
+/// finished on its own.
+pub fn run_and_kill(args: &[&str], dir: &Path, suffix: &str, files: usize) -> bool {
+    let mut child = std::process::Command::new(bin())
+        .args(args)
+        .env("SHARDSMITH_NO_PROGRESS", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let visible = std::fs::read_dir(dir)
+            .map(|d| {
+                d.filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .file_name()
+                        .to_string_lossy()
+                        .ends_with(suffix)
+                })
+                .count()
+            })
+            .unwrap_or(0);
+        if visible >= files
+            || std::time::Instant::now() > deadline
+            || child.try_wait().unwrap().is_some()
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    let _ = child.kill();
+    !child.wait().unwrap().success()
+}
+
 /// The committed raw sample corpus.
 pub fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/raw")

@@ -16,7 +16,7 @@ use shardsmith_manifest::{FileContext, Inspector};
 
 use crate::mds::{Encoding, Mds, MdsOptions};
 use crate::parquet::{Parquet, ParquetOptions};
-use crate::webdataset::WebDataset;
+use crate::webdataset::{TarCompression, WebDataset};
 
 /// One field of a sample as planned. Compact on purpose: a plan holds one of these per
 /// input file, so field names are shared (`Arc<str>`) and the input path is not stored
@@ -234,7 +234,7 @@ pub trait ShardFormat: Sync {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FormatKind {
-    /// WebDataset tar shards (`PREFIX-NNNNNN.tar`).
+    /// WebDataset tar shards (`PREFIX-NNNNNN.tar`, or `.tar.gz`/`.tar.zst` compressed).
     Webdataset,
     /// MosaicML Streaming shards (`shard.NNNNN.mds[.EXT]` + `index.json`).
     Mds,
@@ -260,7 +260,7 @@ impl FormatKind {
     /// A structural checker for a file of this format.
     pub fn inspector(self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
         match self {
-            FormatKind::Webdataset => Box::new(crate::webdataset::TarInspector::new(ctx.path)),
+            FormatKind::Webdataset => Box::new(crate::webdataset::ShardInspector::new(ctx.path)),
             FormatKind::Mds => Box::new(crate::mds::MdsInspector::new(ctx.path)),
             FormatKind::Parquet => Box::new(crate::parquet::ParquetInspector::new(ctx)),
         }
@@ -280,6 +280,8 @@ pub struct FormatChoice {
     pub mds: MdsOptions,
     /// Parquet options.
     pub parquet: ParquetOptions,
+    /// Compression of WebDataset shards (`None`: plain `.tar`).
+    pub webdataset: Option<TarCompression>,
     /// Shard size limit, which MDS records as its `size_limit`.
     pub shard_size: u64,
 }
@@ -293,6 +295,7 @@ impl FormatChoice {
             key_column: "key".into(),
             mds: MdsOptions::default(),
             parquet: ParquetOptions::default(),
+            webdataset: None,
             shard_size: 256 << 20,
         }
     }
@@ -301,7 +304,9 @@ impl FormatChoice {
     /// the fields the samples have).
     pub fn build(&self, samples: &[SampleSpec]) -> crate::Result<Box<dyn ShardFormat>> {
         Ok(match self.kind {
-            FormatKind::Webdataset => Box::new(WebDataset),
+            FormatKind::Webdataset => Box::new(WebDataset {
+                compression: self.webdataset,
+            }),
             FormatKind::Parquet => Box::new(Parquet::new(
                 &self.parquet,
                 &self.columns,

@@ -9,7 +9,7 @@ use crate::size::{parse_count, parse_size};
 /// Shard formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
-    /// WebDataset tar shards (PREFIX-NNNNNN.tar), read by webdataset and wids; alias: wds
+    /// WebDataset tar shards (PREFIX-NNNNNN.tar[.gz|.zst]), read by webdataset and wids; alias: wds
     #[value(alias = "wds")]
     Webdataset,
     /// MosaicML Streaming shards (shard.NNNNN.mds[.EXT] + index.json), read by StreamingDataset
@@ -70,7 +70,8 @@ pub struct PackArgs {
     /// Largest shard file, headers and padding included [default: 256MiB; mds: 64MiB]
     ///
     /// The real file size stays within the limit (for MDS: the uncompressed shard, as
-    /// MDSWriter's size_limit); a single sample larger than the limit gets a shard of its
+    /// MDSWriter's size_limit; for compressed WebDataset shards: the uncompressed tar, as
+    /// ShardWriter's maxsize); a single sample larger than the limit gets a shard of its
     /// own, with a warning. At least 4KiB (4,096 bytes). Units: k/M/G ×1000, Ki/Mi/Gi ×1024.
     /// Example: `--shard-size 1GiB`.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -106,10 +107,15 @@ pub struct PackArgs {
     #[arg(long, default_value = "key", value_name = "NAME")]
     pub key_column: String,
 
-    /// Compression: mds none|zstd[:L]|gz[:L]|bz2[:L]|br[:L]|snappy [none]; parquet zstd[:L]|snappy|none [zstd]
+    /// Compression: webdataset none|gz[:1-9]|zstd[:1-22] [none]; mds none|zstd[:L]|gz[:L]|bz2[:L]|br[:L]|snappy [none]; parquet zstd[:L]|snappy|none [zstd]
     ///
-    /// MDS names are MDSWriter's; the level never appears in file names. Example:
-    /// `--compression zstd:7`.
+    /// webdataset: each shard compressed whole, PREFIX-NNNNNN.tar.gz (gz, level 6 unless
+    /// given) or .tar.zst (zstd, level 3); --shard-size counts the uncompressed tar, as
+    /// ShardWriter's maxsize does; the bytes are the same for any --jobs. webdataset 1.0.2
+    /// reads .tar.gz. It reads .tar.zst only where Python's tarfile knows zstd (3.14+):
+    /// not on Python 3.11, where it fails with ReadError. wids reads neither (it maps
+    /// plain tars). MDS names are MDSWriter's; the level never appears in file names.
+    /// Examples: `--compression gz` (webdataset), `--compression zstd:7` (mds).
     #[arg(long, value_name = "CODEC")]
     pub compression: Option<String>,
 

@@ -18,6 +18,7 @@ use shardsmith_formats::pack::tree::FileTree;
 use shardsmith_formats::pack::{PackObserver, PackReport, PackSettings, pack};
 use shardsmith_formats::parquet::ParquetCompression;
 use shardsmith_formats::parquet::input::ParquetRows;
+use shardsmith_formats::webdataset::TarCompression;
 use shardsmith_formats::{FormatKind, LocalDir, LocalTree};
 use shardsmith_manifest::MANIFEST_FILE;
 
@@ -222,7 +223,6 @@ fn format_choice(args: &PackArgs, format: FormatKind, shard_size: u64) -> Result
     let tabular = [FormatKind::Mds, FormatKind::Parquet];
     only("--column", !args.column.is_empty(), &tabular)?;
     only("--hashes", args.hashes.is_some(), &[FormatKind::Mds])?;
-    only("--compression", args.compression.is_some(), &tabular)?;
     only(
         "--row-group-size",
         args.row_group_size.is_some(),
@@ -248,12 +248,15 @@ fn format_choice(args: &PackArgs, format: FormatKind, shard_size: u64) -> Result
         }
     }
     if let Some(text) = &args.compression {
-        if format == FormatKind::Parquet {
-            choice.parquet.compression = ParquetCompression::parse(text)
-                .map_err(|e| anyhow::anyhow!("--compression: {e}"))?;
-        } else {
-            choice.mds.compression =
-                Compression::parse(text).map_err(|e| anyhow::anyhow!("--compression: {e}"))?;
+        let bad = |e: String| anyhow::anyhow!("--compression: {e}");
+        match format {
+            FormatKind::Parquet => {
+                choice.parquet.compression = ParquetCompression::parse(text).map_err(bad)?
+            }
+            FormatKind::Mds => choice.mds.compression = Compression::parse(text).map_err(bad)?,
+            FormatKind::Webdataset => {
+                choice.webdataset = TarCompression::parse(text).map_err(bad)?
+            }
         }
     }
     if let Some(text) = &args.row_group_size {

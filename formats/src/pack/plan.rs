@@ -86,11 +86,11 @@ mod tests {
         // Each 512-byte sample takes 1024 bytes; a shard adds 1024.
         let s = samples(&[512, 512, 512]);
         assert_eq!(
-            shape(&plan(&s, &WebDataset, 3072, None)),
+            shape(&plan(&s, &WebDataset::PLAIN, 3072, None)),
             [(0, 2, 3072, false), (2, 3, 2048, false)]
         );
         assert_eq!(
-            shape(&plan(&s, &WebDataset, 3071, None)),
+            shape(&plan(&s, &WebDataset::PLAIN, 3071, None)),
             [
                 (0, 1, 2048, false),
                 (1, 2, 2048, false),
@@ -98,7 +98,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            shape(&plan(&s, &WebDataset, 1 << 20, None)),
+            shape(&plan(&s, &WebDataset::PLAIN, 1 << 20, None)),
             [(0, 3, 4096, false)]
         );
     }
@@ -107,7 +107,7 @@ mod tests {
     fn oversize_sample_gets_its_own_shard() {
         let s = samples(&[10, 100_000, 10]);
         assert_eq!(
-            shape(&plan(&s, &WebDataset, 4096, None)),
+            shape(&plan(&s, &WebDataset::PLAIN, 4096, None)),
             [
                 (0, 1, 2048, false),
                 (1, 2, 1024 + 512 + 100_352, true),
@@ -120,13 +120,13 @@ mod tests {
     fn sample_count_limit() {
         let s = samples(&[1; 5]);
         assert_eq!(
-            shape(&plan(&s, &WebDataset, 1 << 30, Some(2))),
+            shape(&plan(&s, &WebDataset::PLAIN, 1 << 30, Some(2))),
             [
                 (0, 2, 3072, false),
                 (2, 4, 3072, false),
                 (4, 5, 2048, false)
             ]
         );
-        assert!(plan(&[], &WebDataset, 1 << 30, Some(2)).is_empty());
+        assert!(plan(&[], &WebDataset::PLAIN, 1 << 30, Some(2)).is_empty());
     }
 }

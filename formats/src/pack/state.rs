@@ -113,10 +113,17 @@ mod tests {
 
     #[test]
     fn own_shards_are_recognised_by_name() {
-        assert!(is_own_shard("shard-000012.tar", &WebDataset, "shard"));
-        assert!(is_own_shard("a-1-000000.tar", &WebDataset, "a-1"));
-        assert!(!is_own_shard("shard-12.tar", &WebDataset, "shard"));
-        assert!(!is_own_shard("other-000012.tar", &WebDataset, "shard"));
-        assert!(!is_own_shard("notes.txt", &WebDataset, "shard"));
+        let plain = &WebDataset::PLAIN;
+        assert!(is_own_shard("shard-000012.tar", plain, "shard"));
+        assert!(is_own_shard("a-1-000000.tar", plain, "a-1"));
+        assert!(!is_own_shard("shard-12.tar", plain, "shard"));
+        assert!(!is_own_shard("other-000012.tar", plain, "shard"));
+        assert!(!is_own_shard("notes.txt", plain, "shard"));
+        let gz = &WebDataset {
+            compression: Some(crate::webdataset::TarCompression::Gz(6)),
+        };
+        assert!(is_own_shard("shard-000012.tar.gz", gz, "shard"));
+        assert!(!is_own_shard("shard-000012.tar", gz, "shard"));
+        assert!(!is_own_shard("shard-000012.tar.gz", plain, "shard"));
     }
 }

@@ -16,6 +16,9 @@ use super::BLOCK;
 const B: usize = BLOCK as usize;
 /// Longest PAX or GNU long-name record read into memory; longer ones are skipped.
 const MAX_META: u64 = 1 << 16;
+/// Most findings kept for one shard; the rest are counted in one last finding. A few
+/// KiB of a compressed shard can decompress to millions of identical bad headers.
+pub const MAX_FINDINGS: usize = 10_000;
 
 enum State {
     Header,
@@ -57,6 +60,8 @@ pub struct TarInspector {
     fill: usize,
     state: State,
     findings: Vec<Finding>,
+    /// Findings over [`MAX_FINDINGS`]: how many, whether any was an error, the first.
+    dropped: (u64, bool, Option<Finding>),
     current: Option<String>,
     fields: Vec<String>,
     seen: HashSet<u64>,
@@ -77,6 +82,7 @@ impl TarInspector {
             fill: 0,
             state: State::Header,
             findings: Vec::new(),
+            dropped: (0, false, None),
             current: None,
             fields: Vec::new(),
             seen: HashSet::new(),
@@ -88,14 +94,23 @@ impl TarInspector {
         }
     }
 
+    fn push(&mut self, finding: Finding) {
+        if self.findings.len() < MAX_FINDINGS {
+            self.findings.push(finding);
+            return;
+        }
+        let (count, any_error, first) = &mut self.dropped;
+        *count += 1;
+        *any_error |= finding.is_error();
+        first.get_or_insert(finding);
+    }
+
     fn error(&mut self, kind: FindingKind, at: u64, message: String) {
-        self.findings
-            .push(Finding::error(kind, &self.path, message).at(at));
+        self.push(Finding::error(kind, &self.path, message).at(at));
     }
 
     fn warning(&mut self, kind: FindingKind, at: u64, message: String) {
-        self.findings
-            .push(Finding::warning(kind, &self.path, message).at(at));
+        self.push(Finding::warning(kind, &self.path, message).at(at));
     }
 
     /// Handles one complete block while a header (or the end marker) is expected.
@@ -130,7 +145,7 @@ impl TarInspector {
                 // after them. A valid header further on means the zeros were written over
                 // the middle of the archive (a lost block, a zero-filled hole).
                 if zero_blocks < 2 || (!zero && checksum_ok(block)) {
-                    self.findings.push(
+                    self.push(
                         Finding::error(
                             FindingKind::PrematureEnd,
                             &self.path,
@@ -163,7 +178,7 @@ impl TarInspector {
         let computed = header_sum(block);
         if stored != Some(computed) {
             let stored_text = stored.map_or_else(|| "unreadable".to_string(), |s| s.to_string());
-            self.findings.push(
+            self.push(
                 Finding::error(
                     FindingKind::BadHeader,
                     &self.path,
@@ -410,7 +425,7 @@ impl Inspector for TarInspector {
             ),
             State::Data { remaining, member } => {
                 let data_end = member.header_at + BLOCK + member.size;
-                self.findings.push(
+                self.push(
                     Finding::error(
                         FindingKind::Truncated,
                         &self.path,
@@ -445,6 +460,19 @@ impl Inspector for TarInspector {
                 format!("non-zero bytes after the end-of-archive marker at byte {zero_start}"),
             ),
             State::End { .. } | State::Stopped => {}
+        }
+        if let (count, any_error, Some(first)) = std::mem::take(&mut self.dropped) {
+            let mut rest = Finding {
+                message: format!(
+                    "{count} more finding(s) in this shard are not listed (the first {MAX_FINDINGS} are); the first of them: {}",
+                    first.message
+                ),
+                ..first
+            };
+            if any_error {
+                rest.severity = shardsmith_manifest::Severity::Error;
+            }
+            self.findings.push(rest);
         }
         Inspection {
             format: "webdataset".into(),

@@ -2,14 +2,21 @@
 //! exactly the input: plain ustar members (typeflag `0`, name ≤ 100 bytes in the name
 //! field, no prefix, no PAX or GNU records), fixed header fields (mode 0444, uid/gid 0,
 //! user and group `bigdata`, mtime 0), a sample's files contiguous and sorted by field,
-//! and two zero blocks at the end.
+//! and two zero blocks at the end. Optionally compressed as a whole (`.tar.gz`,
+//! `.tar.zst`: [`compress`]); sizes and rollover always count the uncompressed tar.
 
+pub mod compress;
 mod inspect;
+mod unpack;
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+pub use compress::TarCompression;
 pub use inspect::TarInspector;
+pub use unpack::ShardInspector;
 
+use self::compress::Compressor;
 use crate::format::{Field, Payload, SampleSpec, ShardEncoder, ShardFormat, ShardOut};
 
 /// Tar block size.
@@ -19,8 +26,17 @@ pub const MAX_NAME: usize = 100;
 /// Largest member the 11-digit octal size field holds.
 pub const MAX_MEMBER: u64 = (1 << 33) - 1;
 
-/// The WebDataset format.
-pub struct WebDataset;
+/// The WebDataset format: plain or compressed tar shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WebDataset {
+    /// Compression of whole shards (`None`: plain `.tar`).
+    pub compression: Option<TarCompression>,
+}
+
+impl WebDataset {
+    /// Plain `.tar` shards.
+    pub const PLAIN: WebDataset = WebDataset { compression: None };
+}
 
 fn padded(size: u64) -> u64 {
     size.div_ceil(BLOCK) * BLOCK
@@ -32,7 +48,8 @@ impl ShardFormat for WebDataset {
     }
 
     fn shard_name(&self, prefix: &str, index: usize) -> String {
-        format!("{prefix}-{index:06}.tar")
+        let ext = self.compression.map_or("tar", |c| c.extension());
+        format!("{prefix}-{index:06}.{ext}")
     }
 
     fn refuse(&self, sample: &SampleSpec) -> Option<String> {
@@ -73,12 +90,42 @@ impl ShardFormat for WebDataset {
         2 * BLOCK
     }
 
+    /// Only a compressed dataset records its compression: plain datasets keep the
+    /// manifest (and root digest) they had before compression existed.
+    fn options(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut options = BTreeMap::new();
+        if let Some(compression) = self.compression {
+            options.insert("compression".into(), compression.name().into());
+        }
+        options
+    }
+
     fn encoder(&self) -> Box<dyn ShardEncoder> {
-        Box::new(TarEncoder)
+        Box::new(TarEncoder {
+            compression: self.compression,
+            compressor: None,
+        })
     }
 }
 
-struct TarEncoder;
+/// Writes the tar, straight into the shard's output or through a compressor in front
+/// of it (made on first use, from a handle on the output).
+struct TarEncoder {
+    compression: Option<TarCompression>,
+    compressor: Option<Compressor>,
+}
+
+impl TarEncoder {
+    fn sink<'a>(&'a mut self, out: &'a mut ShardOut) -> io::Result<&'a mut dyn Write> {
+        let Some(compression) = self.compression else {
+            return Ok(out);
+        };
+        if self.compressor.is_none() {
+            self.compressor = Some(compression.writer(out.clone())?);
+        }
+        Ok(self.compressor.as_mut().expect("made above"))
+    }
+}
 
 /// The deterministic ustar header of a member.
 pub fn member_header(name: &str, size: u64) -> io::Result<tar::Header> {
@@ -108,6 +155,7 @@ const ZEROS: [u8; BLOCK as usize] = [0; BLOCK as usize];
 
 impl ShardEncoder for TarEncoder {
     fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
+        let out = self.sink(out)?;
         for field in fields {
             let name = format!("{key}.{}", field.ext);
             out.write_all(member_header(&name, field.size)?.as_bytes())?;
@@ -130,8 +178,12 @@ impl ShardEncoder for TarEncoder {
     }
 
     fn finish(&mut self, out: &mut ShardOut) -> io::Result<serde_json::Value> {
+        let out = self.sink(out)?;
         out.write_all(&ZEROS)?;
         out.write_all(&ZEROS)?;
+        if let Some(compressor) = self.compressor.take() {
+            compressor.finish()?;
+        }
         Ok(serde_json::Value::Null)
     }
 }
@@ -155,9 +207,12 @@ mod tests {
     #[test]
     fn sizes_are_exact() {
         let s = spec("k", &[("jpg", 0), ("json", 1), ("txt", 512), ("cls", 513)]);
-        assert_eq!(WebDataset.sample_bytes(&s), 4 * 512 + 512 + 512 + 1024);
+        assert_eq!(
+            WebDataset::PLAIN.sample_bytes(&s),
+            4 * 512 + 512 + 512 + 1024
+        );
         let (mut out, bytes) = crate::format::ShardOut::memory();
-        let mut enc = WebDataset.encoder();
+        let mut enc = WebDataset::PLAIN.encoder();
         let data: Vec<Vec<u8>> = s
             .fields
             .iter()
@@ -178,7 +233,7 @@ mod tests {
         let out = bytes.lock().unwrap().clone();
         assert_eq!(
             out.len() as u64,
-            WebDataset.sample_bytes(&s) + WebDataset.shard_overhead()
+            WebDataset::PLAIN.sample_bytes(&s) + WebDataset::PLAIN.shard_overhead()
         );
         let mut archive = tar::Archive::new(&out[..]);
         let names: Vec<String> = archive
@@ -187,6 +242,67 @@ mod tests {
             .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, ["k.jpg", "k.json", "k.txt", "k.cls"]);
+    }
+
+    #[test]
+    fn compressed_shards_are_named_sized_and_recorded_as_the_tar_inside() {
+        let s = spec("k", &[("jpg", 700), ("json", 3)]);
+        for (compression, name, recorded) in [
+            (TarCompression::Gz(6), "p-000007.tar.gz", "gz:6"),
+            (TarCompression::Zstd(19), "p-000007.tar.zst", "zstd:19"),
+        ] {
+            let format = WebDataset {
+                compression: Some(compression),
+            };
+            assert_eq!(format.shard_name("p", 7), name);
+            assert_eq!(format.options()["compression"], recorded);
+            assert_eq!(
+                format.sample_bytes(&s),
+                WebDataset::PLAIN.sample_bytes(&s),
+                "sizes count the uncompressed tar"
+            );
+            let (mut out, bytes) = crate::format::ShardOut::memory();
+            let mut enc = format.encoder();
+            let data = [vec![7u8; 700], b"{}\n".to_vec()];
+            let mut fields: Vec<Field<'_>> = s
+                .fields
+                .iter()
+                .zip(&data)
+                .map(|(f, d)| Field {
+                    ext: &f.ext,
+                    size: f.size,
+                    payload: Payload::Bytes(d),
+                })
+                .collect();
+            enc.add(&mut out, &s.key, &mut fields).unwrap();
+            enc.finish(&mut out).unwrap();
+            drop(enc);
+            let shard = bytes.lock().unwrap().clone();
+            let mut tar = Vec::new();
+            match compression {
+                TarCompression::Gz(_) => {
+                    io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&shard[..]), &mut tar)
+                }
+                TarCompression::Zstd(_) => io::Read::read_to_end(
+                    &mut zstd::stream::read::Decoder::new(&shard[..]).unwrap(),
+                    &mut tar,
+                ),
+            }
+            .unwrap();
+            assert_eq!(
+                tar.len() as u64,
+                format.sample_bytes(&s) + format.shard_overhead()
+            );
+            assert_eq!(
+                tar[..512],
+                member_header("k.jpg", 700).unwrap().as_bytes()[..]
+            );
+        }
+        assert!(
+            WebDataset::PLAIN.options().is_empty(),
+            "plain manifests are unchanged"
+        );
+        assert_eq!(WebDataset::PLAIN.shard_name("p", 7), "p-000007.tar");
     }
 
     #[test]
@@ -218,15 +334,19 @@ mod tests {
     #[test]
     fn long_names_and_huge_fields_are_refused() {
         let long_key = "d/".repeat(47) + "kk";
-        assert!(WebDataset.refuse(&spec(&long_key, &[("jpg", 1)])).is_none());
         assert!(
-            WebDataset
+            WebDataset::PLAIN
+                .refuse(&spec(&long_key, &[("jpg", 1)]))
+                .is_none()
+        );
+        assert!(
+            WebDataset::PLAIN
                 .refuse(&spec(&long_key, &[("json", 1)]))
                 .unwrap()
                 .contains("101 bytes")
         );
         assert!(
-            WebDataset
+            WebDataset::PLAIN
                 .refuse(&spec("k", &[("bin", MAX_MEMBER + 1)]))
                 .unwrap()
                 .contains("8 GiB")

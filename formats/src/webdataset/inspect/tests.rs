@@ -5,7 +5,7 @@ use crate::webdataset::{WebDataset, member_header};
 /// A shard of `(key, ext, bytes)` members written by our encoder.
 fn shard(members: &[(&str, &str, &[u8])]) -> Vec<u8> {
     let (mut out, bytes) = crate::format::ShardOut::memory();
-    let mut enc = WebDataset.encoder();
+    let mut enc = WebDataset::PLAIN.encoder();
     for (key, ext, data) in members {
         let mut fields = [Field {
             ext,
@@ -286,4 +286,32 @@ fn a_member_size_no_file_can_hold_is_a_bad_header() {
             inspection.findings
         );
     }
+}
+
+#[test]
+fn findings_are_capped_and_the_rest_counted() {
+    // Every member after the first is a duplicate field (an error) with an upper-case
+    // extension (a warning): two findings per 512 bytes.
+    let members = MAX_FINDINGS / 2 + 100;
+    let mut bytes = member(b"k.JPG", b"", b'0').repeat(members);
+    bytes.extend(end());
+    let i = inspect_in(&bytes, 1 << 16);
+    assert_eq!(i.findings.len(), MAX_FINDINGS + 1);
+    let last = i.findings.last().unwrap();
+    assert_eq!(
+        last.kind,
+        FindingKind::DuplicateField,
+        "the first one left out"
+    );
+    assert!(last.is_error(), "errors were left out");
+    let listed = (members - 1) * 2 + 1;
+    assert!(
+        last.message.starts_with(&format!(
+            "{} more finding(s) in this shard are not listed (the first {MAX_FINDINGS} are)",
+            listed - MAX_FINDINGS
+        )),
+        "{}",
+        last.message
+    );
+    assert_eq!(i.samples, Some(1));
 }
