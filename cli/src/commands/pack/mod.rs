@@ -1,10 +1,10 @@
 //! `shardsmith pack`: resolve the arguments, run the pipeline with a progress bar,
 //! report.
 
+mod progress;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -15,7 +15,7 @@ use shardsmith_formats::mds::codec::parse_hashes;
 use shardsmith_formats::mds::{Compression, Encoding};
 use shardsmith_formats::pack::samples::SampleSource;
 use shardsmith_formats::pack::tree::FileTree;
-use shardsmith_formats::pack::{PackObserver, PackReport, PackSettings, pack};
+use shardsmith_formats::pack::{PackReport, PackSettings, pack};
 use shardsmith_formats::parquet::ParquetCompression;
 use shardsmith_formats::parquet::input::ParquetRows;
 use shardsmith_formats::webdataset::TarCompression;
@@ -26,6 +26,7 @@ use super::{Status, brace_pattern};
 use crate::args::{FormatArg, InputFormatArg, PackArgs, ValidateArg};
 use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
 use crate::size::{human_bytes, parse_count, parse_size};
+use progress::Progress;
 
 /// `pack` arguments resolved and checked before any file is touched.
 struct Resolved {
@@ -298,48 +299,6 @@ fn read_list(list: &Path) -> Result<Vec<String>> {
         .lines()
         .map(|l| l.trim_end_matches('\r').to_string())
         .collect())
-}
-
-struct Progress {
-    bar: crate::progress::Bar,
-    counts: Arc<Counts>,
-}
-
-/// Samples done and planned, read by the bar when it draws.
-#[derive(Default)]
-struct Counts {
-    done: AtomicU64,
-    total: AtomicU64,
-}
-
-impl Progress {
-    fn new(printer: &Printer) -> Self {
-        let counts = Arc::new(Counts::default());
-        let shown = counts.clone();
-        let bar = printer.bytes_bar_with(
-            "packing",
-            Arc::new(move || {
-                let total = shown.total.load(Ordering::Relaxed);
-                if total == 0 {
-                    return "listing inputs".into();
-                }
-                format!("{}/{total} samples", shown.done.load(Ordering::Relaxed))
-            }),
-        );
-        Self { bar, counts }
-    }
-}
-
-impl PackObserver for Progress {
-    fn planned(&self, samples: u64, bytes: u64, _shards: usize) {
-        self.counts.total.store(samples, Ordering::Relaxed);
-        self.bar.set_total(bytes);
-    }
-
-    fn advanced(&self, samples: u64, bytes: u64) {
-        self.counts.done.fetch_add(samples, Ordering::Relaxed);
-        self.bar.inc(bytes);
-    }
 }
 
 pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
