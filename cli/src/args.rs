@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 mod pack;
 mod tokenize;
 
-pub use pack::{FormatArg, InputFormatArg, PackArgs, ValidateArg};
+pub use pack::{InputFormatArg, PackArgs, ValidateArg};
 pub use tokenize::{TokenFormatArg, TokenizeArgs};
 
 /// Prepare and guard the data of GPU training runs: pack small files into shards, tokenize

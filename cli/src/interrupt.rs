@@ -12,7 +12,7 @@ pub fn install() {
     };
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            let removed = shardsmith_formats::sink::discard_temporaries();
+            let removed = shardsmith_store::sink::discard_temporaries();
             let name = match signal {
                 SIGINT => "SIGINT",
                 SIGTERM => "SIGTERM",

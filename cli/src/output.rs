@@ -192,6 +192,33 @@ pub fn need_directory(path: &std::path::Path) -> anyhow::Result<()> {
     .into())
 }
 
+/// The stable kind and the path of a typed error of one of the libraries (or of the
+/// CLI's own checks), or `None` for an untyped cause.
+pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(&'static str, Option<String>)> {
+    macro_rules! try_types {
+        ($($ty:ty),*) => {
+            $(if let Some(e) = cause.downcast_ref::<$ty>() {
+                return Some((e.kind(), e.path()));
+            })*
+        };
+    }
+    try_types!(
+        shardsmith_pack::Error,
+        shardsmith_tokens::Error,
+        shardsmith_shard::Error,
+        shardsmith_store::Error,
+        shardsmith_manifest::Error,
+        shardsmith_signing::Error
+    );
+    if let Some(e) = cause.downcast_ref::<CliError>() {
+        Some((e.kind, e.path.clone()))
+    } else if cause.downcast_ref::<std::io::Error>().is_some() {
+        Some(("io", None))
+    } else {
+        None
+    }
+}
+
 /// What `--json` prints when a command could not run (exit 2): one object on stdout
 /// with the error's stable kind, its message (the causes joined, each once), the path it
 /// is about when there is one, and the hint when there is one.
@@ -204,20 +231,7 @@ pub fn error_report(command: &str, err: &anyhow::Error, message: &str) -> serde_
             hint.get_or_insert_with(|| h.hint.clone());
             continue;
         }
-        let found = if let Some(e) = cause.downcast_ref::<shardsmith_formats::Error>() {
-            Some((e.kind(), e.path()))
-        } else if let Some(e) = cause.downcast_ref::<shardsmith_manifest::Error>() {
-            Some((e.kind(), e.path()))
-        } else if let Some(e) = cause.downcast_ref::<shardsmith_signing::Error>() {
-            Some((e.kind(), e.path()))
-        } else if let Some(e) = cause.downcast_ref::<CliError>() {
-            Some((e.kind, e.path.clone()))
-        } else if cause.downcast_ref::<std::io::Error>().is_some() {
-            Some(("io", None))
-        } else {
-            None
-        };
-        if let Some((k, p)) = found {
+        if let Some((k, p)) = typed(cause) {
             kind = Some(k);
             path = p;
             break;

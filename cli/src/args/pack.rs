@@ -2,20 +2,21 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
+use shardsmith_shard::FormatKind;
 
 use crate::size::{parse_count, parse_size};
 
-/// Shard formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    /// WebDataset tar shards (PREFIX-NNNNNN.tar[.gz|.zst]), read by webdataset and wids; alias: wds
-    #[value(alias = "wds")]
-    Webdataset,
-    /// MosaicML Streaming shards (shard.NNNNN.mds[.EXT] + index.json), read by StreamingDataset
-    Mds,
-    /// Parquet files (PREFIX-NNNNNN.parquet): a key column and one column per field
-    Parquet,
+/// `--format`: the shard formats of the registry, with their summaries as help.
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = FormatKind> {
+    let values = FormatKind::all().map(|kind| {
+        PossibleValue::new(kind.name())
+            .help(kind.def().summary())
+            .aliases(kind.def().aliases())
+    });
+    PossibleValuesParser::new(values)
+        .map(|name: String| FormatKind::from_name(&name).expect("a registered name"))
 }
 
 /// What INPUT holds.
@@ -49,8 +50,8 @@ pub struct PackArgs {
     pub output: PathBuf,
 
     /// Shard format
-    #[arg(long, value_enum, default_value = "webdataset")]
-    pub format: FormatArg,
+    #[arg(long, default_value = "webdataset", value_parser = format_parser())]
+    pub format: FormatKind,
 
     /// What INPUT holds: raw files, or Parquet files whose rows are the samples
     ///

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use serde_json::json;
-use shardsmith_formats::checkpoint::CheckpointOptions;
-use shardsmith_formats::checkpoint::audit::audit_run;
+use shardsmith_checkpoint::audit::audit_run;
+use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 
 use super::Status;
 use crate::args::AuditArgs;
@@ -24,7 +24,7 @@ pub fn run(args: &AuditArgs, printer: &Printer) -> Result<Status> {
     };
     let result = audit_run(
         &args.run_dir,
-        options,
+        &InspectorsWith(options),
         &|n| bar.set_total(total.fetch_add(n, Ordering::Relaxed) + n),
         &|n| bar.inc(n),
     );

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde_json::json;
-use shardsmith_formats::Inspectors;
+use shardsmith_inspect::Inspectors;
 use shardsmith_manifest::scan::scan_directory;
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, sums};
 

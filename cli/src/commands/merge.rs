@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use serde_json::json;
-use shardsmith_formats::mds::merge::merge;
+use shardsmith_pack::merge::merge;
 
 use super::Status;
 use crate::args::MergeArgs;

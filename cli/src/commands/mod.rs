@@ -20,13 +20,13 @@ pub enum Status {
 /// A failed `pack` or `tokenize`: removes the output directory if the run made it and
 /// left it empty, and says how to go on when the run's state stayed behind (some shards
 /// were committed, so the same command resumes).
-pub fn after_failure(err: anyhow::Error, sink: &shardsmith_formats::LocalDir) -> anyhow::Error {
+pub fn after_failure(err: anyhow::Error, sink: &shardsmith_store::LocalDir) -> anyhow::Error {
     sink.discard_if_unused();
-    let state = sink.path().join(shardsmith_formats::pack::state::STATE_DIR);
-    let refused = matches!(
-        err.downcast_ref::<shardsmith_formats::Error>(),
-        Some(shardsmith_formats::Error::OutputConflict { .. })
-    );
+    let state = sink.path().join(shardsmith_store::resume::STATE_DIR);
+    let refused = err
+        .chain()
+        .find_map(crate::output::typed)
+        .is_some_and(|(kind, _)| kind == "output_conflict");
     if refused || !state.exists() {
         return err;
     }

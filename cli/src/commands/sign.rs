@@ -7,8 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use serde_json::json;
-use shardsmith_formats::InspectorsWith;
-use shardsmith_formats::checkpoint::CheckpointOptions;
+use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 use shardsmith_manifest::verify::{DigestCheck, DigestCheckOutcome, VerifyOptions, verify_path};
 use shardsmith_manifest::{Finding, FindingKind};
 use shardsmith_signing::{PrivateKey, PublicKey, SignatureReport};

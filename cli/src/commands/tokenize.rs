@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::json;
-use shardsmith_formats::LocalDir;
-use shardsmith_formats::tokens::{
-    self, InputFile, TokenFormat, TokenizeObserver, TokenizeReport, TokenizeSettings, Tokenizer,
+use shardsmith_manifest::MANIFEST_FILE;
+use shardsmith_store::LocalDir;
+use shardsmith_tokens::{
+    TextInput, TokenFormat, TokenizeObserver, TokenizeReport, TokenizeSettings, Tokenizer,
     TokenizerSpec,
 };
-use shardsmith_manifest::MANIFEST_FILE;
 
 use super::{Status, brace_pattern};
 use crate::args::{TokenFormatArg, TokenizeArgs};
@@ -22,7 +22,7 @@ use crate::size::human_bytes;
 
 /// `tokenize` arguments resolved and checked before any output is touched.
 struct Resolved {
-    inputs: Vec<InputFile>,
+    inputs: Vec<TextInput>,
     output: PathBuf,
     tokenizer: Tokenizer,
     settings: TokenizeSettings,
@@ -70,7 +70,7 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             );
         }
     }
-    let inputs = tokens::input::list(args.inputs())?;
+    let inputs = shardsmith_tokens::input::list(args.inputs())?;
     let tokenizer = Tokenizer::load(&TokenizerSpec::parse(&args.tokenizer), args.allow_special)?;
     if let Some(size) = args.shard_size {
         let dtype = format.dtype(tokenizer.vocab_size())?;
@@ -149,7 +149,7 @@ pub fn run(args: &TokenizeArgs, printer: &Printer) -> Result<Status> {
     let resolved = resolve(args)?;
     let sink = LocalDir::create(&resolved.output)?;
     let progress = Progress::new(printer);
-    let result = tokens::tokenize(
+    let result = shardsmith_tokens::tokenize(
         &resolved.inputs,
         &sink,
         &resolved.tokenizer,

@@ -4,8 +4,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use serde_json::json;
-use shardsmith_formats::InspectorsWith;
-use shardsmith_formats::checkpoint::CheckpointOptions;
+use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 use shardsmith_manifest::verify::{VerifyOptions, verify_path};
 
 use super::Status;

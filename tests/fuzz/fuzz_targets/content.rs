@@ -3,8 +3,8 @@
 //! The first byte picks the field name and the check or encoding.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shardsmith_formats::content::{self, Validation};
-use shardsmith_formats::mds::Encoding;
+use shardsmith_shard::columns::Encoding;
+use shardsmith_shard::content::{self, Validation};
 
 const EXTS: [&str; 7] = ["json", "jpg", "png", "webp", "gif", "seg.png", "jpeg"];
 const ENCODINGS: [&str; 12] = [

@@ -2,7 +2,7 @@
 //! snappy), header, offset table, embedded config, record sizes and hashes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shardsmith_formats::mds::MdsInspector;
+use shardsmith_shard::mds::MdsInspector;
 
 const NAMES: [&str; 6] = [
     "shard.00000.mds",

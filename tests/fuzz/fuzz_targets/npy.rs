@@ -3,7 +3,7 @@
 //! re-framed. The first byte picks the column's declared dtype and shape.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shardsmith_formats::mds::Encoding;
+use shardsmith_shard::columns::Encoding;
 
 const ENCODINGS: [&str; 5] = [
     "ndarray",

@@ -4,7 +4,7 @@
 //! fuzzer rarely gets past the checksum to the fields behind it.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use shardsmith_formats::webdataset::TarInspector;
+use shardsmith_shard::webdataset::TarInspector;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, tar)) = data.split_first() else {

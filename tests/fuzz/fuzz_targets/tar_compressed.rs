@@ -9,7 +9,7 @@
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use shardsmith_formats::webdataset::ShardInspector;
+use shardsmith_shard::webdataset::ShardInspector;
 
 const GZIP: &[u8] = &[0x1f, 0x8b];
 const ZSTD: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];

@@ -6,9 +6,9 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use shardsmith_formats::tokens::input::{self, Reader, RecordKind};
-use shardsmith_formats::tokens::tokenizer::Scratch;
-use shardsmith_formats::tokens::{OpenAi, Position, Tokenizer, TokenizerSpec};
+use shardsmith_tokens::input::{self, Reader, RecordKind};
+use shardsmith_tokens::tokenizer::Scratch;
+use shardsmith_tokens::{OpenAi, Position, Tokenizer, TokenizerSpec};
 
 const NAMES: [&str; 6] = [
     "in.jsonl",
@@ -52,7 +52,7 @@ fuzz_target!(
         for record in &batch.records {
             let bytes = &batch.data[record.range.clone()];
             let text = match &record.kind {
-                RecordKind::Json => shardsmith_formats::tokens::json_text(bytes, "text").ok(),
+                RecordKind::Json => shardsmith_tokens::json_text(bytes, "text").ok(),
                 RecordKind::Text => std::str::from_utf8(bytes).ok().map(Into::into),
                 RecordKind::Bad(_) => None,
             };

@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use shardsmith_formats::InspectorsWith;
-use shardsmith_formats::checkpoint::CheckpointOptions;
+use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 use shardsmith_manifest::scan::READ_BLOCK;
 use shardsmith_manifest::verify::{VerifyOptions, VerifyReport, verify_path};
 use shardsmith_manifest::{
@@ -22,7 +21,7 @@ pub const INSPECTORS: InspectorsWith = InspectorsWith(CheckpointOptions { scan_v
 pub const SPLIT: &[u8] = b"--shardsmith-fuzz-split--";
 
 /// Crates whose panics on malformed data the code under test catches and reports
-/// (`shardsmith_formats::parquet::guarded`). libFuzzer's panic hook aborts on every
+/// (`shardsmith_shard::parquet::guarded`). libFuzzer's panic hook aborts on every
 /// panic before it unwinds; theirs must reach that guard. A panic of theirs that no
 /// guard catches still ends the run (libfuzzer-sys aborts on an unwound panic).
 const GUARDED_CRATES: [&str; 2] = ["/parquet-", "/arrow-"];

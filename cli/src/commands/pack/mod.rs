@@ -9,21 +9,18 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde_json::json;
-use shardsmith_formats::content::Validation;
-use shardsmith_formats::format::FormatChoice;
-use shardsmith_formats::mds::codec::parse_hashes;
-use shardsmith_formats::mds::{Compression, Encoding};
-use shardsmith_formats::pack::samples::SampleSource;
-use shardsmith_formats::pack::tree::FileTree;
-use shardsmith_formats::pack::{PackReport, PackSettings, pack};
-use shardsmith_formats::parquet::ParquetCompression;
-use shardsmith_formats::parquet::input::ParquetRows;
-use shardsmith_formats::webdataset::TarCompression;
-use shardsmith_formats::{FormatKind, LocalDir, LocalTree};
 use shardsmith_manifest::MANIFEST_FILE;
+use shardsmith_pack::tree::FileTree;
+use shardsmith_pack::{PackReport, PackSettings, pack};
+use shardsmith_shard::columns::Encoding;
+use shardsmith_shard::content::Validation;
+use shardsmith_shard::parquet::input::ParquetRows;
+use shardsmith_shard::sample::SampleSource;
+use shardsmith_shard::{FormatChoice, FormatOptions};
+use shardsmith_store::{LocalDir, LocalTree};
 
 use super::{Status, brace_pattern};
-use crate::args::{FormatArg, InputFormatArg, PackArgs, ValidateArg};
+use crate::args::{InputFormatArg, PackArgs, ValidateArg};
 use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
 use crate::size::{human_bytes, parse_count, parse_size};
 use progress::Progress;
@@ -40,25 +37,14 @@ struct Resolved {
 }
 
 fn resolve(args: &PackArgs) -> Result<Resolved> {
-    let format = match args.format {
-        FormatArg::Webdataset => FormatKind::Webdataset,
-        FormatArg::Mds => FormatKind::Mds,
-        FormatArg::Parquet => FormatKind::Parquet,
-    };
-    let shard_size = args.shard_size.unwrap_or(match format {
-        FormatKind::Mds => 64 << 20,
-        _ => 256 << 20,
-    });
-    let choice = format_choice(args, format, shard_size)?;
+    let choice = FormatChoice::new(args.format, &format_options(args)?)?;
     let validation = match args.validate {
         ValidateArg::None => Validation::None,
         ValidateArg::Cheap => Validation::Cheap,
         ValidateArg::Full => Validation::Full,
     };
     let settings = PackSettings {
-        shard_size,
         max_samples: args.max_samples,
-        prefix: args.prefix.clone(),
         shuffle_seed: args.shuffle.then(|| args.seed.unwrap_or(0)),
         validation,
         strict: args.strict,
@@ -128,7 +114,7 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
 /// True when the run goes through Arrow buffers: Parquet output or Parquet input (an
 /// unreadable input counts as not Parquet; `run` reports it).
 pub fn uses_arrow(args: &PackArgs) -> bool {
-    args.format == FormatArg::Parquet
+    args.format.name() == "parquet"
         || match args.input_format {
             InputFormatArg::Files => false,
             InputFormatArg::Parquet => true,
@@ -209,38 +195,24 @@ fn absolute(path: &Path) -> Result<PathBuf> {
     Ok(resolved)
 }
 
-/// The format and its options, checked against the format (options of another format
-/// are refused rather than ignored).
-fn format_choice(args: &PackArgs, format: FormatKind, shard_size: u64) -> Result<FormatChoice> {
-    let mut choice = FormatChoice::new(format);
-    choice.shard_size = shard_size;
-    choice.key_column = args.key_column.clone();
-    let only = |flag: &str, given: bool, formats: &[FormatKind]| -> Result<()> {
-        if given && !formats.contains(&format) {
-            bail!("{flag} does not apply to --format {}", format.name());
-        }
-        Ok(())
+/// The format options as given, for the chosen format to check (options of another
+/// format are refused rather than ignored).
+fn format_options(args: &PackArgs) -> Result<FormatOptions> {
+    let mut options = FormatOptions {
+        shard_size: args.shard_size,
+        prefix: args.prefix.clone(),
+        compression: args.compression.clone(),
+        key_column: args.key_column.clone(),
+        hashes: args.hashes.clone(),
+        ..FormatOptions::default()
     };
-    let tabular = [FormatKind::Mds, FormatKind::Parquet];
-    only("--column", !args.column.is_empty(), &tabular)?;
-    only("--hashes", args.hashes.is_some(), &[FormatKind::Mds])?;
-    only(
-        "--row-group-size",
-        args.row_group_size.is_some(),
-        &[FormatKind::Parquet],
-    )?;
-    if format == FormatKind::Mds && args.prefix != "shard" {
-        bail!(
-            "--prefix does not apply to --format mds: MDS shard names are fixed (shard.00000.mds)"
-        );
-    }
     for spec in &args.column {
         let (field, encoding) = spec
             .split_once(':')
             .with_context(|| format!("--column `{spec}`: expected FIELD:ENCODING, e.g. cls:int"))?;
         let encoding =
             Encoding::parse(encoding).map_err(|e| anyhow::anyhow!("--column `{spec}`: {e}"))?;
-        if choice
+        if options
             .columns
             .insert(field.to_ascii_lowercase(), encoding)
             .is_some()
@@ -248,35 +220,18 @@ fn format_choice(args: &PackArgs, format: FormatKind, shard_size: u64) -> Result
             bail!("--column `{field}` is given twice");
         }
     }
-    if let Some(text) = &args.compression {
-        let bad = |e: String| anyhow::anyhow!("--compression: {e}");
-        match format {
-            FormatKind::Parquet => {
-                choice.parquet.compression = ParquetCompression::parse(text).map_err(bad)?
-            }
-            FormatKind::Mds => choice.mds.compression = Compression::parse(text).map_err(bad)?,
-            FormatKind::Webdataset => {
-                choice.webdataset = TarCompression::parse(text).map_err(bad)?
-            }
-        }
-    }
     if let Some(text) = &args.row_group_size {
         if text.bytes().all(|b| b.is_ascii_digit() || b == b'_') {
-            choice.parquet.row_group_rows = usize::try_from(
+            options.row_group_rows = Some(usize::try_from(
                 parse_count(text).map_err(|e| anyhow::anyhow!("--row-group-size: {e}"))?,
-            )?;
+            )?);
         } else {
-            choice.parquet.row_group_bytes = usize::try_from(
+            options.row_group_bytes = Some(usize::try_from(
                 parse_size(text).map_err(|e| anyhow::anyhow!("--row-group-size: {e}"))?,
-            )?;
-        }
-        if choice.parquet.row_group_rows == 0 || choice.parquet.row_group_bytes == 0 {
-            bail!("--row-group-size must be at least 1");
+            )?);
         }
     }
-    choice.mds.hashes = parse_hashes(args.hashes.as_deref().unwrap_or("xxh64"))
-        .map_err(|e| anyhow::anyhow!("--hashes: {e}"))?;
-    Ok(choice)
+    Ok(options)
 }
 
 fn read_list(list: &Path) -> Result<Vec<String>> {
@@ -314,7 +269,7 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     let tree = FileTree::new(&source);
     let rows;
     let samples: &dyn SampleSource = if resolved.parquet_input {
-        rows = ParquetRows::open(&resolved.input, &resolved.choice.key_column)?;
+        rows = ParquetRows::open(&resolved.input, resolved.choice.key_column())?;
         &rows
     } else {
         &tree

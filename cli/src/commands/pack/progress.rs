@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use shardsmith_formats::pack::PackObserver;
+use shardsmith_pack::PackObserver;
 
 use crate::output::Printer;
 

@@ -1,0 +1,249 @@
+//! Writing the planned shards in parallel and committing them in plan order.
+//!
+//! A shard's number is its plan's position among the plans that end up holding a sample.
+//! When every sample planned for a shard is left out while writing (content validation
+//! failed, an input could not be read), nothing is kept for it and the shards planned
+//! after it take the numbers on: the output never holds an empty shard, nor a gap in the
+//! numbering. The number of plan `p` is known only once every plan before it is decided,
+//! so workers take plans in order and write each under a temporary name, and one
+//! committer takes the finished plans in plan order, gives each its number, saves its
+//! record and renames it into place while the workers go on. Workers run at most a
+//! window of plans ahead of the committer, so the finished shards waiting for an earlier
+//! one (open temporary files) stay few whatever a slow shard does.
+//!
+//! Records are saved in plan order, so those of an interrupted run form a prefix of the
+//! plan; a resumed run keeps the longest prefix whose shards are intact and writes the
+//! rest, numbering on from there. The numbering depends only on the ordered plans and on
+//! which of them came out empty, so a run split across machines can stage its shards by
+//! plan and number them the same way once every part is decided.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, mpsc};
+
+use super::plan::ShardPlan;
+use super::plan_digest;
+use super::state::{self, PlanRecord};
+use super::write::{WriteContext, Written, write_shard};
+use crate::{Error, Result};
+use shardsmith_shard::SampleSpec;
+
+/// One planned shard, decided: written under its number, or left empty.
+pub(crate) struct Decided {
+    /// What became of the plan (the shard's record holds its final name).
+    pub record: PlanRecord,
+    /// True when an interrupted run had already decided it.
+    pub resumed: bool,
+}
+
+/// What the workers and the committer share.
+pub(crate) struct Job<'a> {
+    pub ctx: WriteContext<'a>,
+    pub samples: &'a [SampleSpec],
+    pub plans: &'a [ShardPlan],
+    pub prefix: &'a str,
+    pub fingerprint: &'a str,
+    /// Keep what an interrupted run of the same fingerprint decided.
+    pub resuming: bool,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+impl Job<'_> {
+    fn samples_of(&self, plan: &ShardPlan) -> &[SampleSpec] {
+        &self.samples[plan.samples.clone()]
+    }
+
+    fn name(&self, number: usize) -> String {
+        self.ctx.format.shard_name(self.prefix, number)
+    }
+}
+
+/// The committer's progress, which bounds how far ahead the workers may run.
+struct Window {
+    committed: Mutex<usize>,
+    moved: Condvar,
+    failed: AtomicBool,
+    width: usize,
+}
+
+impl Window {
+    /// Waits until plan `index` is within the window; false when the run has failed.
+    fn enter(&self, index: usize) -> bool {
+        let mut committed = self
+            .committed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while index >= *committed + self.width && !self.failed.load(Ordering::Relaxed) {
+            committed = self
+                .moved
+                .wait(committed)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        !self.failed.load(Ordering::Relaxed)
+    }
+
+    fn advance(&self, committed: usize) {
+        *self
+            .committed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = committed;
+        self.moved.notify_all();
+    }
+
+    fn fail(&self) {
+        self.failed.store(true, Ordering::Relaxed);
+        let _guard = self.committed.lock();
+        self.moved.notify_all();
+    }
+}
+
+/// Writes and commits every plan; returns what became of each, in plan order.
+pub(crate) fn write_and_commit(job: &Job<'_>) -> Result<Vec<Decided>> {
+    let mut decided = if job.resuming {
+        resumable(job)?
+    } else {
+        Vec::new()
+    };
+    let start = decided.len();
+    let numbered = decided.iter().filter(|d| d.record.shard.is_some()).count();
+    let window = Window {
+        committed: Mutex::new(start),
+        moved: Condvar::new(),
+        failed: AtomicBool::new(false),
+        width: 4 * job.threads.max(1),
+    };
+    let next = AtomicUsize::new(start);
+    let (to_commit, finished) = mpsc::channel::<(usize, Written)>();
+    let (committed, worker_errors) = std::thread::scope(|scope| {
+        let committer = scope.spawn(|| {
+            let result = commit_in_order(job, start, numbered, finished, &window);
+            if result.is_err() {
+                window.fail();
+            }
+            result
+        });
+        let workers: Vec<_> = (0..job.threads.max(1))
+            .map(|_| {
+                let to_commit = to_commit.clone();
+                let (next, window) = (&next, &window);
+                scope.spawn(move || -> std::result::Result<(), (usize, Error)> {
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        if index >= job.plans.len() || !window.enter(index) {
+                            return Ok(());
+                        }
+                        let plan = &job.plans[index];
+                        match write_shard(&job.ctx, &job.name(plan.index), job.samples_of(plan)) {
+                            // A send fails only when the committer stopped on an error,
+                            // which is returned below; the file is then dropped (removed).
+                            Ok(written) => drop(to_commit.send((index, written))),
+                            Err(e) => {
+                                window.fail();
+                                return Err((index, e));
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(to_commit);
+        let mut errors: Vec<(usize, Error)> = workers
+            .into_iter()
+            .filter_map(|w| match w.join() {
+                Ok(result) => result.err(),
+                Err(_) => Some((usize::MAX, Error::Panicked("a pack worker"))),
+            })
+            .collect();
+        errors.sort_by_key(|(index, _)| *index);
+        let committed = committer
+            .join()
+            .unwrap_or_else(|_| Err(Error::Panicked("the commit thread")));
+        (committed, errors)
+    });
+    // A worker's error is the cause; the committer then only saw the channel close.
+    if let Some((_, e)) = worker_errors.into_iter().next() {
+        return Err(e);
+    }
+    decided.extend(committed?);
+    Ok(decided)
+}
+
+/// The committer: takes finished plans in plan order from `start`, numbers each shard
+/// from `numbered` on, records it and renames it into place.
+fn commit_in_order(
+    job: &Job<'_>,
+    start: usize,
+    mut numbered: usize,
+    finished: mpsc::Receiver<(usize, Written)>,
+    window: &Window,
+) -> Result<Vec<Decided>> {
+    let sink = job.ctx.sink;
+    let mut pending: BTreeMap<usize, Written> = BTreeMap::new();
+    let mut decided = Vec::with_capacity(job.plans.len() - start);
+    let mut next = start;
+    for (index, written) in finished {
+        pending.insert(index, written);
+        while let Some(written) = pending.remove(&next) {
+            let plan = &job.plans[next];
+            let digest = plan_digest(job.samples_of(plan));
+            let record = match written.shard {
+                Some((mut shard, file)) => {
+                    let name = job.name(numbered);
+                    shard.entry.path.clone_from(&name);
+                    let record = PlanRecord {
+                        shard: Some(shard),
+                        skipped: written.skipped,
+                    };
+                    state::save_done(sink, job.fingerprint, &digest, plan.index, &record)?;
+                    file.commit_as(&name)?;
+                    numbered += 1;
+                    record
+                }
+                None => {
+                    let record = PlanRecord {
+                        shard: None,
+                        skipped: written.skipped,
+                    };
+                    state::save_done(sink, job.fingerprint, &digest, plan.index, &record)?;
+                    record
+                }
+            };
+            decided.push(Decided {
+                record,
+                resumed: false,
+            });
+            next += 1;
+            window.advance(next);
+        }
+    }
+    Ok(decided)
+}
+
+/// The plans an interrupted run of this fingerprint decided: the longest prefix whose
+/// records match the plan and whose shards are there, intact in size, under the numbers
+/// the prefix gives them.
+fn resumable(job: &Job<'_>) -> Result<Vec<Decided>> {
+    let mut decided = Vec::new();
+    let mut numbered = 0;
+    for plan in job.plans {
+        let samples = job.samples_of(plan);
+        let name = job.name(numbered);
+        let digest = plan_digest(samples);
+        let Some(record) =
+            state::load_done(job.ctx.sink, job.fingerprint, &digest, plan.index, &name)?
+        else {
+            break;
+        };
+        numbered += usize::from(record.shard.is_some());
+        job.ctx.observer.advanced(
+            samples.len() as u64,
+            samples.iter().map(SampleSpec::payload).sum(),
+        );
+        decided.push(Decided {
+            record,
+            resumed: true,
+        });
+    }
+    Ok(decided)
+}

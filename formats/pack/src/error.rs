@@ -1,0 +1,116 @@
+use std::path::PathBuf;
+
+/// Errors that stop a `pack` (or `merge`) run. Inputs that are merely left out are not
+/// errors: they are listed as skipped (unless `--strict` makes them errors).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O operation failed.
+    #[error("{op} `{path}`: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--strict` and an input would have been skipped.
+    #[error(
+        "input `{path}` {reason} (--strict turns every skipped input into an error; {count} input(s) affected)"
+    )]
+    Strict {
+        /// First affected input.
+        path: String,
+        /// Why it would be skipped.
+        reason: String,
+        /// How many inputs would be skipped in all.
+        count: usize,
+    },
+    /// Nothing to pack.
+    #[error("no samples to pack in `{root}`{detail}")]
+    EmptyInput {
+        /// The input root.
+        root: String,
+        /// Why (e.g. how many files were skipped).
+        detail: String,
+    },
+    /// An input changed between listing and writing its shard.
+    #[error(
+        "input `{path}` changed while packing (listed with {listed} bytes, read {read}); re-run to pack its current content"
+    )]
+    InputChanged {
+        /// The input.
+        path: String,
+        /// Size when listed.
+        listed: u64,
+        /// Size when read (a lower bound when it grew).
+        read: u64,
+    },
+    /// A setting is invalid.
+    #[error("{0}")]
+    Setting(String),
+    /// The format could not finish the dataset from its shards (MDS `index.json`).
+    #[error("cannot finish the dataset: {0}")]
+    Finish(String),
+    /// Parts cannot be merged as asked.
+    #[error("{0}")]
+    Merge(String),
+    /// A worker thread panicked: a bug in shardsmith, not in the input.
+    #[error("{0} panicked; please report this as a bug")]
+    Panicked(&'static str),
+    /// A format or sample source failed.
+    #[error(transparent)]
+    Shard(#[from] shardsmith_shard::Error),
+    /// Reading the input or writing the output failed.
+    #[error(transparent)]
+    Store(#[from] shardsmith_store::Error),
+    /// A manifest operation failed.
+    #[error(transparent)]
+    Manifest(#[from] shardsmith_manifest::Error),
+}
+
+impl Error {
+    /// Stable snake_case name of the variant, as `--json` reports it (`output_conflict`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Io { .. } => "io",
+            Error::Strict { .. } => "strict",
+            Error::EmptyInput { .. } => "empty_input",
+            Error::InputChanged { .. } => "input_changed",
+            Error::Setting(_) => "setting",
+            Error::Finish(_) => "finish",
+            Error::Merge(_) => "merge",
+            Error::Panicked(_) => "panicked",
+            Error::Shard(e) => e.kind(),
+            Error::Store(e) => e.kind(),
+            Error::Manifest(e) => e.kind(),
+        }
+    }
+
+    /// The file or directory the error is about, if one.
+    pub fn path(&self) -> Option<String> {
+        match self {
+            Error::Io { path, .. } => Some(path.display().to_string()),
+            Error::Strict { path, .. } | Error::InputChanged { path, .. } => Some(path.clone()),
+            Error::EmptyInput { root, .. } => Some(root.clone()),
+            Error::Setting(_) | Error::Finish(_) | Error::Merge(_) | Error::Panicked(_) => None,
+            Error::Shard(e) => e.path(),
+            Error::Store(e) => e.path(),
+            Error::Manifest(e) => e.path(),
+        }
+    }
+
+    /// Shorthand for [`Error::Io`].
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

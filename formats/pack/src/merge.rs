@@ -1,0 +1,173 @@
+//! `shardsmith merge`: one dataset from parts written separately (a Slurm array job,
+//! `pack --rank/--world-size`). Each part is a directory directly inside the output.
+//! MDS parts get a root `index.json` the way streaming's `merge_index` builds it (each
+//! shard's basename prefixed with its part's directory name); every format gets a root
+//! manifest listing every part's files, taken from the parts' manifests (no re-read).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use shardsmith_manifest::{
+    DEFAULT_CHUNK_SIZE, Digester, FileEntry, MANIFEST_FILE, Manifest, ManifestKind, SUMS_FILE, sums,
+};
+
+use shardsmith_shard::mds::pyjson;
+use shardsmith_store::{LocalDir, OutputSink};
+
+use crate::{Error, Result};
+
+/// What a merge produced.
+#[derive(Debug)]
+pub struct MergeReport {
+    /// The root manifest written.
+    pub manifest: Manifest,
+    /// Part directory names, in merge order.
+    pub parts: Vec<String>,
+    /// Whether a root MDS `index.json` was written.
+    pub index: bool,
+}
+
+/// Orders part names numerically when they are numbers (`2` before `10`).
+fn part_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<u64>(), b.parse::<u64>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        _ => a.cmp(b),
+    }
+}
+
+/// Merges `parts` (all directories directly inside `output`; every such directory with a
+/// manifest when `parts` is empty) into `output`.
+pub fn merge(output: &Path, parts: &[PathBuf]) -> Result<MergeReport> {
+    let out = output
+        .canonicalize()
+        .map_err(|e| Error::io("opening", output, e))?;
+    let mut names: Vec<String> = Vec::new();
+    if parts.is_empty() {
+        for entry in std::fs::read_dir(&out).map_err(|e| Error::io("reading directory", &out, e))? {
+            let entry = entry.map_err(|e| Error::io("reading directory", &out, e))?;
+            if entry.path().join(MANIFEST_FILE).is_file() {
+                names.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        names.sort_by(|a, b| part_order(a, b));
+    } else {
+        for part in parts {
+            // A part is named as it sits inside OUTPUT (`merge out 0 1`); a path that
+            // already leads into OUTPUT (`merge out out/0`) is accepted too.
+            let inside = output.join(part);
+            let chosen = if part.is_relative() && inside.exists() {
+                &inside
+            } else {
+                part
+            };
+            let full = chosen
+                .canonicalize()
+                .map_err(|e| Error::io("opening part", &inside, e))?;
+            if full.parent() != Some(out.as_path()) {
+                return Err(Error::Merge(format!(
+                    "part `{}` must be a directory directly inside `{}`: readers resolve shard names relative to the index",
+                    part.display(),
+                    output.display()
+                )));
+            }
+            names.push(
+                full.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
+        }
+    }
+    if names.is_empty() {
+        return Err(Error::Merge(format!(
+            "no parts to merge in `{}` (no sub-directory holds a manifest.json)",
+            output.display()
+        )));
+    }
+    if let Ok(bytes) = std::fs::read(out.join(MANIFEST_FILE)) {
+        let merged_before = Manifest::parse(&bytes, &out.join(MANIFEST_FILE))
+            .is_ok_and(|(m, _)| m.options.contains_key("merged_parts"));
+        if !merged_before {
+            return Err(shardsmith_store::Error::OutputConflict {
+                dir: output.display().to_string(),
+                reason: "already holds a dataset of its own (its manifest is not a merge); merge into a directory that holds only the parts".into(),
+            }
+            .into());
+        }
+    }
+
+    let mut files = Vec::new();
+    let mut shards = Vec::new();
+    let mut format: Option<Option<String>> = None;
+    let mut every_part_indexed = true;
+    for name in &names {
+        let dir = out.join(name);
+        let manifest_path = dir.join(MANIFEST_FILE);
+        let (part, _) = Manifest::load(&manifest_path)
+            .map_err(|e| Error::Merge(format!("part `{name}`: {e}")))?;
+        match &format {
+            None => format = Some(part.format.clone()),
+            Some(f) if *f != part.format => {
+                return Err(Error::Merge(format!(
+                    "part `{name}` is {} but earlier parts are {}",
+                    part.format.as_deref().unwrap_or("not a pack output"),
+                    f.as_deref().unwrap_or("not a pack output")
+                )));
+            }
+            _ => {}
+        }
+        for entry in &part.files {
+            let mut entry = entry.clone();
+            entry.path = format!("{name}/{}", entry.path);
+            files.push(entry);
+        }
+        for extra in [MANIFEST_FILE, SUMS_FILE] {
+            if let Ok(bytes) = std::fs::read(dir.join(extra)) {
+                files.push(entry_for(&format!("{name}/{extra}"), &bytes));
+            }
+        }
+        match std::fs::read(dir.join("index.json")) {
+            Ok(bytes) => {
+                let index: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                    Error::Merge(format!("part `{name}`: index.json is not JSON: {e}"))
+                })?;
+                let entries = index["shards"].as_array().cloned().unwrap_or_default();
+                for mut entry in entries {
+                    for key in ["raw_data", "zip_data"] {
+                        if let Some(base) = entry[key]["basename"].as_str() {
+                            entry[key]["basename"] = Value::from(format!("{name}/{base}"));
+                        }
+                    }
+                    shards.push(entry);
+                }
+            }
+            Err(_) => every_part_indexed = false,
+        }
+    }
+    let sink = LocalDir::create(&out)?;
+    let index = every_part_indexed && !shards.is_empty();
+    if index {
+        let bytes = pyjson::dumps(&json!({"shards": shards, "version": 2})).into_bytes();
+        sink.write_atomic("index.json", &bytes)?;
+        files.push(entry_for("index.json", &bytes));
+    }
+    let mut manifest = Manifest::new(ManifestKind::Pack, DEFAULT_CHUNK_SIZE, files);
+    manifest.format = format.flatten();
+    manifest
+        .options
+        .insert("merged_parts".into(), Value::from(names.clone()));
+    manifest.recount();
+    manifest.seal();
+    sink.write_atomic(SUMS_FILE, sums::render(&manifest.files).as_bytes())?;
+    sink.write_atomic(MANIFEST_FILE, &manifest.to_json_bytes())?;
+    Ok(MergeReport {
+        manifest,
+        parts: names,
+        index,
+    })
+}
+
+fn entry_for(path: &str, bytes: &[u8]) -> FileEntry {
+    let mut digester = Digester::new(DEFAULT_CHUNK_SIZE);
+    digester.update(bytes);
+    FileEntry::new(path, &digester.finish())
+}

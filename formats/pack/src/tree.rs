@@ -1,0 +1,189 @@
+//! Samples from a tree of raw files: listed by an [`InputSource`], grouped by name
+//! ([`super::group`]), read file by file.
+
+use std::io::{self, Read};
+
+use shardsmith_manifest::Skipped;
+
+use super::group;
+use shardsmith_shard::content::{self, EDGE, Validation};
+use shardsmith_shard::sample::{Loaded, SampleListing, SampleReader, SampleSource, Tracked};
+use shardsmith_shard::{Error, FieldSpec, Result, SampleSpec};
+use shardsmith_store::{InputSource, ReadError};
+
+/// Samples up to this size are read into memory and checked before writing; larger ones
+/// are checked in a streaming pre-read and then streamed into the shard.
+pub(crate) const MEMORY_LIMIT: u64 = 16 << 20;
+
+/// A tree of raw files as a sample source.
+pub struct FileTree<'a> {
+    input: &'a dyn InputSource,
+}
+
+impl<'a> FileTree<'a> {
+    /// Samples grouped from the files `input` lists.
+    pub fn new(input: &'a dyn InputSource) -> Self {
+        Self { input }
+    }
+}
+
+impl SampleSource for FileTree<'_> {
+    fn describe(&self) -> String {
+        self.input.describe()
+    }
+
+    fn samples(&self) -> Result<SampleListing> {
+        let listing = self.input.list()?;
+        let grouped = group::group(listing.files);
+        let mut skipped = listing.skipped;
+        skipped.extend(grouped.skipped);
+        Ok(SampleListing {
+            samples: grouped.samples,
+            skipped,
+        })
+    }
+
+    fn field_path(&self, sample: &SampleSpec, field: &FieldSpec) -> String {
+        sample.rel(field)
+    }
+
+    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, String> {
+        let mut reader = match self.input.open(&sample.rel(field)) {
+            Ok(reader) => reader,
+            Err(ReadError::Unreadable(e)) => return Err(format!("cannot be read: {e}")),
+            Err(ReadError::Changed { .. }) => return Err("changed while being read".into()),
+            Err(ReadError::Vanished) => return Err("disappeared while being read".into()),
+        };
+        let mut head = Vec::with_capacity(n);
+        (&mut reader)
+            .take(n as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| format!("cannot be read: {e}"))?;
+        Ok(head)
+    }
+
+    fn reader<'a>(
+        &'a self,
+        samples: &'a [SampleSpec],
+        validation: Validation,
+    ) -> Result<Box<dyn SampleReader + 'a>> {
+        Ok(Box::new(TreeReader {
+            input: self.input,
+            samples,
+            validation,
+        }))
+    }
+}
+
+struct TreeReader<'a> {
+    input: &'a dyn InputSource,
+    samples: &'a [SampleSpec],
+    validation: Validation,
+}
+
+impl SampleReader for TreeReader<'_> {
+    fn load(&mut self, index: usize, buf: &mut Vec<u8>) -> Result<Result<Loaded, Vec<Skipped>>> {
+        let sample = &self.samples[index];
+        let rels: Vec<String> = sample.fields.iter().map(|f| sample.rel(f)).collect();
+        let leave_out = |bad: &str, reason: String| -> Vec<Skipped> {
+            rels.iter()
+                .map(|rel| Skipped {
+                    path: rel.clone(),
+                    reason: if rel == bad {
+                        reason.clone()
+                    } else {
+                        format!(
+                            "left out with `{bad}`, another file of sample `{}`",
+                            sample.key
+                        )
+                    },
+                })
+                .collect()
+        };
+        let changed = |rel: &str, listed: u64, read: u64| Error::InputChanged {
+            path: rel.to_string(),
+            listed,
+            read,
+        };
+        let vanished = |rel: &str, listed: u64| Error::InputVanished {
+            path: rel.to_string(),
+            listed,
+        };
+        if sample.payload() <= MEMORY_LIMIT {
+            buf.clear();
+            let mut ranges = Vec::with_capacity(sample.fields.len());
+            for (field, rel) in sample.fields.iter().zip(&rels) {
+                let start = buf.len();
+                match self.input.read_into(rel, field.size, buf) {
+                    Ok(()) => ranges.push((start, buf.len())),
+                    Err(ReadError::Unreadable(e)) => {
+                        return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
+                    }
+                    Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
+                    Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
+                }
+            }
+            return Ok(Ok(Loaded::Memory(ranges)));
+        }
+        for (field, rel) in sample
+            .fields
+            .iter()
+            .zip(&rels)
+            .filter(|(f, _)| content::is_checked(&f.ext, self.validation))
+        {
+            let reader = match self.input.open(rel) {
+                Ok(reader) => reader,
+                Err(ReadError::Unreadable(e)) => {
+                    return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
+                }
+                Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
+                Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
+            };
+            match check_stream(&field.ext, reader) {
+                Ok(Ok(())) => {}
+                Ok(Err(reason)) => return Ok(Err(leave_out(rel, reason))),
+                Err(e) => return Ok(Err(leave_out(rel, format!("cannot be read: {e}")))),
+            }
+        }
+        let mut readers = Vec::with_capacity(sample.fields.len());
+        for (field, rel) in sample.fields.iter().zip(&rels) {
+            match self.input.open(rel) {
+                Ok(inner) => readers.push(Tracked::new(inner)),
+                Err(ReadError::Unreadable(e)) => {
+                    return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
+                }
+                Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
+                Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
+            }
+        }
+        Ok(Ok(Loaded::Streams(readers)))
+    }
+}
+
+/// Streaming content check of a large field: JSON parsed from the stream, images
+/// checked from their first and last bytes.
+fn check_stream(ext: &str, mut reader: Box<dyn Read + Send>) -> io::Result<Result<(), String>> {
+    if ext.rsplit('.').next() == Some("json") {
+        return Ok(content::check_json_stream(reader));
+    }
+    let (mut head, mut tail) = (Vec::with_capacity(EDGE), Vec::with_capacity(2 * EDGE));
+    let (mut zeros, mut total) = (0usize, 0u64);
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let chunk = &block[..n];
+        total += n as u64;
+        let take = (EDGE - head.len()).min(n);
+        head.extend_from_slice(&chunk[..take]);
+        tail.extend_from_slice(&chunk[n.saturating_sub(EDGE)..]);
+        tail.drain(..tail.len().saturating_sub(EDGE));
+        let trailing = chunk.iter().rev().take_while(|&&b| b == 0).count();
+        zeros = if trailing == n { zeros + n } else { trailing };
+    }
+    Ok(content::check_edges(ext, &head, &tail, total, zeros))
+}

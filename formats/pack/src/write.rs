@@ -1,0 +1,282 @@
+//! Writing one planned shard: load each sample, check it, encode it, hash while writing.
+//! Skips are decided per sample, before any of its bytes are written, so a shard never
+//! holds part of a sample.
+
+use std::io::{self, BufWriter};
+use std::sync::{Arc, Mutex};
+
+use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, FileEntry, HashingWriter, Skipped};
+
+use super::PackObserver;
+use super::state::ShardRecord;
+use crate::{Error, Result};
+use shardsmith_shard::SampleSpec;
+use shardsmith_shard::content::{self, Validation};
+use shardsmith_shard::format::{Field, Payload, PlanBroken, ShardFormat, ShardOut};
+use shardsmith_shard::sample::{Loaded, SampleSource, Tracked};
+use shardsmith_store::{OutputSink, ShardFile};
+
+/// What the writer needs besides the samples.
+pub(crate) struct WriteContext<'a> {
+    pub source: &'a dyn SampleSource,
+    pub sink: &'a dyn OutputSink,
+    pub format: &'a dyn ShardFormat,
+    pub validation: Validation,
+    pub strict: bool,
+    pub observer: &'a dyn PackObserver,
+}
+
+/// A planned shard, written but not committed.
+pub(crate) struct Written {
+    /// Its record and uncommitted file; `None` when every sample planned for it was left
+    /// out (nothing is kept on disk then).
+    pub shard: Option<(ShardRecord, Box<dyn ShardFile>)>,
+    /// Inputs left out while writing it.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Writes `samples` under a temporary name made from `name`; returns the record and the
+/// uncommitted file. The format first gets the plan (it may stream against it); if the
+/// shard departs from the plan, it is written again without one.
+pub(crate) fn write_shard(
+    ctx: &WriteContext<'_>,
+    name: &str,
+    samples: &[SampleSpec],
+) -> Result<Written> {
+    match write_shard_with(ctx, name, samples, true) {
+        Err(Error::Io { source, .. }) if PlanBroken::is(&source) => {
+            write_shard_with(ctx, name, samples, false)
+        }
+        other => other,
+    }
+}
+
+fn write_shard_with(
+    ctx: &WriteContext<'_>,
+    name: &str,
+    samples: &[SampleSpec],
+    planned: bool,
+) -> Result<Written> {
+    let file = ctx.sink.create(name)?;
+    let shared = Arc::new(Mutex::new(HashingWriter::new(
+        BufWriter::with_capacity(1 << 20, file),
+        DEFAULT_CHUNK_SIZE,
+    )));
+    let mut out = ShardOut::new(shared.clone());
+    let mut encoder = if planned {
+        ctx.format.planned_encoder(samples)
+    } else {
+        ctx.format.encoder()
+    };
+    let mut reader = ctx.source.reader(samples, ctx.validation)?;
+    let mut buf = ReadBuffer::take();
+    let mut skipped = Vec::new();
+    let (mut count, mut first, mut last) = (0u64, None, None);
+    let write_err = |e: io::Error| Error::io("writing shard", name, e);
+    for (index, sample) in samples.iter().enumerate() {
+        let loaded = match reader
+            .load(index, &mut buf)?
+            .and_then(|loaded| check(ctx, sample, &buf, loaded))
+        {
+            Ok(loaded) => loaded,
+            Err(skips) => {
+                if ctx.strict {
+                    let first = super::first_cause(&skips).expect("a left-out sample has a file");
+                    return Err(Error::Strict {
+                        path: first.path.clone(),
+                        reason: first.reason.clone(),
+                        count: skips.len(),
+                    });
+                }
+                skipped.extend(skips);
+                ctx.observer.advanced(1, sample.payload());
+                continue;
+            }
+        };
+        match loaded {
+            Loaded::Memory(ranges) => {
+                let mut fields: Vec<Field<'_>> = sample
+                    .fields
+                    .iter()
+                    .zip(&ranges)
+                    .map(|(f, &(start, end))| Field {
+                        ext: &f.ext,
+                        size: f.size,
+                        payload: Payload::Bytes(&buf[start..end]),
+                    })
+                    .collect();
+                encoder
+                    .add(&mut out, &sample.key, &mut fields)
+                    .map_err(write_err)?;
+            }
+            Loaded::Streams(mut readers) => {
+                let mut fields: Vec<Field<'_>> = sample
+                    .fields
+                    .iter()
+                    .zip(readers.iter_mut())
+                    .map(|(f, r)| Field {
+                        ext: &f.ext,
+                        size: f.size,
+                        payload: Payload::Stream(r),
+                    })
+                    .collect();
+                if let Err(e) = encoder.add(&mut out, &sample.key, &mut fields) {
+                    return Err(stream_error(ctx, e, sample, &readers, name));
+                }
+                for (field, reader) in sample.fields.iter().zip(readers.iter_mut()) {
+                    let mut probe = [0u8; 1];
+                    if io::Read::read(reader, &mut probe).unwrap_or(0) > 0 {
+                        return Err(Error::InputChanged {
+                            path: ctx.source.field_path(sample, field),
+                            listed: field.size,
+                            read: field.size + 1,
+                        });
+                    }
+                }
+            }
+        }
+        count += 1;
+        if first.is_none() {
+            first = Some(sample.key.clone());
+        }
+        last = Some(sample.key.clone());
+        ctx.observer.advanced(1, sample.payload());
+    }
+    let facts = encoder.finish(&mut out).map_err(write_err)?;
+    drop((encoder, out));
+    let hashing = Arc::try_unwrap(shared)
+        .map_err(|_| Error::Setting(format!("shard `{name}`: the encoder kept its output")))?
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (buffered, digest) = hashing.finish();
+    let file = buffered
+        .into_inner()
+        .map_err(|e| write_err(e.into_error()))?;
+    if count == 0 {
+        // Dropping the uncommitted file removes it: no empty shard is ever kept.
+        return Ok(Written {
+            shard: None,
+            skipped,
+        });
+    }
+    let mut entry = FileEntry::new(name, &digest);
+    entry.format = Some(ctx.format.name().to_string());
+    entry.samples = Some(count);
+    entry.first_key = first;
+    entry.last_key = last;
+    Ok(Written {
+        shard: Some((ShardRecord { entry, facts }, file)),
+        skipped,
+    })
+}
+
+thread_local! {
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The buffer samples are read into, kept by each worker thread from one shard to the
+/// next: a fresh one per shard regrows through every size class, and allocators keep
+/// those freed blocks (peak RSS grew with the number of shards).
+struct ReadBuffer(Vec<u8>);
+
+impl ReadBuffer {
+    fn take() -> Self {
+        Self(READ_BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut())))
+    }
+}
+
+impl Drop for ReadBuffer {
+    fn drop(&mut self) {
+        let mut buf = std::mem::take(&mut self.0);
+        buf.clear();
+        READ_BUFFER.with(|b| *b.borrow_mut() = buf);
+    }
+}
+
+impl std::ops::Deref for ReadBuffer {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ReadBuffer {
+    fn deref_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.0
+    }
+}
+
+/// Content checks (by field name) and the format's own value checks, on a sample held
+/// in memory; streamed samples were checked while streaming.
+fn check(
+    ctx: &WriteContext<'_>,
+    sample: &SampleSpec,
+    buf: &[u8],
+    loaded: Loaded,
+) -> Result<Loaded, Vec<Skipped>> {
+    let Loaded::Memory(ranges) = &loaded else {
+        return Ok(loaded);
+    };
+    let values: Vec<&[u8]> = ranges
+        .iter()
+        .map(|&(start, end)| &buf[start..end])
+        .collect();
+    let paths = || {
+        sample
+            .fields
+            .iter()
+            .map(|f| ctx.source.field_path(sample, f))
+    };
+    for (field, value) in sample.fields.iter().zip(&values) {
+        if let Err(reason) = content::check(&field.ext, value, ctx.validation) {
+            let bad = ctx.source.field_path(sample, field);
+            return Err(paths()
+                .map(|path| Skipped {
+                    reason: if path == bad {
+                        reason.clone()
+                    } else {
+                        format!(
+                            "left out with `{bad}`, another file of sample `{}`",
+                            sample.key
+                        )
+                    },
+                    path,
+                })
+                .collect());
+        }
+    }
+    if let Err(reason) = ctx.format.check_values(sample, &values) {
+        return Err(paths()
+            .map(|path| Skipped {
+                path,
+                reason: format!("sample `{}`: {reason}", sample.key),
+            })
+            .collect());
+    }
+    Ok(loaded)
+}
+
+/// A streamed copy failed: blame the input that failed or came up short, else the
+/// shard. The shard is abandoned (its temporary file is removed) and the run stops.
+fn stream_error(
+    ctx: &WriteContext<'_>,
+    e: io::Error,
+    sample: &SampleSpec,
+    readers: &[Tracked],
+    shard: &str,
+) -> Error {
+    for (field, reader) in sample.fields.iter().zip(readers) {
+        let path = ctx.source.field_path(sample, field);
+        if let Some(failure) = &reader.failed {
+            return Error::io("reading input", path, io::Error::other(failure.clone()));
+        }
+        if reader.read < field.size && e.kind() == io::ErrorKind::UnexpectedEof {
+            return Error::InputChanged {
+                path,
+                listed: field.size,
+                read: reader.read,
+            };
+        }
+    }
+    Error::io("writing shard", shard, e)
+}

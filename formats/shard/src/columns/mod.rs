@@ -1,0 +1,446 @@
+//! MDS column encodings (`../shared/reference/mds.md` §5) and the conversion of a raw
+//! input (a file's bytes, a Parquet value) into the bytes a column stores.
+//!
+//! Pass-through encodings (`bytes`, `str`, `json`, `jpeg`, `png`, `str_int`,
+//! `str_float`, `str_decimal`) store the input unchanged after checking it decodes:
+//! MDSWriter stores `bytes` objects unchanged whatever the encoding, and the readers
+//! parse them the same way. Scalars parse the input as text (`3`, `0.5`). `ndarray`
+//! takes a `.npy` file (or, with a static dtype and shape, raw little-endian values).
+
+use std::borrow::Cow;
+use std::fmt;
+
+mod npy;
+
+use self::npy::{nd_prefix_len, ndarray, parse_npy};
+
+/// Value types of the `ndarray` encoding, with MDS's one-byte codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrayDtype {
+    U8,
+    I8,
+    U16,
+    I16,
+    F16,
+    U32,
+    I32,
+    F32,
+    U64,
+    I64,
+    F64,
+}
+
+impl ArrayDtype {
+    const ALL: [(ArrayDtype, &'static str, u8, usize); 11] = [
+        (ArrayDtype::U8, "uint8", 8, 1),
+        (ArrayDtype::I8, "int8", 9, 1),
+        (ArrayDtype::U16, "uint16", 16, 2),
+        (ArrayDtype::I16, "int16", 17, 2),
+        (ArrayDtype::F16, "float16", 18, 2),
+        (ArrayDtype::U32, "uint32", 32, 4),
+        (ArrayDtype::I32, "int32", 33, 4),
+        (ArrayDtype::F32, "float32", 34, 4),
+        (ArrayDtype::U64, "uint64", 64, 8),
+        (ArrayDtype::I64, "int64", 65, 8),
+        (ArrayDtype::F64, "float64", 66, 8),
+    ];
+
+    fn row(self) -> (ArrayDtype, &'static str, u8, usize) {
+        *Self::ALL
+            .iter()
+            .find(|r| r.0 == self)
+            .expect("every dtype has a row")
+    }
+
+    /// numpy name (`float32`).
+    pub fn name(self) -> &'static str {
+        self.row().1
+    }
+
+    /// MDS code.
+    pub fn code(self) -> u8 {
+        self.row().2
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        self.row().3
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().find(|r| r.1 == name).map(|r| r.0)
+    }
+
+    /// From a `.npy` descr (`<f4`, `|u1`); only little-endian or byte-sized types.
+    pub(super) fn from_descr(descr: &str) -> Option<Self> {
+        let (order, kind) = descr.split_at_checked(1)?;
+        let dtype = match kind {
+            "u1" => ArrayDtype::U8,
+            "i1" => ArrayDtype::I8,
+            "u2" => ArrayDtype::U16,
+            "i2" => ArrayDtype::I16,
+            "f2" => ArrayDtype::F16,
+            "u4" => ArrayDtype::U32,
+            "i4" => ArrayDtype::I32,
+            "f4" => ArrayDtype::F32,
+            "u8" => ArrayDtype::U64,
+            "i8" => ArrayDtype::I64,
+            "f8" => ArrayDtype::F64,
+            _ => return None,
+        };
+        let ok = order == "<" || (dtype.size() == 1 && (order == "|" || order == ">"));
+        ok.then_some(dtype)
+    }
+}
+
+/// A column encoding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// Raw bytes.
+    Bytes,
+    /// UTF-8 text.
+    Str,
+    /// JSON text.
+    Json,
+    /// JPEG file bytes (decoded to an image by readers).
+    Jpeg,
+    /// PNG file bytes.
+    Png,
+    /// Text an integer parses from.
+    StrInt,
+    /// Text a float parses from.
+    StrFloat,
+    /// Text a decimal parses from.
+    StrDecimal,
+    /// `int`: a 64-bit integer (decoded as a Python int).
+    Int,
+    /// A numpy scalar (`int8`, ..., `float64`).
+    Scalar(ArrayDtype),
+    /// `ndarray[:dtype[:shape]]`.
+    NdArray {
+        /// Static value type.
+        dtype: Option<ArrayDtype>,
+        /// Static shape (needs a static dtype).
+        shape: Option<Vec<u64>>,
+    },
+}
+
+impl Encoding {
+    /// Parses an encoding name as MDS spells it (`bytes`, `int`, `ndarray:float32:3,224`).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut parts = text.splitn(3, ':');
+        let name = parts.next().unwrap_or_default();
+        let simple = match name {
+            "bytes" => Some(Encoding::Bytes),
+            "str" => Some(Encoding::Str),
+            "json" => Some(Encoding::Json),
+            "jpeg" => Some(Encoding::Jpeg),
+            "png" => Some(Encoding::Png),
+            "str_int" => Some(Encoding::StrInt),
+            "str_float" => Some(Encoding::StrFloat),
+            "str_decimal" => Some(Encoding::StrDecimal),
+            "int" => Some(Encoding::Int),
+            _ => ArrayDtype::from_name(name).map(Encoding::Scalar),
+        };
+        if let Some(encoding) = simple {
+            return if text.contains(':') {
+                Err(format!("encoding `{name}` takes no parameters"))
+            } else {
+                Ok(encoding)
+            };
+        }
+        if name != "ndarray" {
+            return Err(match name {
+                "pkl" => "`pkl` is unsafe (readers refuse it unless allow_unsafe_types); use bytes or json".into(),
+                "pil" | "list[pil]" | "list[jpeg]" | "list[png]" | "jpeg_array" | "jpegarray" => {
+                    format!("`{name}` is not supported for raw files; use jpeg, png or bytes")
+                }
+                _ => format!(
+                    "unknown encoding `{name}`; use bytes, str, json, jpeg, png, int, int8..int64, uint8..uint64, float16/32/64, str_int, str_float, str_decimal or ndarray[:DTYPE[:SHAPE]]"
+                ),
+            });
+        }
+        let dtype = match parts.next() {
+            None | Some("") => None,
+            Some(d) => Some(ArrayDtype::from_name(d).ok_or_else(|| {
+                format!("`{d}` is not an ndarray dtype (uint8..uint64, int8..int64, float16/32/64)")
+            })?),
+        };
+        let shape = match parts.next() {
+            None => None,
+            Some(s) => {
+                if dtype.is_none() {
+                    return Err("an ndarray shape needs a dtype (ndarray:DTYPE:SHAPE)".into());
+                }
+                let dims: Result<Vec<u64>, _> =
+                    s.split(',').map(|d| d.trim().parse::<u64>()).collect();
+                let dims = dims.map_err(|_| {
+                    format!("ndarray shape `{s}` is not a comma-separated list of sizes")
+                })?;
+                if dims.is_empty() || dims.contains(&0) || dims.len() > 63 {
+                    return Err(format!(
+                        "ndarray shape `{s}` must have 1 to 63 dimensions, each at least 1"
+                    ));
+                }
+                let size = dtype.map_or(1, |d| d.size() as u64);
+                if dims
+                    .iter()
+                    .try_fold(size, |n, &dim| n.checked_mul(dim))
+                    .is_none()
+                {
+                    return Err(format!("ndarray shape `{s}` is larger than any value"));
+                }
+                Some(dims)
+            }
+        };
+        Ok(Encoding::NdArray { dtype, shape })
+    }
+
+    /// The default encoding of a field by its name: JSON for `json`, text for text
+    /// extensions, bytes for everything else.
+    pub fn for_field(field: &str) -> Self {
+        match field.rsplit('.').next().unwrap_or(field) {
+            "json" => Encoding::Json,
+            "txt" | "text" | "md" | "caption" | "csv" | "tsv" | "html" | "xml" | "yaml" | "yml" => {
+                Encoding::Str
+            }
+            _ => Encoding::Bytes,
+        }
+    }
+
+    /// Fixed stored size, or `None` for variable-size columns.
+    pub fn fixed_size(&self) -> Option<u64> {
+        match self {
+            Encoding::Int => Some(8),
+            Encoding::Scalar(d) => Some(d.size() as u64),
+            Encoding::NdArray {
+                dtype: Some(d),
+                shape: Some(s),
+            } => Some(s.iter().product::<u64>() * d.size() as u64),
+            _ => None,
+        }
+    }
+
+    /// Bytes of a value's head needed to know its stored size (ndarray from `.npy`).
+    pub fn peek_len(&self) -> usize {
+        match self {
+            Encoding::NdArray { .. } if self.fixed_size().is_none() => 4096,
+            _ => 0,
+        }
+    }
+
+    /// Stored size of a variable-size value of `size` input bytes starting with `head`.
+    pub fn encoded_len(&self, size: u64, head: &[u8]) -> Result<u64, String> {
+        match self {
+            Encoding::NdArray { dtype, shape } if self.fixed_size().is_none() => {
+                let npy = parse_npy(head)?;
+                let data = size
+                    .checked_sub(npy.header_len as u64)
+                    .ok_or("the .npy file is shorter than its header")?;
+                Ok(nd_prefix_len(*dtype, shape.as_deref(), &npy.shape) + data)
+            }
+            _ => Ok(self.fixed_size().unwrap_or(size)),
+        }
+    }
+
+    /// [`Encoding::encode`] for a value already checked by `encode` (pass-through
+    /// encodings are not checked again).
+    pub fn convert<'a>(&self, input: &'a [u8]) -> Result<Cow<'a, [u8]>, String> {
+        match self {
+            Encoding::Bytes
+            | Encoding::Str
+            | Encoding::Json
+            | Encoding::Jpeg
+            | Encoding::Png
+            | Encoding::StrInt
+            | Encoding::StrFloat
+            | Encoding::StrDecimal => Ok(Cow::Borrowed(input)),
+            _ => self.encode(input),
+        }
+    }
+
+    /// Converts an input value into the bytes the column stores.
+    pub fn encode<'a>(&self, input: &'a [u8]) -> Result<Cow<'a, [u8]>, String> {
+        let text = || {
+            std::str::from_utf8(input)
+                .map_err(|_| "is not UTF-8 text".to_string())
+                .map(str::trim)
+        };
+        match self {
+            Encoding::Bytes => Ok(Cow::Borrowed(input)),
+            Encoding::Str => {
+                std::str::from_utf8(input).map_err(|e| {
+                    format!(
+                        "is not valid UTF-8 (byte {}) for a str column",
+                        e.valid_up_to()
+                    )
+                })?;
+                Ok(Cow::Borrowed(input))
+            }
+            Encoding::Json => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(input)
+                    .map_err(|e| format!("is not valid JSON: {e}"))?;
+                Ok(Cow::Borrowed(input))
+            }
+            Encoding::Jpeg => {
+                if !input.starts_with(&[0xff, 0xd8]) {
+                    return Err("is not a JPEG (no start-of-image marker)".into());
+                }
+                Ok(Cow::Borrowed(input))
+            }
+            Encoding::Png => {
+                if !input.starts_with(b"\x89PNG\r\n\x1a\n") {
+                    return Err("is not a PNG (bad signature)".into());
+                }
+                Ok(Cow::Borrowed(input))
+            }
+            Encoding::StrInt => {
+                parse_int(text()?).ok_or("is not an integer")?;
+                Ok(Cow::Borrowed(input))
+            }
+            Encoding::StrFloat => {
+                parse_float(text()?).ok_or("is not a number")?;
+                Ok(Cow::Borrowed(input))
+            }
+            Encoding::StrDecimal => {
+                if !is_decimal(text()?) {
+                    return Err("is not a decimal number".into());
+                }
+                Ok(Cow::Borrowed(input))
+            }
+            Encoding::Int => {
+                let value = parse_int(text()?).ok_or("is not an integer")?;
+                let value = i64::try_from(value)
+                    .map_err(|_| "is out of range for int (64-bit)".to_string())?;
+                Ok(Cow::Owned(value.to_le_bytes().to_vec()))
+            }
+            Encoding::Scalar(dtype) => scalar(*dtype, text()?).map(Cow::Owned),
+            Encoding::NdArray { dtype, shape } => {
+                ndarray(*dtype, shape.as_deref(), input).map(Cow::Owned)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Encoding::Bytes => f.write_str("bytes"),
+            Encoding::Str => f.write_str("str"),
+            Encoding::Json => f.write_str("json"),
+            Encoding::Jpeg => f.write_str("jpeg"),
+            Encoding::Png => f.write_str("png"),
+            Encoding::StrInt => f.write_str("str_int"),
+            Encoding::StrFloat => f.write_str("str_float"),
+            Encoding::StrDecimal => f.write_str("str_decimal"),
+            Encoding::Int => f.write_str("int"),
+            Encoding::Scalar(d) => f.write_str(d.name()),
+            Encoding::NdArray { dtype, shape } => {
+                f.write_str("ndarray")?;
+                if let Some(d) = dtype {
+                    write!(f, ":{}", d.name())?;
+                }
+                if let Some(s) = shape {
+                    let dims: Vec<String> = s.iter().map(u64::to_string).collect();
+                    write!(f, ":{}", dims.join(","))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Python `int()` of text: optional sign, digits with single underscores between them.
+fn parse_int(text: &str) -> Option<i128> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return None;
+    }
+    let clean: String = text.chars().filter(|&c| c != '_').collect();
+    clean.parse().ok()
+}
+
+/// Python `float()` of text (incl. `nan`, `inf`, underscores between digits).
+fn parse_float(text: &str) -> Option<f64> {
+    if text.contains("__") || text.starts_with('_') || text.ends_with('_') {
+        return None;
+    }
+    let clean: String = text.chars().filter(|&c| c != '_').collect();
+    let lower = clean.to_ascii_lowercase();
+    let bare = lower.trim_start_matches(['+', '-']);
+    if matches!(bare, "nan" | "inf" | "infinity") {
+        return lower.replace("infinity", "inf").parse().ok();
+    }
+    if !bare
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'+' | b'-'))
+    {
+        return None;
+    }
+    clean.parse().ok()
+}
+
+/// `Decimal()` accepts `[sign] digits [. digits] [e [sign] digits]`, NaN and Infinity.
+fn is_decimal(text: &str) -> bool {
+    let bare = text
+        .strip_prefix(['+', '-'])
+        .unwrap_or(text)
+        .to_ascii_lowercase();
+    if matches!(bare.as_str(), "nan" | "snan" | "inf" | "infinity") {
+        return true;
+    }
+    let (mantissa, exponent) = match bare.split_once('e') {
+        Some((m, e)) => (m, Some(e)),
+        None => (bare.as_str(), None),
+    };
+    let (whole, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = digits(whole) && digits(frac) && !(whole.is_empty() && frac.is_empty());
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && digits(e)
+    });
+    mantissa_ok && exponent_ok
+}
+
+fn scalar(dtype: ArrayDtype, text: &str) -> Result<Vec<u8>, String> {
+    let range = |v: i128, lo: i128, hi: i128| -> Result<i128, String> {
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("{v} is out of range for {}", dtype.name()))
+        }
+    };
+    let int = || parse_int(text).ok_or_else(|| format!("`{text}` is not an integer"));
+    let float = || parse_float(text).ok_or_else(|| format!("`{text}` is not a number"));
+    Ok(match dtype {
+        ArrayDtype::U8 => vec![range(int()?, 0, 255)? as u8],
+        ArrayDtype::I8 => vec![range(int()?, -128, 127)? as i8 as u8],
+        ArrayDtype::U16 => (range(int()?, 0, 65535)? as u16).to_le_bytes().to_vec(),
+        ArrayDtype::I16 => (range(int()?, -32768, 32767)? as i16)
+            .to_le_bytes()
+            .to_vec(),
+        ArrayDtype::U32 => (range(int()?, 0, u32::MAX.into())? as u32)
+            .to_le_bytes()
+            .to_vec(),
+        ArrayDtype::I32 => (range(int()?, i32::MIN.into(), i32::MAX.into())? as i32)
+            .to_le_bytes()
+            .to_vec(),
+        ArrayDtype::U64 => (range(int()?, 0, u64::MAX.into())? as u64)
+            .to_le_bytes()
+            .to_vec(),
+        ArrayDtype::I64 => (range(int()?, i64::MIN.into(), i64::MAX.into())? as i64)
+            .to_le_bytes()
+            .to_vec(),
+        ArrayDtype::F16 => half::f16::from_f64(float()?).to_le_bytes().to_vec(),
+        ArrayDtype::F32 => (float()? as f32).to_le_bytes().to_vec(),
+        ArrayDtype::F64 => float()?.to_le_bytes().to_vec(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

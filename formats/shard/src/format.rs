@@ -1,0 +1,165 @@
+//! What every shard format implements: [`ShardFormat`] and the encoder of one shard.
+//!
+//! A format says how big a sample will be in a shard, how shards are named, which
+//! samples it cannot represent, and how to encode samples into one shard. Everything
+//! else (grouping, rollover by bytes and samples, parallel writing, hashing while
+//! writing, atomic commit, resume, manifest) is done once, by the pack pipeline. The
+//! list of formats is [`crate::registry`], above the formats.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::sample::SampleSpec;
+
+/// Bytes of a field, in memory or as a stream of exactly `size` bytes.
+pub enum Payload<'a> {
+    /// The whole field.
+    Bytes(&'a [u8]),
+    /// A reader that yields exactly the field's bytes.
+    Stream(&'a mut dyn Read),
+}
+
+/// A field ready to encode.
+pub struct Field<'a> {
+    /// Field name.
+    pub ext: &'a str,
+    /// Exact size.
+    pub size: u64,
+    /// The bytes.
+    pub payload: Payload<'a>,
+}
+
+/// The output of one shard, shared by handle: encoders that must own a writer (Parquet's
+/// `ArrowWriter`) keep a clone, so their bytes flow straight through the shard's
+/// hashing, buffered writer instead of being collected in memory first.
+#[derive(Clone)]
+pub struct ShardOut {
+    inner: Arc<std::sync::Mutex<dyn Write + Send>>,
+}
+
+impl ShardOut {
+    /// A handle on `writer`; keep the typed `Arc` to take the writer back when done.
+    pub fn new<W: Write + Send + 'static>(writer: Arc<std::sync::Mutex<W>>) -> Self {
+        Self { inner: writer }
+    }
+
+    /// A handle on an in-memory buffer, and the buffer (for tests).
+    #[cfg(test)]
+    pub(crate) fn memory() -> (Self, Arc<std::sync::Mutex<Vec<u8>>>) {
+        let buffer = Arc::new(std::sync::Mutex::new(Vec::new()));
+        (Self::new(buffer.clone()), buffer)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, dyn Write + Send + 'static> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Write for ShardOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.lock().write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.lock().write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.lock().flush()
+    }
+}
+
+/// Encodes the samples of one shard. Calls come in order: `add` per sample, then
+/// `finish` once. Errors are I/O errors of the output (or of a streamed input).
+pub trait ShardEncoder: Send {
+    /// Appends one sample.
+    fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()>;
+    /// Writes whatever ends a shard (tar: the end-of-archive blocks; MDS: the whole
+    /// shard, built in memory) and returns format-specific facts about it, kept with the
+    /// shard's record for [`ShardFormat::dataset_files`] (MDS: its index entry).
+    fn finish(&mut self, out: &mut ShardOut) -> io::Result<Value>;
+}
+
+/// The error a planned encoder returns when the shard differs from its plan.
+#[derive(Debug)]
+pub struct PlanBroken;
+
+impl std::fmt::Display for PlanBroken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the shard differs from its plan")
+    }
+}
+
+impl std::error::Error for PlanBroken {}
+
+impl PlanBroken {
+    /// As an I/O error (what encoders return).
+    pub fn io() -> io::Error {
+        io::Error::other(PlanBroken)
+    }
+
+    /// True when `e` is a [`PlanBroken`].
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<PlanBroken>())
+    }
+}
+
+/// A dataset-level file a format writes after its shards (MDS `index.json`).
+pub struct DatasetFile {
+    /// Name inside the output directory.
+    pub name: String,
+    /// Content.
+    pub bytes: Vec<u8>,
+}
+
+/// A shard format, configured for one dataset.
+pub trait ShardFormat: Sync {
+    /// Format name as recorded in manifests (`webdataset`).
+    fn name(&self) -> &'static str;
+    /// File name of shard `index` (`shard-000000.tar`).
+    fn shard_name(&self, prefix: &str, index: usize) -> String;
+    /// Why this format cannot hold `sample` (a name readers would mis-key, a field too
+    /// large for the container, a missing column), or `None`.
+    fn refuse(&self, sample: &SampleSpec) -> Option<String>;
+    /// Leading bytes of a field this format must see to know its encoded size (0: the
+    /// encoded size follows from the input size).
+    fn peek_len(&self, _ext: &str) -> usize {
+        0
+    }
+    /// Encoded size of a field of `size` input bytes whose first bytes are `head`; an
+    /// error is why the field cannot be encoded.
+    fn encoded_len(&self, _ext: &str, size: u64, _head: &[u8]) -> Result<u64, String> {
+        Ok(size)
+    }
+    /// Bytes `sample` adds to a shard (exact where the format allows).
+    fn sample_bytes(&self, sample: &SampleSpec) -> u64;
+    /// Bytes every shard has regardless of its samples.
+    fn shard_overhead(&self) -> u64;
+    /// Checks the values of a loaded sample (an `int` column must hold an integer); an
+    /// error is why the sample is left out.
+    fn check_values(&self, _sample: &SampleSpec, _values: &[&[u8]]) -> Result<(), String> {
+        Ok(())
+    }
+    /// Format-specific options that change the output bytes (for the manifest).
+    fn options(&self) -> BTreeMap<String, Value> {
+        BTreeMap::new()
+    }
+    /// A fresh encoder for one shard.
+    fn encoder(&self) -> Box<dyn ShardEncoder>;
+    /// An encoder that may rely on the shard's plan (every sample added, in order, with
+    /// its planned size) to stream instead of buffering. When the plan does not hold (a
+    /// sample was left out, a file changed), it fails with [`PlanBroken`] and the shard is
+    /// written again with [`ShardFormat::encoder`].
+    fn planned_encoder(&self, _planned: &[SampleSpec]) -> Box<dyn ShardEncoder> {
+        self.encoder()
+    }
+    /// Files written after every shard, from the shards' names and facts in order.
+    fn dataset_files(&self, _shards: &[(&str, &Value)]) -> Result<Vec<DatasetFile>, String> {
+        Ok(Vec::new())
+    }
+}

@@ -1,0 +1,114 @@
+//! MDS in the format registry: options, defaults and how its shards are told.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use shardsmith_manifest::{FileContext, Finding, Inspection, Inspector, Manifest};
+
+use super::codec::parse_hashes;
+use super::{MAX_SHARD, Mds, MdsCompression, MdsInspector, MdsOptions, check_indices};
+use crate::columns::Encoding;
+use crate::registry::{Configured, FormatDef, FormatOptions, OptionName};
+use crate::sample::SampleSpec;
+use crate::{Error, Result, ShardFormat};
+
+/// The registry entry of MDS.
+pub struct Def;
+
+/// The registry entry of MDS.
+pub static MDS: Def = Def;
+
+/// MDS options checked for a dataset, before its samples are known.
+#[derive(Debug)]
+struct Checked {
+    options: MdsOptions,
+    key_column: String,
+    size_limit: u64,
+}
+
+impl FormatDef for Def {
+    fn name(&self) -> &'static str {
+        "mds"
+    }
+
+    fn summary(&self) -> &'static str {
+        "MosaicML Streaming shards (shard.NNNNN.mds[.EXT] + index.json), read by StreamingDataset"
+    }
+
+    /// MDSWriter's own default `size_limit` is 64 MiB (`1 << 26`).
+    fn default_shard_size(&self) -> u64 {
+        64 << 20
+    }
+
+    fn takes(&self) -> &'static [OptionName] {
+        &[OptionName::Column, OptionName::Hashes]
+    }
+
+    fn refuse_prefix(&self, prefix: &str) -> Option<String> {
+        (prefix != "shard").then(|| {
+            "--prefix does not apply to --format mds: MDS shard names are fixed (shard.00000.mds)"
+                .into()
+        })
+    }
+
+    fn configure(&self, options: &FormatOptions, shard_size: u64) -> Result<Arc<dyn Configured>> {
+        if shard_size > MAX_SHARD {
+            return Err(Error::Setting(format!(
+                "MDS shards are at most {MAX_SHARD} bytes (32-bit offsets); --shard-size {shard_size} is too large"
+            )));
+        }
+        let compression = match &options.compression {
+            Some(text) => MdsCompression::parse(text)
+                .map_err(|e| Error::Setting(format!("--compression: {e}")))?,
+            None => None,
+        };
+        let hashes = parse_hashes(options.hashes.as_deref().unwrap_or("xxh64"))
+            .map_err(|e| Error::Setting(format!("--hashes: {e}")))?;
+        Ok(Arc::new(Checked {
+            options: MdsOptions {
+                compression,
+                hashes,
+            },
+            key_column: options.key_column.clone(),
+            size_limit: shard_size,
+        }))
+    }
+
+    /// MDS shard names are fixed: `shard.NNNNN.mds`, compressed `shard.NNNNN.mds.EXT`.
+    fn sniff_name(&self, path: &str) -> bool {
+        let base = path.rsplit('/').next().unwrap_or(path);
+        base.starts_with("shard.") && (base.ends_with(".mds") || base.contains(".mds."))
+    }
+
+    fn inspector(&self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
+        Box::new(MdsInspector::new(ctx.path))
+    }
+
+    /// Every `index.json` against the shards it lists.
+    fn check_layout(
+        &self,
+        root: &Path,
+        files: &BTreeMap<String, u64>,
+        inspections: &BTreeMap<String, Inspection>,
+        manifest: Option<&Manifest>,
+    ) -> Vec<Finding> {
+        check_indices(root, files, inspections, manifest)
+    }
+}
+
+impl Configured for Checked {
+    fn build(
+        &self,
+        samples: &[SampleSpec],
+        columns: &BTreeMap<String, Encoding>,
+    ) -> Result<Box<dyn ShardFormat>> {
+        Ok(Box::new(Mds::new(
+            &self.options,
+            columns,
+            &self.key_column,
+            self.size_limit,
+            samples,
+        )?))
+    }
+}

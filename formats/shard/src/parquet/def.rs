@@ -1,0 +1,91 @@
+//! Parquet in the format registry: options, defaults and how its files are told.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use shardsmith_manifest::{FileContext, Inspector};
+
+use super::{Parquet, ParquetCompression, ParquetInspector, ParquetOptions};
+use crate::columns::Encoding;
+use crate::registry::{Configured, FormatDef, FormatOptions, OptionName};
+use crate::sample::SampleSpec;
+use crate::{Error, Result, ShardFormat};
+
+/// The registry entry of Parquet.
+pub struct Def;
+
+/// The registry entry of Parquet.
+pub static PARQUET: Def = Def;
+
+/// Parquet options checked for a dataset, before its samples are known.
+#[derive(Debug)]
+struct Checked {
+    options: ParquetOptions,
+    key_column: String,
+}
+
+impl FormatDef for Def {
+    fn name(&self) -> &'static str {
+        "parquet"
+    }
+
+    fn summary(&self) -> &'static str {
+        "Parquet files (PREFIX-NNNNNN.parquet): a key column and one column per field"
+    }
+
+    fn takes(&self) -> &'static [OptionName] {
+        &[
+            OptionName::Column,
+            OptionName::RowGroupSize,
+            OptionName::Prefix,
+        ]
+    }
+
+    fn configure(&self, options: &FormatOptions, _shard_size: u64) -> Result<Arc<dyn Configured>> {
+        let mut parquet = ParquetOptions::default();
+        if let Some(text) = &options.compression {
+            parquet.compression = ParquetCompression::parse(text)
+                .map_err(|e| Error::Setting(format!("--compression: {e}")))?;
+        }
+        if let Some(rows) = options.row_group_rows {
+            parquet.row_group_rows = rows;
+        }
+        if let Some(bytes) = options.row_group_bytes {
+            parquet.row_group_bytes = bytes;
+        }
+        if parquet.row_group_rows == 0 || parquet.row_group_bytes == 0 {
+            return Err(Error::Setting("--row-group-size must be at least 1".into()));
+        }
+        Ok(Arc::new(Checked {
+            options: parquet,
+            key_column: options.key_column.clone(),
+        }))
+    }
+
+    fn sniff_name(&self, path: &str) -> bool {
+        path.ends_with(".parquet")
+    }
+
+    fn sniff_content(&self, head: &[u8]) -> bool {
+        head.starts_with(b"PAR1")
+    }
+
+    fn inspector(&self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
+        Box::new(ParquetInspector::new(ctx))
+    }
+}
+
+impl Configured for Checked {
+    fn build(
+        &self,
+        samples: &[SampleSpec],
+        columns: &BTreeMap<String, Encoding>,
+    ) -> Result<Box<dyn ShardFormat>> {
+        Ok(Box::new(Parquet::new(
+            &self.options,
+            columns,
+            &self.key_column,
+            samples,
+        )?))
+    }
+}

@@ -1,0 +1,455 @@
+//! Parquet files as a sample source: every row is a sample, in file and row order.
+//!
+//! The key is the value of the key column (`--key-column`, default `key`) when the
+//! files have one, else `STEM/ROW` (file name without extensions, dots made `_`, and the
+//! row number in that file). Every other column is a field named after it (lowercased);
+//! binary and string values are the field's bytes, other types their text (`3`, `0.5`,
+//! `2024-01-01T00:00:00`); nulls are absent fields. Rows with a null or repeated key
+//! are left out with the reason.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::DataType;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use shardsmith_manifest::walk::{self, rel_string};
+use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped, TEMP_PREFIX};
+
+use super::StrictFile;
+use crate::columns::Encoding;
+use crate::content::Validation;
+use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};
+use crate::{Error, Result};
+
+struct InputFile {
+    rel: String,
+    full: PathBuf,
+    first_row: u64,
+    stem: String,
+}
+
+/// The rows of one or more Parquet files.
+pub struct ParquetRows {
+    root: PathBuf,
+    files: Vec<InputFile>,
+    key_column: String,
+    has_key: bool,
+    /// Columns in field order: (field name, column index in the files' schema).
+    columns: Vec<(Arc<str>, usize)>,
+    /// Encodings matching the column types, for formats with typed columns.
+    encodings: std::collections::BTreeMap<String, Encoding>,
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::io("reading", path, e)
+}
+
+/// Opens a Parquet input; a footer [`StrictFile`] refuses is a Parquet error, not I/O.
+fn open(path: &Path) -> Result<StrictFile> {
+    StrictFile::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => pq_err(path, e),
+        _ => io_err(path)(e),
+    })
+}
+
+fn pq_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    bad(path, format!("is not a readable Parquet file: {e}"))
+}
+
+fn bad(path: &Path, reason: String) -> Error {
+    Error::BadInput {
+        path: path.display().to_string(),
+        reason,
+    }
+}
+
+/// The bytes of a value: raw for binary and string columns, text for the rest.
+fn value_bytes(
+    array: &ArrayRef,
+    row: usize,
+    formatter: Option<&ArrayFormatter<'_>>,
+) -> Option<Vec<u8>> {
+    if array.is_null(row) {
+        return None;
+    }
+    Some(match array.data_type() {
+        DataType::Binary => array.as_binary::<i32>().value(row).to_vec(),
+        DataType::LargeBinary => array.as_binary::<i64>().value(row).to_vec(),
+        DataType::BinaryView => array.as_binary_view().value(row).to_vec(),
+        DataType::FixedSizeBinary(_) => array.as_fixed_size_binary().value(row).to_vec(),
+        DataType::Utf8 => array.as_string::<i32>().value(row).as_bytes().to_vec(),
+        DataType::LargeUtf8 => array.as_string::<i64>().value(row).as_bytes().to_vec(),
+        DataType::Utf8View => array.as_string_view().value(row).as_bytes().to_vec(),
+        _ => formatter
+            .map(|f| f.value(row).to_string().into_bytes())
+            .unwrap_or_default(),
+    })
+}
+
+impl ParquetRows {
+    /// The Parquet files at `root` (one file, or every `.parquet` file below a
+    /// directory, in path order). All must share one schema.
+    pub fn open(root: &Path, key_column: &str) -> Result<Self> {
+        let meta = std::fs::metadata(root).map_err(io_err(root))?;
+        let rels: Vec<(String, PathBuf)> = if meta.is_file() {
+            let name = root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            vec![(name, root.to_path_buf())]
+        } else {
+            let walked = walk::walk(root, &|rel, _| {
+                // Shardsmith's own files beside the shards (a Parquet output is a valid input).
+                !rel.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.starts_with(TEMP_PREFIX) || n == MANIFEST_FILE || n == SUMS_FILE
+                })
+            })?;
+            let mut out = Vec::new();
+            for file in walked.files {
+                let rel = rel_string(&file.rel)
+                    .ok_or_else(|| bad(&root.join(&file.rel), "is not a UTF-8 name".into()))?;
+                if !rel.ends_with(".parquet") {
+                    return Err(bad(
+                        &root.join(&file.rel),
+                        "is in the Parquet input but is not a .parquet file; use --input-format files to pack a tree of raw files".into(),
+                    ));
+                }
+                out.push((rel, root.join(&file.rel)));
+            }
+            out
+        };
+        if rels.is_empty() {
+            return Err(Error::EmptyInput {
+                root: root.display().to_string(),
+                detail: ": it holds no .parquet file".into(),
+            });
+        }
+        let mut files = Vec::new();
+        let mut schema: Option<arrow_schema::SchemaRef> = None;
+        let mut rows = 0u64;
+        for (rel, full) in rels {
+            let builder = ParquetRecordBatchReaderBuilder::try_new(open(&full)?)
+                .map_err(|e| pq_err(&full, e))?;
+            let this = builder.schema().clone();
+            match &schema {
+                None => schema = Some(this),
+                Some(first) if first.fields() != this.fields() => {
+                    return Err(bad(
+                        &full,
+                        format!(
+                            "has another schema than the first Parquet file: {this} vs {first}"
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+            let count = builder.metadata().file_metadata().num_rows().max(0) as u64;
+            let base = rel.rsplit('/').next().unwrap_or(&rel);
+            let stem = base.split('.').next().unwrap_or(base).to_string();
+            let dir = rel
+                .rfind('/')
+                .map_or(String::new(), |i| rel[..=i].replace('.', "_"));
+            files.push(InputFile {
+                rel: rel.clone(),
+                full,
+                first_row: rows,
+                stem: format!("{dir}{stem}"),
+            });
+            rows += count;
+        }
+        let schema = schema.expect("at least one file");
+        let has_key = schema.fields().iter().any(|f| f.name() == key_column);
+        let mut columns = Vec::new();
+        let mut encodings = std::collections::BTreeMap::new();
+        let mut seen = HashSet::new();
+        for (i, field) in schema.fields().iter().enumerate() {
+            if field.name() == key_column {
+                continue;
+            }
+            let name = field.name().to_ascii_lowercase();
+            if name.is_empty() || name.contains('/') || !name.is_ascii() || name.starts_with("__") {
+                return Err(bad(
+                    root,
+                    format!(
+                        "has column `{}`, which cannot be a field name (empty, `/`, non-ASCII or `__`)",
+                        field.name()
+                    ),
+                ));
+            }
+            if !seen.insert(name.clone()) {
+                return Err(bad(
+                    root,
+                    format!("has columns that differ only by case: `{}`", field.name()),
+                ));
+            }
+            let encoding = match field.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Some(Encoding::Str),
+                DataType::Int8
+                | DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::UInt8
+                | DataType::UInt16
+                | DataType::UInt32 => Some(Encoding::Int),
+                DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+                    Some(Encoding::parse("float64").expect("a known encoding"))
+                }
+                DataType::Boolean
+                | DataType::Date32
+                | DataType::Date64
+                | DataType::Timestamp(..)
+                | DataType::Decimal128(..) => Some(Encoding::Str),
+                _ => None,
+            };
+            if let Some(encoding) = encoding {
+                encodings.insert(name.clone(), encoding);
+            }
+            columns.push((Arc::from(name.as_str()), i));
+        }
+        columns.sort_by(|a: &(Arc<str>, usize), b| a.0.cmp(&b.0));
+        Ok(Self {
+            root: root.to_path_buf(),
+            files,
+            key_column: key_column.to_string(),
+            has_key,
+            columns,
+            encodings,
+        })
+    }
+
+    fn file_of(&self, row: u64) -> usize {
+        self.files.partition_point(|f| f.first_row <= row) - 1
+    }
+
+    fn batches(&self, file: usize, offset: u64) -> Result<ParquetRecordBatchReader> {
+        let f = &self.files[file];
+        ParquetRecordBatchReaderBuilder::try_new(open(&f.full)?)
+            .and_then(|b| b.with_offset(offset as usize).with_batch_size(1024).build())
+            .map_err(|e| pq_err(&f.full, e))
+    }
+
+    fn key_index(&self, batch: &RecordBatch) -> Option<usize> {
+        self.has_key
+            .then(|| batch.schema().index_of(&self.key_column).ok())
+            .flatten()
+    }
+}
+
+fn hash128(key: &str) -> u128 {
+    let a = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+    let mut h = DefaultHasher::new();
+    h.write_u64(0x9e37_79b9_7f4a_7c15);
+    h.write(key.as_bytes());
+    (u128::from(a) << 64) | u128::from(h.finish())
+}
+
+impl SampleSource for ParquetRows {
+    fn describe(&self) -> String {
+        self.root.display().to_string()
+    }
+
+    fn samples(&self) -> Result<SampleListing> {
+        let mut listing = SampleListing::default();
+        let mut seen: HashMap<u128, u64> = HashMap::new();
+        for (index, file) in self.files.iter().enumerate() {
+            let mut row = file.first_row;
+            for batch in self.batches(index, 0)? {
+                let batch = batch.map_err(|e| pq_err(&file.full, e))?;
+                let key_index = self.key_index(&batch);
+                let formatters: Vec<Option<ArrayFormatter<'_>>> = batch
+                    .columns()
+                    .iter()
+                    .map(|a| ArrayFormatter::try_new(a.as_ref(), &FormatOptions::default()).ok())
+                    .collect();
+                for r in 0..batch.num_rows() {
+                    let local = row - file.first_row;
+                    let key = match key_index {
+                        Some(k) => value_bytes(batch.column(k), r, formatters[k].as_ref())
+                            .map(|b| String::from_utf8_lossy(&b).into_owned()),
+                        None => Some(format!("{}/{local:09}", file.stem)),
+                    };
+                    let skip = |listing: &mut SampleListing, reason: String| {
+                        listing.skipped.push(Skipped {
+                            path: format!("{}#row={local}", file.rel),
+                            reason,
+                        })
+                    };
+                    match key {
+                        None => skip(
+                            &mut listing,
+                            format!("the key column `{}` is null", self.key_column),
+                        ),
+                        Some(key) if key.is_empty() => {
+                            skip(&mut listing, "the key is empty".into())
+                        }
+                        Some(key) => {
+                            if let Some(first) = seen.insert(hash128(&key), row) {
+                                skip(
+                                    &mut listing,
+                                    format!(
+                                        "repeats key `{key}` (first seen at input row {first}): readers would merge or confuse the two"
+                                    ),
+                                );
+                            } else {
+                                let mut fields = Vec::with_capacity(self.columns.len());
+                                for (name, i) in &self.columns {
+                                    if let Some(v) =
+                                        value_bytes(batch.column(*i), r, formatters[*i].as_ref())
+                                    {
+                                        let size = v.len() as u64;
+                                        fields.push(FieldSpec {
+                                            ext: name.clone(),
+                                            source_ext: name.clone(),
+                                            size,
+                                            encoded: size,
+                                        });
+                                    }
+                                }
+                                if fields.is_empty() {
+                                    skip(&mut listing, "every field of the row is null".into());
+                                } else {
+                                    listing.samples.push(SampleSpec {
+                                        key,
+                                        fields,
+                                        origin: row,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                    row += 1;
+                }
+            }
+        }
+        Ok(listing)
+    }
+
+    fn field_path(&self, sample: &SampleSpec, field: &FieldSpec) -> String {
+        let file = &self.files[self.file_of(sample.origin)];
+        format!(
+            "{}#row={}:{}",
+            file.rel,
+            sample.origin - file.first_row,
+            field.ext
+        )
+    }
+
+    fn head(&self, _sample: &SampleSpec, field: &FieldSpec, _n: usize) -> Result<Vec<u8>, String> {
+        Err(format!(
+            "`{}` is sized from its header, which Parquet input does not support; give the column a static dtype and shape",
+            field.ext
+        ))
+    }
+
+    fn suggested_encodings(&self) -> std::collections::BTreeMap<String, Encoding> {
+        self.encodings.clone()
+    }
+
+    fn shuffle_refusal(&self) -> Option<String> {
+        Some("Parquet input keeps its rows in order; shuffle at read time instead".into())
+    }
+
+    fn reader<'a>(
+        &'a self,
+        samples: &'a [SampleSpec],
+        _validation: Validation,
+    ) -> Result<Box<dyn SampleReader + 'a>> {
+        Ok(Box::new(RowReader {
+            source: self,
+            samples,
+            file: usize::MAX,
+            batches: None,
+            batch: None,
+            position: 0,
+            row: 0,
+        }))
+    }
+}
+
+/// Reads consecutive rows for one shard: each file opened once, at the shard's first row.
+struct RowReader<'a> {
+    source: &'a ParquetRows,
+    samples: &'a [SampleSpec],
+    file: usize,
+    batches: Option<ParquetRecordBatchReader>,
+    batch: Option<RecordBatch>,
+    /// Row within `batch`.
+    position: usize,
+    /// Global row number of `batch[position]`.
+    row: u64,
+}
+
+impl RowReader<'_> {
+    /// Positions on global row `target` (rows only move forward within a shard).
+    fn seek(&mut self, target: u64) -> Result<()> {
+        let file = self.source.file_of(target);
+        if file != self.file || target < self.row {
+            let offset = target - self.source.files[file].first_row;
+            self.batches = Some(self.source.batches(file, offset)?);
+            self.file = file;
+            self.batch = None;
+            self.row = target;
+            self.position = 0;
+        }
+        loop {
+            if let Some(batch) = &self.batch {
+                let left = batch.num_rows() - self.position;
+                if target < self.row + left as u64 {
+                    self.position += (target - self.row) as usize;
+                    self.row = target;
+                    return Ok(());
+                }
+                self.row += left as u64;
+            }
+            let full = &self.source.files[self.file].full;
+            let next = self
+                .batches
+                .as_mut()
+                .and_then(Iterator::next)
+                .transpose()
+                .map_err(|e| pq_err(full, e))?;
+            self.batch =
+                Some(next.ok_or_else(|| bad(full, "has fewer rows than its footer says".into()))?);
+            self.position = 0;
+        }
+    }
+}
+
+impl SampleReader for RowReader<'_> {
+    fn load(&mut self, index: usize, buf: &mut Vec<u8>) -> Result<Result<Loaded, Vec<Skipped>>> {
+        let sample = &self.samples[index];
+        self.seek(sample.origin)?;
+        let batch = self.batch.as_ref().expect("seek leaves a batch");
+        buf.clear();
+        let mut ranges = Vec::with_capacity(sample.fields.len());
+        for field in &sample.fields {
+            let column = self
+                .source
+                .columns
+                .iter()
+                .find(|(name, _)| *name == field.ext)
+                .map(|c| c.1)
+                .expect("field of a known column");
+            let array = batch.column(column);
+            let formatter = ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default()).ok();
+            let value = value_bytes(array, self.position, formatter.as_ref()).unwrap_or_default();
+            if value.len() as u64 != field.size {
+                return Err(Error::InputChanged {
+                    path: self.source.field_path(sample, field),
+                    listed: field.size,
+                    read: value.len() as u64,
+                });
+            }
+            let start = buf.len();
+            buf.extend_from_slice(&value);
+            ranges.push((start, buf.len()));
+        }
+        Ok(Ok(Loaded::Memory(ranges)))
+    }
+}

@@ -1,0 +1,124 @@
+//! WebDataset in the format registry: options, defaults and how its shards are told.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use shardsmith_manifest::{FileContext, Inspector};
+
+use super::{ShardInspector, TarCompression, WebDataset};
+use crate::columns::Encoding;
+use crate::registry::{Configured, FormatDef, FormatOptions, OptionName};
+use crate::sample::SampleSpec;
+use crate::{Error, Result, ShardFormat};
+
+/// The registry entry of WebDataset.
+pub struct Def;
+
+/// The registry entry of WebDataset.
+pub static WEBDATASET: Def = Def;
+
+impl FormatDef for Def {
+    fn name(&self) -> &'static str {
+        "webdataset"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["wds"]
+    }
+
+    fn summary(&self) -> &'static str {
+        "WebDataset tar shards (PREFIX-NNNNNN.tar[.gz|.zst]), read by webdataset and wids; alias: wds"
+    }
+
+    fn takes(&self) -> &'static [OptionName] {
+        &[OptionName::Prefix]
+    }
+
+    fn configure(&self, options: &FormatOptions, _shard_size: u64) -> Result<Arc<dyn Configured>> {
+        let compression = match &options.compression {
+            Some(text) => TarCompression::parse(text)
+                .map_err(|e| Error::Setting(format!("--compression: {e}")))?,
+            None => None,
+        };
+        Ok(Arc::new(WebDataset { compression }))
+    }
+
+    fn sniff_name(&self, path: &str) -> bool {
+        [".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.zstd"]
+            .iter()
+            .any(|ext| path.ends_with(ext))
+    }
+
+    /// Tar shards, plain or compressed as a whole: by the ustar magic at byte 257, or by
+    /// decompressing the first block of a gzip or zstd stream.
+    fn sniff_content(&self, head: &[u8]) -> bool {
+        head.get(257..262) == Some(b"ustar") || compressed_tar(head)
+    }
+
+    fn inspector(&self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
+        Box::new(ShardInspector::new(ctx.path))
+    }
+}
+
+impl Configured for WebDataset {
+    fn build(
+        &self,
+        _samples: &[SampleSpec],
+        _columns: &BTreeMap<String, Encoding>,
+    ) -> Result<Box<dyn ShardFormat>> {
+        Ok(Box::new(*self))
+    }
+}
+
+/// True when `head` starts a gzip or zstd stream whose first decompressed block is a
+/// ustar header: a compressed tar under any name (`data.gz`), told apart from other
+/// compressed files (`corpus.jsonl.zst`) by decompressing 512 bytes.
+pub fn compressed_tar(head: &[u8]) -> bool {
+    use std::io::Read;
+    let mut block = Vec::with_capacity(512);
+    // A stream cut short or damaged after its first block still counts: what was read
+    // before the error stays in `block`.
+    let _ = if head.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::GzDecoder::new(head)
+            .take(512)
+            .read_to_end(&mut block)
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        zstd::stream::read::Decoder::with_buffer(head)
+            .and_then(|decoder| decoder.take(512).read_to_end(&mut block))
+    } else {
+        return false;
+    };
+    block.get(257..262) == Some(b"ustar")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::compressed_tar;
+
+    #[test]
+    fn compressed_tars_are_told_by_content() {
+        let mut tar = crate::webdataset::member_header("k.txt", 0)
+            .unwrap()
+            .as_bytes()
+            .to_vec();
+        tar.extend_from_slice(&[0; 1024]);
+        let gzip = |data: &[u8]| {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(data).unwrap();
+            gz.finish().unwrap()
+        };
+        assert!(compressed_tar(&gzip(&tar)));
+        assert!(compressed_tar(&zstd::bulk::compress(&tar, 3).unwrap()));
+        assert!(!compressed_tar(&gzip(b"{\"text\": \"not a tar\"}\n")));
+        assert!(!compressed_tar(
+            &zstd::bulk::compress(&[7; 600], 3).unwrap()
+        ));
+        assert!(
+            !compressed_tar(&tar),
+            "a plain tar is told by its own magic"
+        );
+        assert!(!compressed_tar(&[0x1f, 0x8b]));
+    }
+}

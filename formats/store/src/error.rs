@@ -1,0 +1,61 @@
+use std::path::PathBuf;
+
+/// Errors of reading inputs and writing outputs.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O operation failed.
+    #[error("{op} `{path}`: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The output holds something this run must not overwrite.
+    #[error("output `{dir}` {reason}")]
+    OutputConflict {
+        /// The output directory.
+        dir: String,
+        /// What is there.
+        reason: String,
+    },
+    /// A manifest operation failed.
+    #[error(transparent)]
+    Manifest(#[from] shardsmith_manifest::Error),
+}
+
+impl Error {
+    /// Stable snake_case name of the variant, as `--json` reports it (`output_conflict`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Io { .. } => "io",
+            Error::OutputConflict { .. } => "output_conflict",
+            Error::Manifest(e) => e.kind(),
+        }
+    }
+
+    /// The file or directory the error is about, if one.
+    pub fn path(&self) -> Option<String> {
+        match self {
+            Error::Io { path, .. } => Some(path.display().to_string()),
+            Error::OutputConflict { dir, .. } => Some(dir.clone()),
+            Error::Manifest(e) => e.path(),
+        }
+    }
+
+    /// Shorthand for [`Error::Io`].
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,21 @@
+//! Where shardsmith reads its inputs and writes its outputs.
+//!
+//! Owns: the [`InputSource`] and [`OutputSink`] traits and their local implementations
+//! ([`LocalTree`], [`LocalDir`]); the resume state of a run that writes a dataset
+//! ([`resume`]); and the steps every such run ends with ([`finish`]: `SHA256SUMS`, then
+//! the manifest, last, then the state goes). The `pack` and `tokenize` pipelines read and
+//! write only through these traits, so an object store is one more implementation here,
+//! with its async runtime kept inside it.
+//!
+//! Must not know: any shard, token or checkpoint format, or the command line. It is
+//! synchronous, never prints and never exits.
+
+mod error;
+pub mod finish;
+pub mod resume;
+pub mod sink;
+pub mod source;
+
+pub use error::{Error, Result};
+pub use sink::{LocalDir, OutputSink, ShardFile};
+pub use source::{InputListing, InputSource, ListedFile, LocalTree, ReadError};

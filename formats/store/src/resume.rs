@@ -1,0 +1,265 @@
+//! Resume state of a run that writes a dataset (`pack`, `tokenize`) and the rules for an
+//! output directory that is not empty. Shared by the commands so that each keeps the same
+//! promises: a re-run of the same command resumes, a finished one does nothing, a
+//! different dataset or foreign files are refused unless `--force`.
+//!
+//! While a run is under way the output holds `.shardsmith-state/run.json` (the run's
+//! fingerprint: tool version, format, options, input listing) and, for every finished
+//! shard, `.shardsmith-state/NAME.json` with its record (`pack` names records by plan,
+//! `plan-NNNNNN.json`, since a plan's shard number is decided when it is committed). The
+//! record is written before the shard is renamed into place, so a shard visible under its
+//! final name always has one. A re-run with the same fingerprint keeps those shards and writes the rest; the
+//! manifest comes last, then the state is removed.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use shardsmith_manifest::{MANIFEST_FILE, Manifest, ManifestKind, SUMS_FILE, TEMP_PREFIX};
+
+use crate::sink::OutputSink;
+use crate::{Error, Result};
+
+/// Directory holding the resume state inside the output.
+pub const STATE_DIR: &str = ".shardsmith-state";
+
+#[derive(Serialize, Deserialize)]
+struct RunState {
+    fingerprint: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Sidecar<R> {
+    fingerprint: String,
+    plan: String,
+    record: R,
+}
+
+/// What kind of run is preparing its output, for the rules and the messages.
+pub struct Job<'a> {
+    /// The command (`pack`, `tokenize`).
+    pub command: &'a str,
+    /// How its output is described (`packed`, `tokenized`).
+    pub verb: &'a str,
+    /// The manifest kind it writes.
+    pub kind: ManifestKind,
+    /// True for the names of the files this command and its settings write.
+    pub is_own: &'a dyn Fn(&str) -> bool,
+}
+
+/// How a run starts.
+pub enum Start {
+    /// Nothing usable there: write every shard.
+    Fresh,
+    /// An interrupted run of the same command: keep its finished shards.
+    Resume,
+    /// The same dataset is already complete.
+    Complete(Box<Manifest>),
+}
+
+fn run_file() -> String {
+    format!("{STATE_DIR}/run.json")
+}
+
+fn sidecar_file(name: &str) -> String {
+    format!("{STATE_DIR}/{name}.json")
+}
+
+fn json<T: Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec_pretty(value).expect("state always serializes")
+}
+
+/// What differs between an existing manifest and this run, in words.
+fn difference(old: &Manifest, new: &Manifest, job: &Job<'_>) -> String {
+    let mut parts = Vec::new();
+    if old.kind != job.kind {
+        let what = match old.kind {
+            ManifestKind::Directory => "a `shardsmith manifest` of existing files".to_string(),
+            other => format!("the output of another command ({other:?})").to_lowercase(),
+        };
+        parts.push(format!("it is {what}, not a {} output", job.command));
+    }
+    if old.format != new.format {
+        parts.push(format!(
+            "format {} vs {}",
+            old.format.as_deref().unwrap_or("none"),
+            new.format.as_deref().unwrap_or("none")
+        ));
+    }
+    let keys: std::collections::BTreeSet<&String> =
+        old.options.keys().chain(new.options.keys()).collect();
+    for key in keys {
+        let (a, b) = (old.options.get(key), new.options.get(key));
+        if a != b {
+            let show = |v: Option<&serde_json::Value>| {
+                v.map_or_else(|| "unset".to_string(), ToString::to_string)
+            };
+            parts.push(format!("{key} {} vs {}", show(a), show(b)));
+        }
+    }
+    if old.input != new.input {
+        parts.push("the input files differ".into());
+    }
+    parts.join(", ")
+}
+
+/// Decides how to start in the output and cleans what must go. `candidate` is the
+/// manifest this run would write, without files.
+pub fn prepare(
+    sink: &dyn OutputSink,
+    job: &Job<'_>,
+    candidate: &Manifest,
+    fingerprint: &str,
+    force: bool,
+) -> Result<Start> {
+    let conflict = |reason: String| Error::OutputConflict {
+        dir: sink.describe(),
+        reason,
+    };
+    let entries = sink.list()?;
+    let mut old_files = Vec::new();
+    // Another tool's `manifest.json` is a foreign file like any other.
+    let manifest = sink.read(MANIFEST_FILE)?.filter(|bytes| {
+        !matches!(
+            Manifest::parse(bytes, MANIFEST_FILE.as_ref()),
+            Err(shardsmith_manifest::Error::ForeignManifest { .. })
+        )
+    });
+    if let Some(bytes) = manifest {
+        match Manifest::parse(&bytes, MANIFEST_FILE.as_ref()) {
+            Ok((old, _)) => {
+                let diff = difference(&old, candidate, job);
+                if diff.is_empty() {
+                    for file in &old.files {
+                        if sink.size(&file.path)? != Some(file.size) {
+                            return Err(conflict(format!(
+                                "holds this dataset, complete, but `{}` is missing or changed since; run `shardsmith verify` on it, or run {} again with --force",
+                                file.path, job.command
+                            )));
+                        }
+                    }
+                    sink.remove(STATE_DIR)?;
+                    return Ok(Start::Complete(Box::new(old)));
+                }
+                if !force {
+                    return Err(conflict(format!(
+                        "already holds a dataset {} differently ({diff}); use --force to replace it, or choose another output",
+                        job.verb
+                    )));
+                }
+                old_files = old.files.into_iter().map(|f| f.path).collect();
+            }
+            Err(e) if !force => {
+                return Err(conflict(format!(
+                    "holds a manifest that cannot be read ({e}); use --force to replace it"
+                )));
+            }
+            Err(_) => {}
+        }
+    } else if let Some(bytes) = sink.read(&run_file())? {
+        let same = serde_json::from_slice::<RunState>(&bytes)
+            .is_ok_and(|run| run.fingerprint == fingerprint);
+        if same {
+            remove_temp(sink, &entries)?;
+            return Ok(Start::Resume);
+        }
+        // A run that committed nothing leaves nothing to lose: start over.
+        let committed = entries.iter().any(|e| (job.is_own)(e));
+        if committed && !force {
+            return Err(conflict(format!(
+                "holds an unfinished {} run with other options or input; re-run that command to finish it, or use --force to start over",
+                job.command
+            )));
+        }
+    } else {
+        let foreign: Vec<&String> = entries
+            .iter()
+            .filter(|e| !e.starts_with(TEMP_PREFIX))
+            .collect();
+        if !foreign.is_empty() && !force {
+            let shown: Vec<String> = foreign.iter().take(3).map(|e| format!("`{e}`")).collect();
+            return Err(conflict(format!(
+                "is not empty and holds no shardsmith dataset (found {}{}); use --force to write into it anyway, or choose an empty directory",
+                shown.join(", "),
+                if foreign.len() > 3 { ", ..." } else { "" }
+            )));
+        }
+    }
+    // Fresh start: remove what a previous run of ours left, never foreign files.
+    for name in old_files {
+        sink.remove(&name)?;
+    }
+    for entry in &entries {
+        if entry == MANIFEST_FILE || entry == SUMS_FILE || (job.is_own)(entry) {
+            sink.remove(entry)?;
+        }
+    }
+    sink.remove(STATE_DIR)?;
+    remove_temp(sink, &entries)?;
+    sink.write_atomic(
+        &run_file(),
+        &json(&RunState {
+            fingerprint: fingerprint.to_string(),
+        }),
+    )?;
+    Ok(Start::Fresh)
+}
+
+fn remove_temp(sink: &dyn OutputSink, entries: &[String]) -> Result<()> {
+    for entry in entries {
+        if entry.starts_with(TEMP_PREFIX) && entry != STATE_DIR && !entry.ends_with("lock") {
+            sink.remove(entry)?;
+        }
+    }
+    Ok(())
+}
+
+/// The record saved for `name` by this run, if any (callers check the file itself).
+pub fn load_done<R: DeserializeOwned>(
+    sink: &dyn OutputSink,
+    fingerprint: &str,
+    plan: &str,
+    name: &str,
+) -> Result<Option<R>> {
+    let Some(bytes) = sink.read(&sidecar_file(name))? else {
+        return Ok(None);
+    };
+    let Ok(sidecar) = serde_json::from_slice::<Sidecar<R>>(&bytes) else {
+        return Ok(None);
+    };
+    if sidecar.fingerprint != fingerprint || sidecar.plan != plan {
+        return Ok(None);
+    }
+    Ok(Some(sidecar.record))
+}
+
+/// Records `name` as finished; call before committing it.
+pub fn save_done<R: Serialize>(
+    sink: &dyn OutputSink,
+    fingerprint: &str,
+    plan: &str,
+    name: &str,
+    record: &R,
+) -> Result<()> {
+    let sidecar = Sidecar {
+        fingerprint: fingerprint.to_string(),
+        plan: plan.to_string(),
+        record,
+    };
+    sink.write_atomic(&sidecar_file(name), &json(&sidecar))
+}
+
+/// After a failed run: when the output holds no file of ours (nothing was committed, now
+/// or by an earlier attempt), the run state goes too, so the output is as it was and a
+/// later run with any options may use it. Otherwise the state stays, and the same
+/// command resumes. Best effort: the run's own error is what gets reported.
+pub fn abandon(sink: &dyn OutputSink, is_own: &dyn Fn(&str) -> bool) {
+    if let Ok(entries) = sink.list()
+        && !entries.iter().any(|e| is_own(e))
+    {
+        let _ = sink.remove(STATE_DIR);
+    }
+}
+
+/// Removes the resume state once the manifest is written.
+pub fn clear(sink: &dyn OutputSink) -> Result<()> {
+    sink.remove(STATE_DIR)
+}

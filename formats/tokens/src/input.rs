@@ -1,0 +1,461 @@
+//! Where documents come from: JSONL (plain, `.gz`, `.zst`), Parquet and plain-text files,
+//! read in a fixed order and cut into batches of about [`BATCH_BYTES`] of text. Every
+//! record carries its [`Position`], so a run can restart exactly where a shard ended.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use shardsmith_manifest::walk;
+
+use super::parquet::ParquetReader;
+use crate::{Error, Result};
+
+/// Text gathered per batch before it is handed to a worker.
+pub const BATCH_BYTES: usize = 1 << 20;
+
+/// How an input file holds its documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// One JSON object per line.
+    Jsonl(StreamCompression),
+    /// A Parquet file; one row per document.
+    Parquet,
+    /// A plain UTF-8 text file: one document.
+    Text,
+}
+
+/// StreamCompression of a JSONL file (by extension).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamCompression {
+    /// None.
+    None,
+    /// gzip (`.gz`), multi-member allowed.
+    Gzip,
+    /// Zstandard (`.zst`, `.zstd`).
+    Zstd,
+}
+
+/// One input file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextInput {
+    /// Where it is.
+    pub path: PathBuf,
+    /// The path as shown in messages and the manifest.
+    pub display: String,
+    /// Size when listed.
+    pub size: u64,
+    /// How it holds documents.
+    pub kind: InputKind,
+}
+
+/// Where a record starts: the input file (index into the listing), the byte offset in
+/// its decompressed content (JSONL) or the row (Parquet), and its 1-based line or row
+/// number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Position {
+    /// Index of the input file.
+    pub file: usize,
+    /// Decompressed byte offset (JSONL), row index (Parquet), 0 (text).
+    pub offset: u64,
+    /// 1-based line (JSONL) or row (Parquet) number; 1 for a text file.
+    pub line: u64,
+}
+
+impl Default for Position {
+    /// The start of the first input.
+    fn default() -> Self {
+        Self {
+            file: 0,
+            offset: 0,
+            line: 1,
+        }
+    }
+}
+
+/// How to read a record's bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordKind {
+    /// A JSON line; the text is under the field.
+    Json,
+    /// The document's UTF-8 text (Parquet value, text file).
+    Text,
+    /// Unusable, with the reason (a Parquet null, a non-UTF-8 text file).
+    Bad(String),
+}
+
+/// A record of a batch.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// Where it starts.
+    pub pos: Position,
+    /// Its bytes in the batch's data.
+    pub range: std::ops::Range<usize>,
+    /// How to read them.
+    pub kind: RecordKind,
+}
+
+/// Records read in order, with their bytes.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// The records' bytes.
+    pub data: Vec<u8>,
+    /// The records.
+    pub records: Vec<Record>,
+    /// Input bytes (as stored, compressed or not) consumed for this batch.
+    pub input_bytes: u64,
+}
+
+/// Lists `paths` (files, or directories walked in path order) into input files.
+/// Inside directories only known extensions are taken (`.jsonl`, `.json`, `.ndjson`,
+/// optionally `.gz`/`.zst`; `.parquet`; `.txt`, `.text`, `.md`), never a manifest
+/// shardsmith wrote; a file named explicitly with another extension is read as plain
+/// text.
+pub fn list(paths: &[PathBuf]) -> Result<Vec<TextInput>> {
+    let mut out = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io("reading input", path, e))?;
+        if meta.is_dir() {
+            let walked = walk::walk(path, &|rel, is_dir| {
+                let hidden = rel
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+                !hidden && (is_dir || kind_of(rel).is_some()) && !walk::is_own_metadata(path, rel)
+            })?;
+            for f in walked.files {
+                let full = path.join(&f.rel);
+                out.push(TextInput {
+                    display: full.display().to_string(),
+                    kind: kind_of(&f.rel).unwrap_or(InputKind::Text),
+                    path: full,
+                    size: f.size,
+                });
+            }
+        } else {
+            out.push(TextInput {
+                display: path.display().to_string(),
+                kind: kind_of(path).unwrap_or(InputKind::Text),
+                path: path.clone(),
+                size: meta.len(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The kind of a file by its name, or `None` for an unknown extension.
+pub fn kind_of(path: &Path) -> Option<InputKind> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    let (stem, compression) = if let Some(stem) = name.strip_suffix(".gz") {
+        (stem, StreamCompression::Gzip)
+    } else if let Some(stem) = name
+        .strip_suffix(".zst")
+        .or_else(|| name.strip_suffix(".zstd"))
+    {
+        (stem, StreamCompression::Zstd)
+    } else {
+        (name.as_str(), StreamCompression::None)
+    };
+    let ext = stem.rsplit_once('.').map(|(_, e)| e)?;
+    match (ext, compression) {
+        ("jsonl" | "json" | "ndjson", c) => Some(InputKind::Jsonl(c)),
+        ("parquet", StreamCompression::None) => Some(InputKind::Parquet),
+        ("txt" | "text" | "md", StreamCompression::None) => Some(InputKind::Text),
+        _ => None,
+    }
+}
+
+/// Counts the bytes read from the file, for progress.
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+enum Open {
+    Lines {
+        reader: Box<dyn BufRead + Send>,
+        offset: u64,
+        line: u64,
+    },
+    Parquet(Box<ParquetReader>),
+    Text,
+}
+
+/// Reads the inputs from a position on, batch by batch.
+pub struct Reader<'a> {
+    files: &'a [TextInput],
+    field: String,
+    file: usize,
+    open: Option<Open>,
+    started: Position,
+    consumed: Arc<AtomicU64>,
+    reported: u64,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `files` starting at `from` (the start of a record). `field` is the
+    /// Parquet column holding the text.
+    pub fn new(files: &'a [TextInput], field: &str, from: Position) -> Self {
+        Self {
+            files,
+            field: field.to_string(),
+            file: from.file,
+            open: None,
+            started: from,
+            consumed: Arc::new(AtomicU64::new(0)),
+            reported: 0,
+        }
+    }
+
+    fn io_err(&self, e: io::Error) -> Error {
+        Error::io("reading input", &self.files[self.file].path, e)
+    }
+
+    /// Opens the current file, skipping to the start position if it is the first.
+    fn open_current(&mut self) -> Result<Open> {
+        let input = &self.files[self.file];
+        let from = if self.file == self.started.file {
+            self.started
+        } else {
+            Position {
+                file: self.file,
+                offset: 0,
+                line: 1,
+            }
+        };
+        let file = File::open(&input.path).map_err(|e| self.io_err(e))?;
+        let counting = |inner: File| Counting {
+            inner,
+            count: self.consumed.clone(),
+        };
+        Ok(match input.kind {
+            InputKind::Jsonl(compression) => {
+                let mut file = file;
+                if compression == StreamCompression::None && from.offset > 0 {
+                    file.seek(SeekFrom::Start(from.offset))
+                        .map_err(|e| self.io_err(e))?;
+                }
+                let raw = counting(file);
+                let mut reader: Box<dyn BufRead + Send> = match compression {
+                    StreamCompression::None => Box::new(BufReader::with_capacity(1 << 20, raw)),
+                    StreamCompression::Gzip => Box::new(BufReader::with_capacity(
+                        1 << 20,
+                        flate2::read::MultiGzDecoder::new(BufReader::new(raw)),
+                    )),
+                    StreamCompression::Zstd => Box::new(BufReader::with_capacity(
+                        1 << 20,
+                        zstd::stream::read::Decoder::new(raw).map_err(|e| self.io_err(e))?,
+                    )),
+                };
+                if compression != StreamCompression::None && from.offset > 0 {
+                    let skipped = io::copy(&mut (&mut reader).take(from.offset), &mut io::sink())
+                        .map_err(|e| self.io_err(e))?;
+                    if skipped != from.offset {
+                        return Err(self.io_err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "input is shorter than when the interrupted run read it",
+                        )));
+                    }
+                }
+                Open::Lines {
+                    reader,
+                    offset: from.offset,
+                    line: from.line,
+                }
+            }
+            InputKind::Parquet => Open::Parquet(Box::new(ParquetReader::open(
+                file,
+                &input.display,
+                &self.field,
+                from.offset,
+            )?)),
+            InputKind::Text => Open::Text,
+        })
+    }
+
+    /// The next batch, or `None` when every file was read. Also returns where reading
+    /// continues.
+    pub fn next_batch(&mut self) -> Result<Option<Batch>> {
+        let mut batch = Batch {
+            data: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
+            ..Batch::default()
+        };
+        while batch.data.len() < BATCH_BYTES {
+            if self.file >= self.files.len() {
+                break;
+            }
+            if self.open.is_none() {
+                self.open = Some(self.open_current()?);
+            }
+            let file = self.file;
+            let done = match self.open.as_mut().expect("opened above") {
+                Open::Lines {
+                    reader,
+                    offset,
+                    line,
+                } => {
+                    let start = batch.data.len();
+                    let n = reader
+                        .read_until(b'\n', &mut batch.data)
+                        .map_err(|e| Error::io("reading input", &self.files[file].path, e))?;
+                    if n == 0 {
+                        true
+                    } else {
+                        let mut end = batch.data.len();
+                        if batch.data[end - 1] == b'\n' {
+                            end -= 1;
+                        }
+                        batch.records.push(Record {
+                            pos: Position {
+                                file,
+                                offset: *offset,
+                                line: *line,
+                            },
+                            range: start..end,
+                            kind: RecordKind::Json,
+                        });
+                        *offset += n as u64;
+                        *line += 1;
+                        false
+                    }
+                }
+                Open::Parquet(reader) => reader.next_into(file, &mut batch)?,
+                Open::Text => {
+                    let path = &self.files[file].path;
+                    let mut f =
+                        File::open(path).map_err(|e| Error::io("reading input", path, e))?;
+                    let start = batch.data.len();
+                    f.read_to_end(&mut batch.data)
+                        .map_err(|e| Error::io("reading input", path, e))?;
+                    self.consumed
+                        .fetch_add((batch.data.len() - start) as u64, Ordering::Relaxed);
+                    let kind = match std::str::from_utf8(&batch.data[start..]) {
+                        Ok(_) => RecordKind::Text,
+                        Err(e) => RecordKind::Bad(format!(
+                            "is not UTF-8 text (invalid byte at offset {})",
+                            e.valid_up_to()
+                        )),
+                    };
+                    batch.records.push(Record {
+                        pos: Position {
+                            file,
+                            offset: 0,
+                            line: 1,
+                        },
+                        range: start..batch.data.len(),
+                        kind,
+                    });
+                    true
+                }
+            };
+            if done {
+                self.open = None;
+                self.file += 1;
+            }
+        }
+        let consumed = self.consumed.load(Ordering::Relaxed);
+        batch.input_bytes = consumed - self.reported;
+        self.reported = consumed;
+        Ok((!batch.records.is_empty()).then_some(batch))
+    }
+
+    /// Where the next record starts (the end of the input when all was read).
+    pub fn position(&self) -> Position {
+        match &self.open {
+            Some(Open::Lines { offset, line, .. }) => Position {
+                file: self.file,
+                offset: *offset,
+                line: *line,
+            },
+            Some(Open::Parquet(r)) => r.position(self.file),
+            _ => Position {
+                file: self.file,
+                offset: 0,
+                line: 1,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_by_extension() {
+        for (name, kind) in [
+            ("a.jsonl", Some(InputKind::Jsonl(StreamCompression::None))),
+            ("a.JSON.gz", Some(InputKind::Jsonl(StreamCompression::Gzip))),
+            (
+                "dir/x.ndjson.zst",
+                Some(InputKind::Jsonl(StreamCompression::Zstd)),
+            ),
+            ("a.parquet", Some(InputKind::Parquet)),
+            ("notes.txt", Some(InputKind::Text)),
+            ("a.parquet.gz", None),
+            ("a.bin", None),
+            ("jsonl", None),
+        ] {
+            assert_eq!(kind_of(Path::new(name)), kind, "{name}");
+        }
+    }
+
+    fn read_all(files: &[TextInput], from: Position) -> Vec<(Position, Vec<u8>)> {
+        let mut reader = Reader::new(files, "text", from);
+        let mut out = Vec::new();
+        while let Some(batch) = reader.next_batch().unwrap() {
+            for r in batch.records {
+                out.push((r.pos, batch.data[r.range].to_vec()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn lines_of_plain_and_compressed_files_resume_at_any_record() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let text = "{\"text\":\"a\"}\n\n{\"text\":\"b\"}\r\n{\"text\":\"c\"}";
+        std::fs::write(dir.path().join("1.jsonl"), text).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        std::fs::write(dir.path().join("2.jsonl.gz"), gz.finish().unwrap()).unwrap();
+        std::fs::write(
+            dir.path().join("3.jsonl.zst"),
+            zstd::encode_all(text.as_bytes(), 1).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("4.txt"), "whole\nfile").unwrap();
+        std::fs::write(dir.path().join("skip.bin"), "not an input").unwrap();
+        let files = list(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(files.len(), 4);
+        let all = read_all(&files, Position::default());
+        assert_eq!(all.len(), 13);
+        assert_eq!(
+            all[2].0,
+            Position {
+                file: 0,
+                offset: 14,
+                line: 3
+            }
+        );
+        assert_eq!(all[2].1, b"{\"text\":\"b\"}\r");
+        assert_eq!(all[1].1, b"");
+        assert_eq!(all[12].1, b"whole\nfile");
+        for (i, (pos, _)) in all.iter().enumerate() {
+            let rest = read_all(&files, *pos);
+            assert_eq!(rest, all[i..], "resume at {pos:?}");
+        }
+    }
+}

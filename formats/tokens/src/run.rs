@@ -1,0 +1,369 @@
+//! A `tokenize` run: settings, the output directory and resume, the manifest. The
+//! threads are in [`super::pipeline`]; see the module documentation of [`super`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use shardsmith_manifest::{
+    DEFAULT_CHUNK_SIZE, FileEntry, InputSummary, Manifest, ManifestKind, Skipped, canonical_json,
+    sha256_hex,
+};
+
+use super::input::{Position, TextInput};
+use super::pipeline::{Output, pipeline};
+use super::tokenizer::Tokenizer;
+use super::write::{TokenDtype, TokenFormat};
+use crate::{Error, Result};
+use shardsmith_store::OutputSink;
+use shardsmith_store::resume::{self, Job, Start};
+
+/// Malformed records listed by name in the manifest (all are counted).
+pub(super) const SKIPPED_LISTED: usize = 1000;
+
+/// Settings of a `tokenize` run, checked by [`TokenizeSettings::check`].
+#[derive(Clone, Debug)]
+pub struct TokenizeSettings {
+    /// Output format.
+    pub format: TokenFormat,
+    /// JSON key or Parquet column holding the text.
+    pub field: String,
+    /// Tokens per shard (`None`: one file). nanoGPT and llm.c shards hold exactly this
+    /// many (the last one fewer); Megatron shards end before the document that would
+    /// overflow them.
+    pub shard_tokens: Option<u64>,
+    /// File name prefix: `PREFIX_000000.bin`.
+    pub prefix: String,
+    /// Add the end-of-document token to every document.
+    pub eod: bool,
+    /// The end-of-document token (default: the tokenizer's `<|endoftext|>` or the like).
+    pub eod_token: Option<String>,
+    /// Special-token text in documents is the special token (else ordinary text).
+    pub allow_special: bool,
+    /// A malformed record is an error instead of being counted and left out.
+    pub strict: bool,
+    /// Replace an output that holds a different dataset.
+    pub force: bool,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+impl TokenizeSettings {
+    /// Checks the settings before any I/O.
+    pub fn check(&self) -> Result<()> {
+        if self.shard_tokens == Some(0) {
+            return Err(Error::Setting("--shard-tokens must be at least 1".into()));
+        }
+        if self.format == TokenFormat::Llmc && self.shard_tokens.is_none_or(|n| n > i32::MAX as u64)
+        {
+            return Err(Error::Setting(format!(
+                "llm.c files count their tokens in a 32-bit header field: --shard-tokens must be at most {}",
+                i32::MAX
+            )));
+        }
+        if !shardsmith_shard::naming::valid_prefix(&self.prefix) {
+            return Err(Error::Setting(format!(
+                "prefix `{}` must be ASCII letters, digits, `-`, `_` or `.` and not start with a dot",
+                self.prefix
+            )));
+        }
+        if self.field.is_empty() {
+            return Err(Error::Setting("--field must not be empty".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Progress callbacks; called from the writer thread.
+pub trait TokenizeObserver: Sync {
+    /// Input bytes to read in all (as stored).
+    fn planned(&self, _input_bytes: u64) {}
+    /// Documents written, input bytes consumed and tokens written since the last call.
+    fn advanced(&self, _documents: u64, _input_bytes: u64, _tokens: u64) {}
+}
+
+/// Observes nothing.
+pub struct NoProgress;
+impl TokenizeObserver for NoProgress {}
+
+/// What a `tokenize` run did.
+#[derive(Clone, Debug)]
+pub struct TokenizeReport {
+    /// The manifest written (or found complete).
+    pub manifest: Manifest,
+    /// Shards written by this run.
+    pub shards_written: usize,
+    /// Shards kept from an interrupted run.
+    pub shards_resumed: usize,
+    /// The output already held this exact dataset; nothing was written.
+    pub already_complete: bool,
+    /// Input bytes read by this run.
+    pub input_bytes_read: u64,
+}
+
+/// Running totals, saved with every shard so a resumed run continues them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Stats {
+    pub(super) documents: u64,
+    pub(super) tokens: u64,
+    pub(super) skipped_total: u64,
+    pub(super) skipped: Vec<Skipped>,
+}
+
+/// The resume record of a finished shard.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct ShardRecord {
+    pub(super) entries: Vec<FileEntry>,
+    /// Where the next shard's first document starts.
+    pub(super) next: Position,
+    /// Tokens of that document this shard (and those before) already hold.
+    pub(super) carry: u64,
+    pub(super) stats: Stats,
+}
+
+/// Tokenizes `inputs` into `sink`.
+pub fn tokenize(
+    inputs: &[TextInput],
+    sink: &dyn OutputSink,
+    tokenizer: &Tokenizer,
+    settings: &TokenizeSettings,
+    observer: &dyn TokenizeObserver,
+) -> Result<TokenizeReport> {
+    settings.check()?;
+    if inputs.is_empty() {
+        return Err(Error::NoDocuments {
+            root: "the input".into(),
+            detail: ": no .jsonl, .json, .ndjson (optionally .gz or .zst), .parquet, .txt or .md files found".into(),
+        });
+    }
+    let vocab = tokenizer.vocab_size();
+    let dtype = settings.format.dtype(vocab)?;
+    let eod = if settings.eod {
+        Some(tokenizer.eod(settings.eod_token.as_deref())?)
+    } else {
+        None
+    };
+
+    let mut manifest = Manifest::new(ManifestKind::Tokenize, DEFAULT_CHUNK_SIZE, Vec::new());
+    manifest.format = Some(settings.format.name().into());
+    manifest.options = options(settings, tokenizer, dtype, eod.as_ref());
+    manifest.input = Some(input_summary(inputs));
+    let fingerprint = fingerprint(&manifest);
+
+    let _lock = sink.lock()?;
+    let prefix = settings.prefix.clone();
+    let is_own = |name: &str| is_own_file(name, &prefix);
+    let job = Job {
+        command: "tokenize",
+        verb: "tokenized",
+        kind: ManifestKind::Tokenize,
+        is_own: &is_own,
+    };
+    let resuming = match resume::prepare(sink, &job, &manifest, &fingerprint, settings.force)? {
+        Start::Complete(existing) => {
+            return Ok(TokenizeReport {
+                manifest: *existing,
+                shards_written: 0,
+                shards_resumed: 0,
+                already_complete: true,
+                input_bytes_read: 0,
+            });
+        }
+        Start::Resume => true,
+        Start::Fresh => false,
+    };
+    let result = (|| {
+        let records = if resuming {
+            resumable(sink, &fingerprint, &settings.prefix)?
+        } else {
+            Vec::new()
+        };
+        let shards_resumed = records.len();
+        let (start, carry, stats) = records.last().map_or_else(
+            || (Position::default(), 0, Stats::default()),
+            |r| (r.next, r.carry, r.stats.clone()),
+        );
+        observer.planned(inputs.iter().map(|f| f.size).sum());
+
+        let out = Output {
+            sink,
+            format: settings.format,
+            dtype,
+            vocab,
+            prefix: &settings.prefix,
+            limit: settings.shard_tokens,
+            eod: eod.map(|(_, id)| id),
+            strict: settings.strict,
+            inputs,
+            current: None,
+            index: records.len(),
+            carry,
+            stats,
+            ids: Vec::new(),
+            records,
+            input_bytes: 0,
+        };
+        let out = pipeline(
+            inputs,
+            tokenizer,
+            settings,
+            start,
+            out,
+            &fingerprint,
+            observer,
+        )?;
+        let input_bytes_read = out.input_bytes;
+
+        if out.stats.documents == 0 {
+            return Err(Error::NoDocuments {
+                root: inputs[0].display.clone(),
+                detail: match out.stats.skipped.first() {
+                    Some(first) => format!(
+                        ": all {} record(s) were left out; first: `{}` {}",
+                        out.stats.skipped_total, first.path, first.reason
+                    ),
+                    None => ": it holds no documents".into(),
+                },
+            });
+        }
+        manifest.files = out.records.iter().flat_map(|r| r.entries.clone()).collect();
+        manifest.skipped = out.stats.skipped.clone();
+        manifest.skipped_total = (out.stats.skipped_total > 0).then_some(out.stats.skipped_total);
+        shardsmith_store::finish::seal(sink, &mut manifest)?;
+        Ok(TokenizeReport {
+            shards_written: out.records.len() - shards_resumed,
+            shards_resumed,
+            manifest,
+            already_complete: false,
+            input_bytes_read,
+        })
+    })();
+    if result.is_err() {
+        // Nothing committed: the output is left as it was, not locked by a run that
+        // cannot be finished. Otherwise the state stays for a resume.
+        resume::abandon(sink, &is_own);
+    }
+    result
+}
+
+/// True for `PREFIX_NNNNNN.bin` and `PREFIX_NNNNNN.idx`.
+fn is_own_file(name: &str, prefix: &str) -> bool {
+    let Some(rest) = name.strip_prefix(prefix).and_then(|r| r.strip_prefix('_')) else {
+        return false;
+    };
+    let Some(digits) = rest
+        .strip_suffix(".bin")
+        .or_else(|| rest.strip_suffix(".idx"))
+    else {
+        return false;
+    };
+    digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The records of the shards an interrupted run finished, in order, up to the first
+/// one missing or changed; every later file of ours is removed.
+fn resumable(sink: &dyn OutputSink, fingerprint: &str, prefix: &str) -> Result<Vec<ShardRecord>> {
+    let mut records: Vec<ShardRecord> = Vec::new();
+    loop {
+        let name = TokenFormat::bin_name(prefix, records.len());
+        let Some(record) = resume::load_done::<ShardRecord>(sink, fingerprint, "", &name)? else {
+            break;
+        };
+        let mut intact = record.entries.first().is_some_and(|e| e.path == name);
+        for entry in &record.entries {
+            intact &= sink.size(&entry.path)? == Some(entry.size);
+        }
+        if !intact {
+            break;
+        }
+        records.push(record);
+    }
+    let kept: BTreeSet<String> = records
+        .iter()
+        .flat_map(|r| r.entries.iter().map(|e| e.path.clone()))
+        .collect();
+    for name in sink.list()? {
+        if is_own_file(&name, prefix) && !kept.contains(&name) {
+            sink.remove(&name)?;
+        }
+    }
+    Ok(records)
+}
+
+/// The options that decide the output bytes.
+fn options(
+    settings: &TokenizeSettings,
+    tokenizer: &Tokenizer,
+    dtype: TokenDtype,
+    eod: Option<&(String, u32)>,
+) -> BTreeMap<String, Value> {
+    let mut o = BTreeMap::new();
+    o.insert("tokenizer".into(), Value::from(tokenizer.name()));
+    if let Some(sha) = tokenizer.file_sha256() {
+        o.insert("tokenizer_sha256".into(), Value::from(sha));
+    }
+    o.insert("vocab_size".into(), Value::from(tokenizer.vocab_size()));
+    o.insert("dtype".into(), Value::from(dtype.name()));
+    o.insert("eod".into(), Value::from(eod.is_some()));
+    o.insert(
+        "eod_token".into(),
+        eod.map_or(Value::Null, |(t, _)| Value::from(t.clone())),
+    );
+    o.insert(
+        "eod_id".into(),
+        eod.map_or(Value::Null, |(_, id)| Value::from(*id)),
+    );
+    o.insert("allow_special".into(), Value::from(settings.allow_special));
+    o.insert("field".into(), Value::from(settings.field.clone()));
+    o.insert(
+        "shard_tokens".into(),
+        settings.shard_tokens.map_or(Value::Null, Value::from),
+    );
+    o.insert("prefix".into(), Value::from(settings.prefix.clone()));
+    o
+}
+
+fn input_summary(inputs: &[TextInput]) -> InputSummary {
+    let mut lines = Vec::new();
+    for f in inputs {
+        lines.extend_from_slice(f.display.as_bytes());
+        lines.push(0);
+        lines.extend_from_slice(f.size.to_string().as_bytes());
+        lines.push(b'\n');
+    }
+    InputSummary {
+        files: inputs.len() as u64,
+        bytes: inputs.iter().map(|f| f.size).sum(),
+        listing_sha256: sha256_hex(&lines),
+    }
+}
+
+/// Identifies a run: tool version, format, options and input listing.
+fn fingerprint(manifest: &Manifest) -> String {
+    let mut out = Vec::new();
+    let value = serde_json::json!({
+        "tool_version": manifest.tool_version,
+        "kind": "tokenize",
+        "format": manifest.format,
+        "options": manifest.options,
+        "input": manifest.input,
+    });
+    canonical_json(&value, &mut out);
+    sha256_hex(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_files_by_name() {
+        assert!(is_own_file("tokens_000000.bin", "tokens"));
+        assert!(is_own_file("tokens_000012.idx", "tokens"));
+        assert!(is_own_file("a_b_1234567.bin", "a_b"));
+        assert!(!is_own_file("tokens_12.bin", "tokens"));
+        assert!(!is_own_file("tokens_000000.txt", "tokens"));
+        assert!(!is_own_file("other_000000.bin", "tokens"));
+        assert!(!is_own_file("manifest.json", "tokens"));
+    }
+}
