@@ -11,8 +11,8 @@ use serde_json::json;
 use shardsmith_manifest::MANIFEST_FILE;
 use shardsmith_store::LocalDir;
 use shardsmith_tokens::{
-    TextInput, TokenFormat, TokenizeObserver, TokenizeReport, TokenizeSettings, Tokenizer,
-    TokenizerSpec,
+    InputRoot, TextInput, TokenFormat, TokenizeObserver, TokenizeReport, TokenizeSettings,
+    Tokenizer, TokenizerSpec,
 };
 
 use super::{Status, brace_pattern};
@@ -70,7 +70,12 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             );
         }
     }
-    let inputs = shardsmith_tokens::input::list(args.inputs())?;
+    let roots = args
+        .inputs()
+        .iter()
+        .map(|path| InputRoot::local(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let inputs = shardsmith_tokens::input::list(&roots)?;
     let tokenizer = Tokenizer::load(&TokenizerSpec::parse(&args.tokenizer), args.allow_special)?;
     if let Some(size) = args.shard_size {
         let dtype = format.dtype(tokenizer.vocab_size())?;

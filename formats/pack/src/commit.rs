@@ -158,7 +158,7 @@ pub(crate) fn write_and_commit(job: &Job<'_>) -> Result<Vec<Decided>> {
         errors.sort_by_key(|(index, _)| *index);
         let committed = committer
             .join()
-            .unwrap_or_else(|_| Err(Error::Panicked("the commit thread")));
+            .unwrap_or(Err(Error::Panicked("the commit thread")));
         (committed, errors)
     });
     // A worker's error is the cause; the committer then only saw the channel close.

@@ -18,4 +18,6 @@ pub mod source;
 
 pub use error::{Error, Result};
 pub use sink::{LocalDir, OutputSink, ShardFile};
-pub use source::{InputListing, InputSource, ListedFile, LocalTree, ReadError};
+pub use source::{
+    InputListing, InputSource, ListedFile, LocalFile, LocalTree, RangeRead, ReadError,
+};

@@ -60,6 +60,14 @@ pub trait OutputSink: Sync {
     fn list(&self) -> Result<Vec<String>>;
     /// Takes an exclusive lock for this run; released when the guard drops.
     fn lock(&self) -> Result<Box<dyn Send>>;
+    /// A nameless read-write scratch file for data a writer must read back before it
+    /// commits (Megatron's document lengths, read three times to build the index). It
+    /// vanishes when dropped, also when the process dies. The default is in the system
+    /// temporary directory; an output that has room of its own puts it there.
+    fn scratch(&self) -> Result<std::fs::File> {
+        tempfile::tempfile()
+            .map_err(|e| Error::io("creating a scratch file in", std::env::temp_dir(), e))
+    }
 }
 
 /// Temporary files and locks this process has open, so that an interrupted run can
@@ -293,6 +301,13 @@ impl OutputSink for LocalDir {
         }
         names.sort();
         Ok(names)
+    }
+
+    /// In the output directory itself: the output's filesystem has room for the output,
+    /// a small `/tmp` (often memory) may not.
+    fn scratch(&self) -> Result<std::fs::File> {
+        tempfile::tempfile_in(&self.dir)
+            .map_err(|e| Error::io("creating a scratch file in", &self.dir, e))
     }
 
     fn lock(&self) -> Result<Box<dyn Send>> {

@@ -2,8 +2,9 @@
 //! implement [`InputSource`] without any format noticing.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use shardsmith_manifest::Skipped;
@@ -44,6 +45,29 @@ pub enum ReadError {
     },
 }
 
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Unreadable(why) => f.write_str(why),
+            ReadError::Vanished => f.write_str("it disappeared since it was listed"),
+            ReadError::Changed { read } => {
+                write!(f, "it changed since it was listed ({read} bytes now)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+impl From<ReadError> for io::Error {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::Vanished => io::Error::new(io::ErrorKind::NotFound, e),
+            other => io::Error::other(other),
+        }
+    }
+}
+
 fn open_error(e: io::Error) -> ReadError {
     if e.kind() == io::ErrorKind::NotFound {
         ReadError::Vanished
@@ -52,16 +76,106 @@ fn open_error(e: io::Error) -> ReadError {
     }
 }
 
+/// Random access to one input: what a Parquet reader needs (its footer at the end, then
+/// column chunks anywhere). A local file answers with positioned reads; an object store
+/// would answer with ranged GETs.
+pub trait RangeRead: Send + Sync {
+    /// Size in bytes, taken when opened.
+    fn len(&self) -> u64;
+    /// True for an empty input.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Reads up to `buf.len()` bytes at `offset`; `Ok(0)` at the end.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+    /// Reads exactly `buf.len()` bytes at `offset`.
+    fn read_exact_at(&self, mut offset: u64, mut buf: &mut [u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.read_at(offset, buf) {
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => {
+                    offset += n as u64;
+                    buf = &mut buf[n..];
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A local file as a [`RangeRead`].
+pub struct LocalFile {
+    file: File,
+    len: u64,
+}
+
+impl LocalFile {
+    /// Wraps an open file and takes its length.
+    pub fn new(file: File) -> io::Result<Self> {
+        let len = file.metadata()?.len();
+        Ok(Self { file, len })
+    }
+}
+
+impl RangeRead for LocalFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        self.file.read_at(buf, offset)
+    }
+}
+
 /// A source of raw input files.
-pub trait InputSource: Sync {
+pub trait InputSource: Send + Sync {
     /// Human description (the root path or URL) for messages.
     fn describe(&self) -> String;
+    /// How input `rel` is shown in messages (its full path or URL).
+    fn display(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.describe())
+    }
     /// Lists every input file. Only a failure to list the root is an error.
     fn list(&self) -> Result<InputListing>;
     /// Appends exactly `size` bytes of `rel` to `buf`, checking the size did not change.
     fn read_into(&self, rel: &str, size: u64, buf: &mut Vec<u8>) -> Result<(), ReadError>;
     /// Opens `rel` for streaming (large files).
     fn open(&self, rel: &str) -> Result<Box<dyn Read + Send>, ReadError>;
+    /// Opens `rel` for streaming from byte `offset` on (a resumed run). The default
+    /// reads and drops the bytes before `offset`; sources that can seek do.
+    fn open_at(&self, rel: &str, offset: u64) -> Result<Box<dyn Read + Send>, ReadError> {
+        let mut reader = self.open(rel)?;
+        let skipped = io::copy(&mut (&mut reader).take(offset), &mut io::sink())
+            .map_err(|e| ReadError::Unreadable(e.to_string()))?;
+        if skipped < offset {
+            return Err(ReadError::Changed { read: skipped });
+        }
+        Ok(reader)
+    }
+    /// Opens `rel` for random access (Parquet).
+    fn open_ranged(&self, rel: &str) -> Result<Arc<dyn RangeRead>, ReadError>;
+    /// True when the source holds at least one file `test` accepts and none it refuses,
+    /// deciding at the first refused file without listing the rest (content sniffing of
+    /// a whole input: a tree of millions of raw files is told from a Parquet dataset at
+    /// its first file). `test` returns `Some(true)` to accept, `Some(false)` to refuse
+    /// and `None` to ignore a file. An input that cannot be listed is `false`.
+    fn every_file(&self, test: &dyn Fn(&str) -> Option<bool>) -> bool {
+        let Ok(listing) = self.list() else {
+            return false;
+        };
+        let mut seen = false;
+        for file in &listing.files {
+            match test(&file.rel) {
+                Some(true) => seen = true,
+                Some(false) => return false,
+                None => {}
+            }
+        }
+        seen
+    }
 }
 
 /// A directory tree on the local file system, optionally restricted to a list of
@@ -97,6 +211,32 @@ impl LocalTree {
 
     fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
+    }
+
+    /// A local path named as an input: a directory is a tree of its own; a file is its
+    /// directory's tree with that file alone (its name and size are returned).
+    pub fn for_path(path: &Path) -> Result<(Self, Option<(String, u64)>)> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io("reading input", path, e))?;
+        if meta.is_dir() {
+            return Ok((Self::new(path), None));
+        }
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| {
+                Error::io(
+                    "reading input",
+                    path,
+                    io::Error::new(io::ErrorKind::InvalidInput, "not a UTF-8 file name"),
+                )
+            })?
+            .to_string();
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let tree = Self::new(parent).with_files(vec![name.clone()]);
+        Ok((tree, Some((name, meta.len()))))
     }
 
     fn list_given(&self, given: &[String]) -> Result<InputListing> {
@@ -141,6 +281,47 @@ impl LocalTree {
         Ok(listing)
     }
 
+    /// [`InputSource::every_file`] below `dir` (`prefix` is its relative path).
+    fn every_below(
+        &self,
+        dir: &Path,
+        prefix: &str,
+        test: &dyn Fn(&str) -> Option<bool>,
+        seen: &mut bool,
+    ) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return false;
+        };
+        for entry in entries {
+            let Ok(entry) = entry else { return false };
+            let Ok(name) = entry.file_name().into_string() else {
+                return false;
+            };
+            let rel = format!("{prefix}{name}");
+            let Ok(kind) = entry.file_type() else {
+                return false;
+            };
+            if kind.is_dir() {
+                if Some(Path::new(&rel)) == self.exclude.as_deref() {
+                    continue;
+                }
+                if !self.every_below(&entry.path(), &format!("{rel}/"), test, seen) {
+                    return false;
+                }
+            } else if kind.is_symlink() && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir())
+            {
+                continue;
+            } else {
+                match test(&rel) {
+                    Some(true) => *seen = true,
+                    Some(false) => return false,
+                    None => {}
+                }
+            }
+        }
+        true
+    }
+
     /// The size of a `--files-from` entry, or why it is left out.
     fn examine_listed(&self, rel: &str, repeated: bool) -> std::result::Result<u64, String> {
         let bad = Path::new(rel).is_absolute()
@@ -174,6 +355,10 @@ impl LocalTree {
 impl InputSource for LocalTree {
     fn describe(&self) -> String {
         self.root.display().to_string()
+    }
+
+    fn display(&self, rel: &str) -> String {
+        self.path(rel).display().to_string()
     }
 
     fn list(&self) -> Result<InputListing> {
@@ -268,6 +453,32 @@ impl InputSource for LocalTree {
         File::open(self.path(rel))
             .map(|f| Box::new(f) as Box<dyn Read + Send>)
             .map_err(open_error)
+    }
+
+    fn open_at(&self, rel: &str, offset: u64) -> Result<Box<dyn Read + Send>, ReadError> {
+        let mut file = File::open(self.path(rel)).map_err(open_error)?;
+        if offset > 0 {
+            file.seek(SeekFrom::Start(offset))
+                .map_err(|e| ReadError::Unreadable(e.to_string()))?;
+        }
+        Ok(Box::new(file))
+    }
+
+    /// Walks the tree itself, stopping at the first refused file; directories reached
+    /// through symlinks are not followed (as [`InputSource::list`] does not).
+    fn every_file(&self, test: &dyn Fn(&str) -> Option<bool>) -> bool {
+        if let Some(given) = &self.files_from {
+            return given.iter().all(|rel| test(rel) != Some(false))
+                && given.iter().any(|rel| test(rel) == Some(true));
+        }
+        let mut seen = false;
+        self.every_below(&self.root, "", test, &mut seen) && seen
+    }
+
+    fn open_ranged(&self, rel: &str) -> Result<Arc<dyn RangeRead>, ReadError> {
+        let file = File::open(self.path(rel)).map_err(open_error)?;
+        let file = LocalFile::new(file).map_err(|e| ReadError::Unreadable(e.to_string()))?;
+        Ok(Arc::new(file))
     }
 }
 

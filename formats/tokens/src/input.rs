@@ -2,14 +2,13 @@
 //! read in a fixed order and cut into batches of about [`BATCH_BYTES`] of text. Every
 //! record carries its [`Position`], so a run can restart exactly where a shard ended.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
-use shardsmith_manifest::walk;
+use shardsmith_store::{InputSource, LocalTree};
 
 use super::parquet::ParquetReader;
 use crate::{Error, Result};
@@ -39,17 +38,52 @@ pub enum StreamCompression {
     Zstd,
 }
 
+/// An input named on the command line, read through the store: a directory (every
+/// known file it lists) or one file.
+pub struct InputRoot {
+    /// Where its files are read from.
+    pub source: Arc<dyn InputSource>,
+    /// The input as named (`corpus/`, `a.jsonl`), for messages and the manifest.
+    pub display: String,
+    /// The one file to read, with its size, when the input named a file.
+    pub file: Option<(String, u64)>,
+}
+
+impl InputRoot {
+    /// A local directory or file.
+    pub fn local(path: &Path) -> Result<Self> {
+        let (tree, file) = LocalTree::for_path(path)?;
+        Ok(Self {
+            source: Arc::new(tree),
+            display: path.display().to_string(),
+            file,
+        })
+    }
+}
+
 /// One input file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct TextInput {
-    /// Where it is.
-    pub path: PathBuf,
+    /// Where it is read from.
+    pub source: Arc<dyn InputSource>,
+    /// Its name in the source.
+    pub rel: String,
     /// The path as shown in messages and the manifest.
     pub display: String,
     /// Size when listed.
     pub size: u64,
     /// How it holds documents.
     pub kind: InputKind,
+}
+
+impl std::fmt::Debug for TextInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextInput")
+            .field("display", &self.display)
+            .field("size", &self.size)
+            .field("kind", &self.kind)
+            .finish()
+    }
 }
 
 /// Where a record starts: the input file (index into the listing), the byte offset in
@@ -109,37 +143,35 @@ pub struct Batch {
     pub input_bytes: u64,
 }
 
-/// Lists `paths` (files, or directories walked in path order) into input files.
+/// Lists `roots` (files, or directories listed in path order) into input files.
 /// Inside directories only known extensions are taken (`.jsonl`, `.json`, `.ndjson`,
-/// optionally `.gz`/`.zst`; `.parquet`; `.txt`, `.text`, `.md`), never a manifest
-/// shardsmith wrote; a file named explicitly with another extension is read as plain
-/// text.
-pub fn list(paths: &[PathBuf]) -> Result<Vec<TextInput>> {
+/// optionally `.gz`/`.zst`; `.parquet`; `.txt`, `.text`, `.md`), never a hidden file or
+/// directory nor a manifest shardsmith wrote; a file named explicitly with another
+/// extension is read as plain text.
+pub fn list(roots: &[InputRoot]) -> Result<Vec<TextInput>> {
     let mut out = Vec::new();
-    for path in paths {
-        let meta = std::fs::metadata(path).map_err(|e| Error::io("reading input", path, e))?;
-        if meta.is_dir() {
-            let walked = walk::walk(path, &|rel, is_dir| {
-                let hidden = rel
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'));
-                !hidden && (is_dir || kind_of(rel).is_some()) && !walk::is_own_metadata(path, rel)
-            })?;
-            for f in walked.files {
-                let full = path.join(&f.rel);
-                out.push(TextInput {
-                    display: full.display().to_string(),
-                    kind: kind_of(&f.rel).unwrap_or(InputKind::Text),
-                    path: full,
-                    size: f.size,
-                });
-            }
-        } else {
+    for root in roots {
+        if let Some((rel, size)) = &root.file {
             out.push(TextInput {
-                display: path.display().to_string(),
-                kind: kind_of(path).unwrap_or(InputKind::Text),
-                path: path.clone(),
-                size: meta.len(),
+                source: root.source.clone(),
+                rel: rel.clone(),
+                display: root.display.clone(),
+                size: *size,
+                kind: kind_of(Path::new(rel)).unwrap_or(InputKind::Text),
+            });
+            continue;
+        }
+        for f in root.source.list()?.files {
+            let hidden = f.rel.split('/').any(|part| part.starts_with('.'));
+            let Some(kind) = kind_of(Path::new(&f.rel)).filter(|_| !hidden) else {
+                continue;
+            };
+            out.push(TextInput {
+                source: root.source.clone(),
+                display: Path::new(&root.display).join(&f.rel).display().to_string(),
+                rel: f.rel,
+                size: f.size,
+                kind,
             });
         }
     }
@@ -218,8 +250,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn io_err(&self, e: io::Error) -> Error {
-        Error::io("reading input", &self.files[self.file].path, e)
+    fn io_err(&self, e: impl Into<io::Error>) -> Error {
+        Error::io("reading input", &self.files[self.file].display, e.into())
     }
 
     /// Opens the current file, skipping to the start position if it is the first.
@@ -234,18 +266,18 @@ impl<'a> Reader<'a> {
                 line: 1,
             }
         };
-        let file = File::open(&input.path).map_err(|e| self.io_err(e))?;
-        let counting = |inner: File| Counting {
+        let counting = |inner: Box<dyn Read + Send>| Counting {
             inner,
             count: self.consumed.clone(),
         };
         Ok(match input.kind {
             InputKind::Jsonl(compression) => {
-                let mut file = file;
-                if compression == StreamCompression::None && from.offset > 0 {
-                    file.seek(SeekFrom::Start(from.offset))
-                        .map_err(|e| self.io_err(e))?;
+                let file = if compression == StreamCompression::None {
+                    input.source.open_at(&input.rel, from.offset)
+                } else {
+                    input.source.open(&input.rel)
                 }
+                .map_err(|e| self.io_err(e))?;
                 let raw = counting(file);
                 let mut reader: Box<dyn BufRead + Send> = match compression {
                     StreamCompression::None => Box::new(BufReader::with_capacity(1 << 20, raw)),
@@ -275,7 +307,10 @@ impl<'a> Reader<'a> {
                 }
             }
             InputKind::Parquet => Open::Parquet(Box::new(ParquetReader::open(
-                file,
+                input
+                    .source
+                    .open_ranged(&input.rel)
+                    .map_err(|e| self.io_err(e))?,
                 &input.display,
                 &self.field,
                 from.offset,
@@ -308,7 +343,7 @@ impl<'a> Reader<'a> {
                     let start = batch.data.len();
                     let n = reader
                         .read_until(b'\n', &mut batch.data)
-                        .map_err(|e| Error::io("reading input", &self.files[file].path, e))?;
+                        .map_err(|e| Error::io("reading input", &self.files[file].display, e))?;
                     if n == 0 {
                         true
                     } else {
@@ -332,12 +367,11 @@ impl<'a> Reader<'a> {
                 }
                 Open::Parquet(reader) => reader.next_into(file, &mut batch)?,
                 Open::Text => {
-                    let path = &self.files[file].path;
-                    let mut f =
-                        File::open(path).map_err(|e| Error::io("reading input", path, e))?;
+                    let input = &self.files[file];
+                    let err = |e: io::Error| Error::io("reading input", &input.display, e);
+                    let mut f = input.source.open(&input.rel).map_err(|e| err(e.into()))?;
                     let start = batch.data.len();
-                    f.read_to_end(&mut batch.data)
-                        .map_err(|e| Error::io("reading input", path, e))?;
+                    f.read_to_end(&mut batch.data).map_err(err)?;
                     self.consumed
                         .fetch_add((batch.data.len() - start) as u64, Ordering::Relaxed);
                     let kind = match std::str::from_utf8(&batch.data[start..]) {
@@ -438,7 +472,7 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("4.txt"), "whole\nfile").unwrap();
         std::fs::write(dir.path().join("skip.bin"), "not an input").unwrap();
-        let files = list(&[dir.path().to_path_buf()]).unwrap();
+        let files = list(&[InputRoot::local(dir.path()).unwrap()]).unwrap();
         assert_eq!(files.len(), 4);
         let all = read_all(&files, Position::default());
         assert_eq!(all.len(), 13);

@@ -36,7 +36,7 @@ mod work;
 pub mod write;
 
 pub use error::{Error, Result};
-pub use input::{InputKind, Position, TextInput};
+pub use input::{InputKind, InputRoot, Position, TextInput};
 pub use run::{NoProgress, TokenizeObserver, TokenizeReport, TokenizeSettings, tokenize};
 pub use tokenizer::{OpenAi, Tokenizer, TokenizerSpec};
 pub use write::{TokenDtype, TokenFormat};

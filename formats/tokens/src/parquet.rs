@@ -1,14 +1,14 @@
-//! Parquet input: one string column, read page by page (bounded memory whatever the
-//! row-group size), one row per document. Resumes at any row.
+//! Parquet input: one text column, one row per document, read with the Parquet reader
+//! `pack` uses too (`shardsmith_shard::parquet::ParquetFile`), a batch of rows at a time
+//! (bounded memory whatever the row-group size). Resumes at any row.
 
-use std::fs::File;
 use std::sync::Arc;
 
-use parquet::basic::Type as PhysicalType;
-use parquet::column::reader::ColumnReaderImpl;
-use parquet::data_type::{ByteArray, ByteArrayType};
-use parquet::file::reader::{FilePageIterator, FileReader, SerializedFileReader};
-use parquet::schema::types::ColumnDescPtr;
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::DataType;
+use shardsmith_shard::parquet::{ParquetFile, Rows};
+use shardsmith_store::RangeRead;
 
 use super::input::{Batch, Position, Record, RecordKind};
 use crate::{Error, Result};
@@ -18,96 +18,57 @@ const ROWS: usize = 1024;
 
 /// Reads one column of a Parquet file as documents.
 pub struct ParquetReader {
-    pages: FilePageIterator,
-    descr: ColumnDescPtr,
-    column: Option<ColumnReaderImpl<ByteArrayType>>,
+    rows: Rows,
     display: String,
     row: u64,
-    values: Vec<ByteArray>,
-    levels: Vec<i16>,
 }
 
 impl ParquetReader {
-    /// Opens `file` (shown as `display`), finds the top-level string column `field`
+    /// Opens `input` (shown as `display`), finds the top-level string column `field`
     /// and skips to row `start`.
-    pub fn open(file: File, display: &str, field: &str, start: u64) -> Result<Self> {
+    pub fn open(input: Arc<dyn RangeRead>, display: &str, field: &str, start: u64) -> Result<Self> {
         let bad = |reason: String| Error::BadRecord {
             path: display.to_string(),
             line: 0,
             reason,
         };
-        let reader = shardsmith_shard::parquet::guarded(|| {
-            let file =
-                shardsmith_shard::parquet::StrictFile::new(file).map_err(|e| e.to_string())?;
-            SerializedFileReader::new(file).map_err(|e| e.to_string())
-        })
-        .map_err(|e| bad(format!("is not a readable Parquet file: {e}")))?;
-        let schema = reader.metadata().file_metadata().schema_descr_ptr();
-        let (index, descr) = schema
-            .columns()
-            .iter()
-            .enumerate()
-            .find(|(_, c)| c.path().parts() == [field.to_string()])
-            .ok_or_else(|| {
-                let names: Vec<String> =
-                    schema.columns().iter().map(|c| c.path().string()).collect();
-                bad(format!(
-                    "has no column `{field}` (columns: {}); choose it with --field",
-                    names.join(", ")
-                ))
-            })?;
-        if descr.physical_type() != PhysicalType::BYTE_ARRAY || descr.max_rep_level() > 0 {
+        let file = ParquetFile::open(input)
+            .map_err(|e| bad(format!("is not a readable Parquet file: {e}")))?;
+        let schema = file.schema().clone();
+        let index = schema.index_of(field).map_err(|_| {
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            bad(format!(
+                "has no column `{field}` (columns: {}); choose it with --field",
+                names.join(", ")
+            ))
+        })?;
+        let data_type = schema.field(index).data_type();
+        if !matches!(
+            data_type,
+            DataType::Utf8
+                | DataType::LargeUtf8
+                | DataType::Utf8View
+                | DataType::Binary
+                | DataType::LargeBinary
+                | DataType::BinaryView
+        ) {
             return Err(bad(format!(
-                "column `{field}` is not a string column ({:?})",
-                descr.physical_type()
+                "column `{field}` is not a string column ({data_type})"
             )));
         }
-        let descr = descr.clone();
-        let groups: Vec<u64> = reader
-            .metadata()
-            .row_groups()
-            .iter()
-            .map(|g| g.num_rows().max(0) as u64)
-            .collect();
-        let reader: Arc<dyn FileReader> = Arc::new(reader);
-        let mut pages = FilePageIterator::new(index, reader)
-            .map_err(|e| bad(format!("cannot be read: {e}")))?;
-        let mut row = 0u64;
-        let mut column = None;
-        for rows in groups {
-            if row.saturating_add(rows) > start {
-                let page_reader = pages
-                    .next()
-                    .transpose()
-                    .map_err(|e| bad(format!("cannot be read: {e}")))?;
-                if let Some(page_reader) = page_reader {
-                    let mut reader = ColumnReaderImpl::new(descr.clone(), page_reader);
-                    let skip = (start - row) as usize;
-                    let skipped = reader
-                        .skip_records(skip)
-                        .map_err(|e| bad(format!("cannot be read: {e}")))?;
-                    if skipped != skip {
-                        return Err(bad("is shorter than when it was first read".into()));
-                    }
-                    column = Some(reader);
-                }
-                row = start;
-                break;
-            }
-            pages.next();
-            row = row.saturating_add(rows);
-        }
-        if row < start {
+        if start > file.num_rows() {
             return Err(bad("is shorter than when it was first read".into()));
         }
+        let file = file
+            .strings_as_bytes(index)
+            .map_err(|e| bad(format!("cannot be read: {e}")))?;
+        let rows = file
+            .rows(Some(&[index]), start, ROWS)
+            .map_err(|e| bad(format!("cannot be read: {e}")))?;
         Ok(Self {
-            pages,
-            descr,
-            column,
+            rows,
             display: display.to_string(),
-            row,
-            values: Vec::new(),
-            levels: Vec::new(),
+            row: start,
         })
     }
 
@@ -122,74 +83,66 @@ impl ParquetReader {
 
     /// Appends up to [`ROWS`] rows to `batch`; returns true when the file is done.
     pub fn next_into(&mut self, file: usize, batch: &mut Batch) -> Result<bool> {
-        let bad = |e: String| Error::BadRecord {
+        let next = self.rows.next_batch().map_err(|e| Error::BadRecord {
             path: self.display.clone(),
             line: self.row + 1,
             reason: format!("cannot be read: {e}"),
+        })?;
+        let Some(rows) = next else {
+            return Ok(true);
         };
-        loop {
-            if self.column.is_none() {
-                match self.pages.next() {
-                    None => return Ok(true),
-                    Some(page_reader) => {
-                        self.column = Some(ColumnReaderImpl::new(
-                            self.descr.clone(),
-                            page_reader.map_err(|e| bad(e.to_string()))?,
-                        ));
+        self.append(&rows, file, batch);
+        Ok(false)
+    }
+
+    fn append(&mut self, rows: &RecordBatch, file: usize, batch: &mut Batch) {
+        let column = rows.column(0);
+        let value = |i: usize| -> Option<&[u8]> {
+            if column.is_null(i) {
+                return None;
+            }
+            Some(match column.data_type() {
+                DataType::LargeBinary => column.as_binary::<i64>().value(i),
+                DataType::BinaryView => column.as_binary_view().value(i),
+                _ => column.as_binary::<i32>().value(i),
+            })
+        };
+        for i in 0..rows.num_rows() {
+            let pos = Position {
+                file,
+                offset: self.row,
+                line: self.row + 1,
+            };
+            self.row += 1;
+            let start = batch.data.len();
+            let kind = match value(i) {
+                None => RecordKind::Bad("the value is null".into()),
+                Some(value) => {
+                    batch.data.extend_from_slice(value);
+                    match std::str::from_utf8(value) {
+                        Ok(_) => RecordKind::Text,
+                        Err(e) => RecordKind::Bad(format!(
+                            "the value is not UTF-8 (invalid byte at offset {})",
+                            e.valid_up_to()
+                        )),
                     }
                 }
-            }
-            self.values.clear();
-            self.levels.clear();
-            let column = self.column.as_mut().expect("set above");
-            let (levels, values) = (&mut self.levels, &mut self.values);
-            let (rows, _, _) = shardsmith_shard::parquet::guarded(|| {
-                column
-                    .read_records(ROWS, Some(levels), None, values)
-                    .map_err(|e| e.to_string())
-            })
-            .map_err(bad)?;
-            if rows == 0 {
-                self.column = None;
-                continue;
-            }
-            let max_def = self.descr.max_def_level();
-            let mut values = self.values.iter();
-            for i in 0..rows {
-                let pos = Position {
-                    file,
-                    offset: self.row,
-                    line: self.row + 1,
-                };
-                self.row += 1;
-                let start = batch.data.len();
-                let present = max_def == 0 || self.levels.get(i) == Some(&max_def);
-                let kind = match present.then(|| values.next()).flatten() {
-                    None => RecordKind::Bad("the value is null".into()),
-                    Some(value) => {
-                        batch.data.extend_from_slice(value.data());
-                        match std::str::from_utf8(value.data()) {
-                            Ok(_) => RecordKind::Text,
-                            Err(e) => RecordKind::Bad(format!(
-                                "the value is not UTF-8 (invalid byte at offset {})",
-                                e.valid_up_to()
-                            )),
-                        }
-                    }
-                };
-                batch.records.push(Record {
-                    pos,
-                    range: start..batch.data.len(),
-                    kind,
-                });
-            }
-            return Ok(false);
+            };
+            batch.records.push(Record {
+                pos,
+                range: start..batch.data.len(),
+                kind,
+            });
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
+
+    use shardsmith_store::LocalFile;
+
     use super::*;
 
     /// Found by fuzzing (`token_input`): a 589-byte file whose footer declares a schema
@@ -200,9 +153,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("in.parquet");
         std::fs::write(&path, include_bytes!("testdata/fuzz-schema-list.parquet")).unwrap();
-        let err = ParquetReader::open(File::open(&path).unwrap(), "in.parquet", "text", 0)
-            .err()
-            .expect("the footer is refused");
+        let err = ParquetReader::open(
+            Arc::new(LocalFile::new(File::open(&path).unwrap()).unwrap()),
+            "in.parquet",
+            "text",
+            0,
+        )
+        .err()
+        .expect("the footer is refused");
         assert!(
             err.to_string().contains("is not a readable Parquet file"),
             "{err}"

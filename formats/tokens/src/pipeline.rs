@@ -96,10 +96,10 @@ pub(super) fn pipeline<'a>(
         let read = read_all(inputs, &settings.field, start, batch_tx, ticket_rx, done_tx);
         let written = writer
             .join()
-            .unwrap_or_else(|_| Err(Error::Panicked("the writer thread")));
+            .unwrap_or(Err(Error::Panicked("the writer thread")));
         let committed = committer
             .join()
-            .unwrap_or_else(|_| Err(Error::Panicked("the commit thread")));
+            .unwrap_or(Err(Error::Panicked("the commit thread")));
         // A reader error stops the writer short; a commit error stops the writer.
         read?;
         committed?;

@@ -186,11 +186,7 @@ impl ShardWriter {
                 .map_err(|e| Error::io("writing", &name, e))?;
         }
         let spill = match format {
-            TokenFormat::Megatron => {
-                Some(BufWriter::new(tempfile::tempfile().map_err(|e| {
-                    Error::io("creating a temporary file for", &name, e)
-                })?))
-            }
+            TokenFormat::Megatron => Some(BufWriter::new(sink.scratch()?)),
             _ => None,
         };
         Ok(Self {

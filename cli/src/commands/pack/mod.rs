@@ -5,6 +5,7 @@ mod progress;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -14,7 +15,7 @@ use shardsmith_pack::tree::FileTree;
 use shardsmith_pack::{PackReport, PackSettings, pack};
 use shardsmith_shard::columns::Encoding;
 use shardsmith_shard::content::Validation;
-use shardsmith_shard::parquet::input::ParquetRows;
+use shardsmith_shard::parquet::input::{ParquetRows, is_parquet_input};
 use shardsmith_shard::sample::SampleSource;
 use shardsmith_shard::{FormatChoice, FormatOptions};
 use shardsmith_store::{LocalDir, LocalTree};
@@ -122,55 +123,13 @@ pub fn uses_arrow(args: &PackArgs) -> bool {
         }
 }
 
-/// True for a `.parquet` file, or a directory whose files (hidden ones aside) are all
-/// `.parquet` files. Names only, no `stat` of files, and it stops at the first other
-/// file: a tree of raw files costs one directory read, not a second metadata walk.
+/// True when `--input-format auto` means Parquet rows (the library decides, at the
+/// first file that is not Parquet: a tree of raw files costs one directory read).
 fn looks_like_parquet(input: &Path) -> bool {
-    if input.is_file() {
-        return input.extension().is_some_and(|e| e == "parquet");
+    match LocalTree::for_path(input) {
+        Ok((tree, only)) => is_parquet_input(&tree, only.as_ref().map(|(rel, _)| rel.as_str())),
+        Err(_) => false,
     }
-    let mut seen = false;
-    only_parquet_below(input, &mut seen) && seen
-}
-
-/// False at the first entry below `dir` that is not a `.parquet` file; directories
-/// reached through symlinks are not followed (as the input walk does not).
-fn only_parquet_below(dir: &Path, seen: &mut bool) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    for entry in entries {
-        let Ok(entry) = entry else { return false };
-        let name = PathBuf::from(entry.file_name());
-        if ignored_beside_parquet(&name) {
-            continue;
-        }
-        let Ok(kind) = entry.file_type() else {
-            return false;
-        };
-        if kind.is_dir() {
-            if !only_parquet_below(&entry.path(), seen) {
-                return false;
-            }
-        } else if name.extension().is_some_and(|e| e == "parquet") {
-            *seen = true;
-        } else if !(kind.is_symlink() && std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir()))
-        {
-            return false;
-        }
-    }
-    true
-}
-
-/// Hidden files and the manifest files shardsmith writes beside shards (a `pack
-/// --format parquet` output is itself a valid Parquet input).
-fn ignored_beside_parquet(rel: &Path) -> bool {
-    rel.file_name().is_some_and(|n| {
-        let n = n.to_string_lossy();
-        n.starts_with('.')
-            || n == shardsmith_manifest::MANIFEST_FILE
-            || n == shardsmith_manifest::SUMS_FILE
-    })
 }
 
 /// `path` made absolute with symlinks resolved as far as it exists.
@@ -269,7 +228,13 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     let tree = FileTree::new(&source);
     let rows;
     let samples: &dyn SampleSource = if resolved.parquet_input {
-        rows = ParquetRows::open(&resolved.input, resolved.choice.key_column())?;
+        let (tree, only) = LocalTree::for_path(&resolved.input)?;
+        rows = ParquetRows::open(
+            Arc::new(tree),
+            &resolved.input.display().to_string(),
+            only.as_ref().map(|(rel, _)| rel.as_str()),
+            resolved.choice.key_column(),
+        )?;
         &rows
     } else {
         &tree

@@ -8,7 +8,9 @@ use crate::tree::FileTree;
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE};
 use shardsmith_shard::{FormatChoice, FormatKind, FormatOptions};
 use shardsmith_store::Result as StoreResult;
-use shardsmith_store::{InputListing, InputSource, LocalDir, LocalTree, ReadError, ShardFile};
+use shardsmith_store::{
+    InputListing, InputSource, LocalDir, LocalTree, RangeRead, ReadError, ShardFile,
+};
 
 fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -373,6 +375,9 @@ impl InputSource for Unreadable {
     fn open(&self, rel: &str) -> Result<Box<dyn Read + Send>, ReadError> {
         self.inner.open(rel)
     }
+    fn open_ranged(&self, rel: &str) -> Result<Arc<dyn RangeRead>, ReadError> {
+        self.inner.open_ranged(rel)
+    }
 }
 
 #[test]
@@ -490,6 +495,9 @@ fn changed_input_stops_the_run() {
         }
         fn open(&self, rel: &str) -> Result<Box<dyn Read + Send>, ReadError> {
             self.0.open(rel)
+        }
+        fn open_ranged(&self, rel: &str) -> Result<Arc<dyn RangeRead>, ReadError> {
+            self.0.open_ranged(rel)
         }
     }
     let sink = LocalDir::create(out.path()).unwrap();

@@ -9,18 +9,16 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType;
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
-use shardsmith_manifest::walk::{self, rel_string};
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped, TEMP_PREFIX};
+use shardsmith_store::InputSource;
 
-use super::StrictFile;
+use super::{ParquetFile, Rows};
 use crate::columns::Encoding;
 use crate::content::Validation;
 use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};
@@ -28,14 +26,16 @@ use crate::{Error, Result};
 
 struct InputFile {
     rel: String,
-    full: PathBuf,
+    /// The file as shown in messages.
+    full: String,
+    file: ParquetFile,
     first_row: u64,
     stem: String,
 }
 
 /// The rows of one or more Parquet files.
 pub struct ParquetRows {
-    root: PathBuf,
+    root: String,
     files: Vec<InputFile>,
     key_column: String,
     has_key: bool,
@@ -45,27 +45,34 @@ pub struct ParquetRows {
     encodings: std::collections::BTreeMap<String, Encoding>,
 }
 
-fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::io("reading", path, e)
+fn bad(path: &str, reason: String) -> Error {
+    Error::BadInput {
+        path: path.to_string(),
+        reason,
+    }
 }
 
-/// Opens a Parquet input; a footer [`StrictFile`] refuses is a Parquet error, not I/O.
-fn open(path: &Path) -> Result<StrictFile> {
-    StrictFile::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidData => pq_err(path, e),
-        _ => io_err(path)(e),
-    })
-}
-
-fn pq_err(path: &Path, e: impl std::fmt::Display) -> Error {
+fn pq_err(path: &str, e: impl std::fmt::Display) -> Error {
     bad(path, format!("is not a readable Parquet file: {e}"))
 }
 
-fn bad(path: &Path, reason: String) -> Error {
-    Error::BadInput {
-        path: path.display().to_string(),
-        reason,
+/// True when an input holds Parquet rows rather than raw files: the one file it names
+/// ends in `.parquet`, or it holds `.parquet` files and nothing else besides hidden files
+/// (and files in hidden directories) and the manifest files shardsmith writes beside shards (a `pack --format parquet`
+/// output is itself a valid Parquet input). Decided at the first other file.
+pub fn is_parquet_input(source: &dyn InputSource, only: Option<&str>) -> bool {
+    if let Some(rel) = only {
+        return rel.ends_with(".parquet");
     }
+    source.every_file(&|rel| {
+        let base = rel.rsplit('/').next().unwrap_or(rel);
+        let hidden = rel.split('/').any(|part| part.starts_with('.'));
+        if hidden || base == MANIFEST_FILE || base == SUMS_FILE {
+            None
+        } else {
+            Some(base.ends_with(".parquet"))
+        }
+    })
 }
 
 /// The bytes of a value: raw for binary and string columns, text for the rest.
@@ -94,49 +101,61 @@ fn value_bytes(
 impl ParquetRows {
     /// The Parquet files at `root` (one file, or every `.parquet` file below a
     /// directory, in path order). All must share one schema.
-    pub fn open(root: &Path, key_column: &str) -> Result<Self> {
-        let meta = std::fs::metadata(root).map_err(io_err(root))?;
-        let rels: Vec<(String, PathBuf)> = if meta.is_file() {
-            let name = root
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            vec![(name, root.to_path_buf())]
-        } else {
-            let walked = walk::walk(root, &|rel, _| {
-                // Shardsmith's own files beside the shards (a Parquet output is a valid input).
-                !rel.file_name().is_some_and(|n| {
-                    let n = n.to_string_lossy();
-                    n.starts_with(TEMP_PREFIX) || n == MANIFEST_FILE || n == SUMS_FILE
-                })
-            })?;
-            let mut out = Vec::new();
-            for file in walked.files {
-                let rel = rel_string(&file.rel)
-                    .ok_or_else(|| bad(&root.join(&file.rel), "is not a UTF-8 name".into()))?;
-                if !rel.ends_with(".parquet") {
+    ///
+    /// `source` lists and reads the files; `root` is how the input was named (for
+    /// messages); `only` names the one file to read when the input named a file (it
+    /// need not end in `.parquet`).
+    pub fn open(
+        source: Arc<dyn InputSource>,
+        root: &str,
+        only: Option<&str>,
+        key_column: &str,
+    ) -> Result<Self> {
+        let rels: Vec<String> = match only {
+            Some(rel) => vec![rel.to_string()],
+            None => {
+                let listing = source.list()?;
+                if let Some(skip) = listing.skipped.first() {
                     return Err(bad(
-                        &root.join(&file.rel),
-                        "is in the Parquet input but is not a .parquet file; use --input-format files to pack a tree of raw files".into(),
+                        &source.display(&skip.path),
+                        format!("cannot be listed: {}", skip.reason),
                     ));
                 }
-                out.push((rel, root.join(&file.rel)));
+                let mut out = Vec::new();
+                for file in listing.files {
+                    // Shardsmith's own files beside the shards (a Parquet output is a
+                    // valid input), and any other tool's manifest or sums.
+                    let base = file.rel.rsplit('/').next().unwrap_or(&file.rel);
+                    if base.starts_with(TEMP_PREFIX) || base == MANIFEST_FILE || base == SUMS_FILE {
+                        continue;
+                    }
+                    if !file.rel.ends_with(".parquet") {
+                        return Err(bad(
+                            &source.display(&file.rel),
+                            "is in the Parquet input but is not a .parquet file; use --input-format files to pack a tree of raw files".into(),
+                        ));
+                    }
+                    out.push(file.rel);
+                }
+                out
             }
-            out
         };
         if rels.is_empty() {
             return Err(Error::EmptyInput {
-                root: root.display().to_string(),
+                root: root.to_string(),
                 detail: ": it holds no .parquet file".into(),
             });
         }
         let mut files = Vec::new();
         let mut schema: Option<arrow_schema::SchemaRef> = None;
         let mut rows = 0u64;
-        for (rel, full) in rels {
-            let builder = ParquetRecordBatchReaderBuilder::try_new(open(&full)?)
-                .map_err(|e| pq_err(&full, e))?;
-            let this = builder.schema().clone();
+        for rel in rels {
+            let full = source.display(&rel);
+            let input = source
+                .open_ranged(&rel)
+                .map_err(|e| Error::io("reading", &full, e.into()))?;
+            let file = ParquetFile::open(input).map_err(|e| pq_err(&full, e))?;
+            let this = file.schema().clone();
             match &schema {
                 None => schema = Some(this),
                 Some(first) if first.fields() != this.fields() => {
@@ -149,17 +168,18 @@ impl ParquetRows {
                 }
                 _ => {}
             }
-            let count = builder.metadata().file_metadata().num_rows().max(0) as u64;
+            let count = file.num_rows();
             let base = rel.rsplit('/').next().unwrap_or(&rel);
             let stem = base.split('.').next().unwrap_or(base).to_string();
             let dir = rel
                 .rfind('/')
                 .map_or(String::new(), |i| rel[..=i].replace('.', "_"));
             files.push(InputFile {
-                rel: rel.clone(),
-                full,
-                first_row: rows,
                 stem: format!("{dir}{stem}"),
+                rel,
+                full,
+                file,
+                first_row: rows,
             });
             rows += count;
         }
@@ -214,7 +234,7 @@ impl ParquetRows {
         }
         columns.sort_by(|a: &(Arc<str>, usize), b| a.0.cmp(&b.0));
         Ok(Self {
-            root: root.to_path_buf(),
+            root: root.to_string(),
             files,
             key_column: key_column.to_string(),
             has_key,
@@ -227,10 +247,10 @@ impl ParquetRows {
         self.files.partition_point(|f| f.first_row <= row) - 1
     }
 
-    fn batches(&self, file: usize, offset: u64) -> Result<ParquetRecordBatchReader> {
+    fn batches(&self, file: usize, offset: u64) -> Result<Rows> {
         let f = &self.files[file];
-        ParquetRecordBatchReaderBuilder::try_new(open(&f.full)?)
-            .and_then(|b| b.with_offset(offset as usize).with_batch_size(1024).build())
+        f.file
+            .rows(None, offset, 1024)
             .map_err(|e| pq_err(&f.full, e))
     }
 
@@ -251,7 +271,7 @@ fn hash128(key: &str) -> u128 {
 
 impl SampleSource for ParquetRows {
     fn describe(&self) -> String {
-        self.root.display().to_string()
+        self.root.clone()
     }
 
     fn samples(&self) -> Result<SampleListing> {
@@ -259,8 +279,8 @@ impl SampleSource for ParquetRows {
         let mut seen: HashMap<u128, u64> = HashMap::new();
         for (index, file) in self.files.iter().enumerate() {
             let mut row = file.first_row;
-            for batch in self.batches(index, 0)? {
-                let batch = batch.map_err(|e| pq_err(&file.full, e))?;
+            let mut batches = self.batches(index, 0)?;
+            while let Some(batch) = batches.next_batch().map_err(|e| pq_err(&file.full, e))? {
                 let key_index = self.key_index(&batch);
                 let formatters: Vec<Option<ArrayFormatter<'_>>> = batch
                     .columns()
@@ -377,7 +397,7 @@ struct RowReader<'a> {
     source: &'a ParquetRows,
     samples: &'a [SampleSpec],
     file: usize,
-    batches: Option<ParquetRecordBatchReader>,
+    batches: Option<Rows>,
     batch: Option<RecordBatch>,
     /// Row within `batch`.
     position: usize,
@@ -408,12 +428,10 @@ impl RowReader<'_> {
                 self.row += left as u64;
             }
             let full = &self.source.files[self.file].full;
-            let next = self
-                .batches
-                .as_mut()
-                .and_then(Iterator::next)
-                .transpose()
-                .map_err(|e| pq_err(full, e))?;
+            let next = match self.batches.as_mut() {
+                Some(batches) => batches.next_batch().map_err(|e| pq_err(full, e))?,
+                None => None,
+            };
             self.batch =
                 Some(next.ok_or_else(|| bad(full, "has fewer rows than its footer says".into()))?);
             self.position = 0;

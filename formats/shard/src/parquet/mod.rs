@@ -10,6 +10,7 @@ pub mod def;
 mod footer;
 pub mod input;
 mod inspect;
+pub mod rows;
 mod strict;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
+pub use rows::{ParquetFile, Rows};
 use serde_json::{Value, json};
 pub use strict::StrictFile;
 

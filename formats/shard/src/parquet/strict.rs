@@ -9,39 +9,45 @@
 //! range the file does not hold into memory.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use parquet::errors::{ParquetError, Result};
 use parquet::file::reader::{ChunkReader, Length};
+use shardsmith_store::{LocalFile, RangeRead};
 
-/// A Parquet file whose end is an error for the reader (see the module docs).
+/// A Parquet file whose end is an error for the reader (see the module docs). Cloning
+/// shares the input.
+#[derive(Clone)]
 pub struct StrictFile {
-    file: File,
+    input: Arc<dyn RangeRead>,
     len: u64,
 }
 
 impl StrictFile {
-    /// Opens `path` and takes its length once.
+    /// Opens the local file `path`.
     pub fn open(path: &Path) -> io::Result<Self> {
-        Self::new(File::open(path)?)
+        Self::new(Arc::new(LocalFile::new(File::open(path)?)?))
     }
 
-    /// Wraps an open file, takes its length once, and walks its footer
-    /// ([`super::footer::check`]): a footer no well-formed file has is `InvalidData`
-    /// before the parquet crate sees it. A file too short for a footer, or without the
-    /// magic, is left to the parquet crate's own error.
-    pub fn new(file: File) -> io::Result<Self> {
-        let len = file.metadata()?.len();
-        let strict = Self { file, len };
+    /// Wraps an input opened for random access (`InputSource::open_ranged`) and walks
+    /// its footer ([`super::footer::check`]): a footer no well-formed file has is
+    /// `InvalidData` before the parquet crate sees it. A file too short for a footer, or
+    /// without the magic, is left to the parquet crate's own error.
+    pub fn new(input: Arc<dyn RangeRead>) -> io::Result<Self> {
+        let len = input.len();
+        let strict = Self { input, len };
         if len >= 12 {
             let mut tail = [0u8; 8];
-            strict.read_at(len - 8, &mut tail)?;
+            strict.input.read_exact_at(len - 8, &mut tail)?;
             let footer_len = u64::from(u32::from_le_bytes(tail[..4].try_into().expect("4")));
             if &tail[4..] == b"PAR1" && footer_len + 12 <= len {
                 let mut footer = vec![0; footer_len as usize];
-                strict.read_at(len - 8 - footer_len, &mut footer)?;
+                strict
+                    .input
+                    .read_exact_at(len - 8 - footer_len, &mut footer)?;
                 super::footer::check(&footer).map_err(|why| {
                     io::Error::new(
                         io::ErrorKind::InvalidData,
@@ -52,12 +58,6 @@ impl StrictFile {
         }
         Ok(strict)
     }
-
-    fn read_at(&self, at: u64, buf: &mut [u8]) -> io::Result<()> {
-        let mut file = self.file.try_clone()?;
-        file.seek(SeekFrom::Start(at))?;
-        file.read_exact(buf)
-    }
 }
 
 impl Length for StrictFile {
@@ -66,18 +66,23 @@ impl Length for StrictFile {
     }
 }
 
-/// Reads a file; asking for bytes at its end is `UnexpectedEof`, not `Ok(0)`.
-pub struct EndIsError(File);
+/// Reads an input from a position on; asking for bytes at its end is `UnexpectedEof`,
+/// not `Ok(0)`.
+pub struct EndIsError {
+    input: Arc<dyn RangeRead>,
+    at: u64,
+}
 
 impl Read for EndIsError {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.0.read(buf)?;
+        let n = self.input.read_at(self.at, buf)?;
         if n == 0 && !buf.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the Parquet data ends inside a page header",
             ));
         }
+        self.at += n as u64;
         Ok(n)
     }
 }
@@ -92,9 +97,10 @@ impl ChunkReader for StrictFile {
                 self.len
             )));
         }
-        let mut file = self.file.try_clone()?;
-        file.seek(SeekFrom::Start(start))?;
-        Ok(BufReader::new(EndIsError(file)))
+        Ok(BufReader::new(EndIsError {
+            input: self.input.clone(),
+            at: start,
+        }))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> Result<Bytes> {
@@ -106,7 +112,7 @@ impl ChunkReader for StrictFile {
             )));
         }
         let mut buffer = vec![0; length];
-        self.read_at(start, &mut buffer)?;
+        self.input.read_exact_at(start, &mut buffer)?;
         Ok(buffer.into())
     }
 }

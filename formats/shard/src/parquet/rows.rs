@@ -1,0 +1,135 @@
+//! The one Parquet reader of shardsmith. It opens a file through the store (random
+//! access: a local file or, later, ranged reads of an object), refuses a malformed
+//! footer before the parquet crate sees it ([`StrictFile`]), turns the crate's panics on
+//! malformed data into errors ([`guarded`]), and reads rows as Arrow record batches from
+//! any row on, for all columns or some. `pack` reads every column of every row
+//! ([`super::input`]); `tokenize` reads one text column, resuming at any row.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
+};
+use shardsmith_store::RangeRead;
+
+use super::{StrictFile, guarded};
+
+/// An open Parquet file: its footer read once, rows read on demand.
+pub struct ParquetFile {
+    file: StrictFile,
+    metadata: ArrowReaderMetadata,
+}
+
+/// Rows of a [`ParquetFile`], batch by batch.
+pub struct Rows {
+    reader: ParquetRecordBatchReader,
+}
+
+impl Rows {
+    /// The next batch, `Ok(None)` at the end; an error says why the data cannot be read.
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, String> {
+        guarded(|| self.reader.next().transpose().map_err(|e| e.to_string()))
+    }
+}
+
+impl ParquetFile {
+    /// Reads the footer of `input`. The error says why it is not a readable Parquet file.
+    pub fn open(input: Arc<dyn RangeRead>) -> Result<Self, String> {
+        guarded(|| {
+            let file = StrictFile::new(input).map_err(|e| e.to_string())?;
+            let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+                .map_err(|e| e.to_string())?;
+            Ok(Self { file, metadata })
+        })
+    }
+
+    /// The Arrow schema of the rows.
+    pub fn schema(&self) -> &SchemaRef {
+        self.metadata.schema()
+    }
+
+    /// Rows in the file, as its footer says.
+    pub fn num_rows(&self) -> u64 {
+        self.metadata.metadata().file_metadata().num_rows().max(0) as u64
+    }
+
+    /// Reads top-level column `index` as raw bytes (`Binary`) when it holds strings:
+    /// a value that is not UTF-8 then reaches the caller, who can leave that one row out
+    /// rather than lose the whole batch to Arrow's UTF-8 check.
+    pub fn strings_as_bytes(self, index: usize) -> Result<Self, String> {
+        let schema = self.schema();
+        let binary = match schema.field(index).data_type() {
+            DataType::Utf8 => DataType::Binary,
+            DataType::LargeUtf8 => DataType::LargeBinary,
+            DataType::Utf8View => DataType::BinaryView,
+            _ => return Ok(self),
+        };
+        let fields: Vec<Field> = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let f = f.as_ref().clone();
+                if i == index {
+                    f.with_data_type(binary.clone())
+                } else {
+                    f
+                }
+            })
+            .collect();
+        let options = ArrowReaderOptions::new().with_schema(Arc::new(Schema::new_with_metadata(
+            fields,
+            schema.metadata().clone(),
+        )));
+        let metadata = ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options)
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            file: self.file,
+            metadata,
+        })
+    }
+
+    /// The rows from row `from` on (0-based), `batch_rows` at a time, with the top-level
+    /// `columns` (all when `None`). Whole row groups before `from` are not read.
+    pub fn rows(
+        &self,
+        columns: Option<&[usize]>,
+        from: u64,
+        batch_rows: usize,
+    ) -> Result<Rows, String> {
+        let total = self.num_rows();
+        if from > total {
+            return Err(format!("has {total} rows, fewer than {from}"));
+        }
+        let groups = self.metadata.metadata().row_groups();
+        let (mut first, mut before) = (0, 0u64);
+        while first < groups.len() {
+            let rows = groups[first].num_rows().max(0) as u64;
+            if before + rows > from {
+                break;
+            }
+            before += rows;
+            first += 1;
+        }
+        guarded(|| {
+            let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                self.file.clone(),
+                self.metadata.clone(),
+            )
+            .with_row_groups((first..groups.len()).collect())
+            .with_offset((from - before) as usize)
+            .with_batch_size(batch_rows);
+            if let Some(columns) = columns {
+                let mask =
+                    ProjectionMask::roots(self.metadata.parquet_schema(), columns.iter().copied());
+                builder = builder.with_projection(mask);
+            }
+            let reader = builder.build().map_err(|e| e.to_string())?;
+            Ok(Rows { reader })
+        })
+    }
+}
