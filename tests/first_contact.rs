@@ -60,7 +60,7 @@ fn json_answers_on_every_exit_2_path() {
     assert_eq!(key["kind"], "key");
     assert_eq!(key["path"], t.s("key.pem").as_str());
     let merge = json_error(&["merge", &t.s("empty")]);
-    assert_eq!(merge["kind"], "setting");
+    assert_eq!(merge["kind"], "merge");
     assert!(
         merge["message"]
             .as_str()

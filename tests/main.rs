@@ -13,6 +13,7 @@ mod interop;
 mod interop_mds;
 mod interop_parquet;
 mod interop_wds_compressed;
+mod layers;
 mod manifest_cmd;
 mod mds;
 mod pack;

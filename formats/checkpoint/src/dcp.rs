@@ -13,10 +13,10 @@ use shardsmith_manifest::{Inspection, Inspector};
 
 use super::pickled::MAX_PICKLE_FILE;
 use super::report::Settings;
-use super::safetensors::SafetensorsInspector;
+use super::safetensors::{SafetensorsInspector, is_safetensors};
 use super::zip::{self, Located};
 use super::zipstream::ZipInspector;
-use super::{is_safetensors, pickle, torch};
+use super::{pickle, torch};
 
 /// Locates the parts of the DCP data file `rel` (under `root`, `size` bytes): its zip
 /// archives and, if any, the start of its safetensors blob.

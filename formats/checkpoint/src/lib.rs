@@ -78,16 +78,6 @@ pub fn is_checkpoint_name(rel: &str) -> bool {
                 .any(|p| name.starts_with(p)))
 }
 
-pub(crate) fn is_safetensors(head: &[u8], size: u64) -> bool {
-    if head.len() < 10 {
-        return false;
-    }
-    let n = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
-    let body = &head[8..];
-    let first = body.iter().find(|b| !b.is_ascii_whitespace());
-    (2..=safetensors::MAX_HEADER).contains(&n) && 8 + n <= size && first == Some(&b'{')
-}
-
 fn is_torch_zip(head: &[u8]) -> bool {
     if !head.starts_with(b"PK\x03\x04") || head.len() < 30 {
         return false;
@@ -169,7 +159,10 @@ pub fn inspector_for(
     if is_torch_zip(head) || (checkpointish && head.starts_with(b"PK\x03\x04")) {
         return zip("torch_zip", false);
     }
-    if is_safetensors(head, size) || ext == "safetensors" || recorded == Some("safetensors") {
+    if safetensors::is_safetensors(head, size)
+        || ext == "safetensors"
+        || recorded == Some("safetensors")
+    {
         return Some(Box::new(safetensors::SafetensorsInspector::new(
             rel,
             settings(),

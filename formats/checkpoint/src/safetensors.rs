@@ -401,5 +401,17 @@ impl Inspector for SafetensorsInspector {
     }
 }
 
+/// True when `head` starts a safetensors file of `size` bytes: a plausible header
+/// length, then JSON.
+pub(crate) fn is_safetensors(head: &[u8], size: u64) -> bool {
+    if head.len() < 10 {
+        return false;
+    }
+    let n = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
+    let body = &head[8..];
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    (2..=MAX_HEADER).contains(&n) && 8 + n <= size && first == Some(&b'{')
+}
+
 #[cfg(test)]
 mod tests;

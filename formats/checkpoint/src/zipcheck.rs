@@ -5,15 +5,18 @@
 use serde_json::json;
 use shardsmith_manifest::{Finding, FindingKind, Inspection};
 
+use super::content::TensorScan;
 use super::content::in_hole;
-use super::report;
-use super::zipstream::{ArchiveView, MemberView, ZipInspector};
+use super::report::{self, Settings};
+use super::torch::Contents;
 
 /// Findings of every archive of `z`; facts (tensor names, scalars) go into `inspection`.
-pub(super) fn archive_findings(z: &ZipInspector, inspection: &mut Inspection) -> Vec<Finding> {
-    let path = z.path();
-    let settings = z.settings();
-    let views = z.archive_views();
+pub(super) fn archive_findings(
+    path: &str,
+    settings: &Settings,
+    views: &[ArchiveView<'_>],
+    inspection: &mut Inspection,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let nonempty: Vec<&MemberView<'_>> = views
         .iter()
@@ -30,7 +33,7 @@ pub(super) fn archive_findings(z: &ZipInspector, inspection: &mut Inspection) ->
     }
     let mut placeholders = Vec::new();
     let mut names = Vec::new();
-    for a in &views {
+    for a in views {
         for m in &a.members {
             let Some((start, end, crc, scan)) = m.seen else {
                 continue;
@@ -219,4 +222,23 @@ fn storage_findings(path: &str, a: &ArchiveView<'_>, out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// One archive as the checks see it.
+pub(super) struct ArchiveView<'a> {
+    pub contents: Option<&'a Contents>,
+    pub pickle_error: Option<&'a (u64, String)>,
+    pub pickle_seen: bool,
+    pub byteorder: Option<&'a [u8]>,
+    pub members: Vec<MemberView<'a>>,
+}
+
+/// One member as the checks see it.
+pub(super) struct MemberView<'a> {
+    pub name: &'a str,
+    pub storage: Option<&'a str>,
+    pub size: u64,
+    pub crc: u32,
+    /// Data range read, CRC computed, content scan (absent when never read).
+    pub seen: Option<(u64, u64, u32, Option<&'a TensorScan>)>,
 }

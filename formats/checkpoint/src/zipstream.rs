@@ -10,6 +10,7 @@ use super::pickle;
 use super::report::Settings;
 use super::torch::{self, Contents};
 use super::zip::{Damage, Entry, Located};
+use super::zipcheck::{self, ArchiveView, MemberView};
 
 /// Largest `data.pkl` read into memory.
 pub const MAX_PICKLE: u64 = 256 << 20;
@@ -365,25 +366,19 @@ impl Inspector for ZipInspector {
             format: self.format.into(),
             ..Inspection::default()
         };
-        let mut more = super::zipcheck::archive_findings(&self, &mut inspection);
+        let views = self.archive_views();
+        let mut more =
+            zipcheck::archive_findings(&self.path, &self.settings, &views, &mut inspection);
         inspection.findings = std::mem::take(&mut self.findings);
         inspection.findings.append(&mut more);
         inspection
     }
 }
 
-/// Read access for the per-archive checks in [`super::zipcheck`].
+/// What the per-archive checks in [`super::zipcheck`] look at.
 impl ZipInspector {
-    pub(super) fn path(&self) -> &str {
-        &self.path
-    }
-
-    pub(super) fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
     /// Every archive with its members and what the read saw of them.
-    pub(super) fn archive_views(&self) -> Vec<ArchiveView<'_>> {
+    fn archive_views(&self) -> Vec<ArchiveView<'_>> {
         let mut views: Vec<ArchiveView<'_>> = self
             .archives
             .iter()
@@ -415,23 +410,4 @@ impl ZipInspector {
         }
         views
     }
-}
-
-/// One archive as the checks see it.
-pub(super) struct ArchiveView<'a> {
-    pub contents: Option<&'a Contents>,
-    pub pickle_error: Option<&'a (u64, String)>,
-    pub pickle_seen: bool,
-    pub byteorder: Option<&'a [u8]>,
-    pub members: Vec<MemberView<'a>>,
-}
-
-/// One member as the checks see it.
-pub(super) struct MemberView<'a> {
-    pub name: &'a str,
-    pub storage: Option<&'a str>,
-    pub size: u64,
-    pub crc: u32,
-    /// Data range read, CRC computed, content scan (absent when never read).
-    pub seen: Option<(u64, u64, u32, Option<&'a TensorScan>)>,
 }

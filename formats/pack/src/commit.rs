@@ -21,8 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
-use super::plan::ShardPlan;
-use super::plan_digest;
+use super::plan::{ShardPlan, plan_digest};
 use super::state::{self, PlanRecord};
 use super::write::{WriteContext, Written, write_shard};
 use crate::{Error, Result};

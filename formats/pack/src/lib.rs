@@ -23,7 +23,9 @@
 mod commit;
 mod error;
 mod group;
+mod left_out;
 pub mod merge;
+mod observer;
 pub mod plan;
 mod settings;
 mod shuffle;
@@ -43,21 +45,11 @@ use shardsmith_store::OutputSink;
 use shardsmith_store::resume::Start;
 
 pub use self::error::{Error, Result};
+use self::left_out::first_cause;
+pub use self::observer::{NoProgress, PackObserver};
 pub use self::plan::ShardPlan;
 pub use self::settings::PackSettings;
 use self::write::WriteContext;
-
-/// Callbacks for progress; all default to nothing. Called from worker threads.
-pub trait PackObserver: Sync {
-    /// The plan is known: samples and payload bytes to write, shards in all.
-    fn planned(&self, _samples: u64, _bytes: u64, _shards: usize) {}
-    /// Samples handled (written, resumed or skipped) and their payload bytes.
-    fn advanced(&self, _samples: u64, _bytes: u64) {}
-}
-
-/// Observes nothing.
-pub struct NoProgress;
-impl PackObserver for NoProgress {}
 
 /// What a `pack` run did.
 #[derive(Clone, Debug)]
@@ -445,30 +437,6 @@ fn fingerprint(manifest: &Manifest) -> String {
     });
     canonical_json(&value, &mut out);
     sha256_hex(&out)
-}
-
-/// Identifies the content planned for one shard.
-pub(crate) fn plan_digest(samples: &[SampleSpec]) -> String {
-    let mut out = Vec::new();
-    for sample in samples {
-        out.extend_from_slice(sample.key.as_bytes());
-        out.push(0);
-        for field in &sample.fields {
-            out.extend_from_slice(
-                format!("{}\0{}\0{}\n", field.ext, field.source_ext, field.size).as_bytes(),
-            );
-        }
-    }
-    sha256_hex(&out)
-}
-
-/// The first left-out input that names a cause, not a side effect: with `--strict` the
-/// error must say *why* (`0002.json` is malformed), not that `0002.jpg` went with it.
-pub(crate) fn first_cause(skipped: &[Skipped]) -> Option<&Skipped> {
-    skipped
-        .iter()
-        .find(|s| !s.reason.starts_with("left out with `"))
-        .or(skipped.first())
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use std::ops::Range;
 
+use shardsmith_manifest::sha256_hex;
 use shardsmith_shard::{SampleSpec, ShardFormat};
 
 /// One shard to write.
@@ -54,6 +55,21 @@ pub fn plan(
         close(&mut plans, start, samples.len(), bytes);
     }
     plans
+}
+
+/// Identifies the content planned for one shard.
+pub(crate) fn plan_digest(samples: &[SampleSpec]) -> String {
+    let mut out = Vec::new();
+    for sample in samples {
+        out.extend_from_slice(sample.key.as_bytes());
+        out.push(0);
+        for field in &sample.fields {
+            out.extend_from_slice(
+                format!("{}\0{}\0{}\n", field.ext, field.source_ext, field.size).as_bytes(),
+            );
+        }
+    }
+    sha256_hex(&out)
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, FileEntry, HashingWriter, Skipped};
 
-use super::PackObserver;
+use super::left_out::first_cause;
+use super::observer::PackObserver;
 use super::state::ShardRecord;
 use crate::{Error, Result};
 use shardsmith_shard::SampleSpec;
@@ -81,7 +82,7 @@ fn write_shard_with(
             Ok(loaded) => loaded,
             Err(skips) => {
                 if ctx.strict {
-                    let first = super::first_cause(&skips).expect("a left-out sample has a file");
+                    let first = first_cause(&skips).expect("a left-out sample has a file");
                     return Err(Error::Strict {
                         path: first.path.clone(),
                         reason: first.reason.clone(),

@@ -4,7 +4,8 @@
 //! and the [`SampleSource`] trait in [`sample`]; column encodings in [`columns`]); the
 //! formats, one module each ([`webdataset`], [`mds`], [`parquet`]), each owning its
 //! options, defaults (shard size), the samples it refuses, its inspector and how its
-//! files are recognised; the [`registry`] of formats, in its own file above them; content
+//! files are recognised (its `def.rs`, implementing [`definition::FormatDef`]); the
+//! [`registry`] of formats, in its own file above them; content
 //! checks of fields ([`content`]); the naming rules readers key samples by ([`naming`]);
 //! and the one Parquet row reader ([`parquet::rows`]) that `pack` and `tokenize` share.
 //!
@@ -13,10 +14,11 @@
 //! `shardsmith-store` only. Synchronous; never prints, never exits.
 //!
 //! Adding a shard format is one module here (implement [`ShardFormat`] and
-//! [`registry::FormatDef`]) plus one line in [`registry`].
+//! [`definition::FormatDef`]) plus one line in [`registry::FORMATS`].
 
 pub mod columns;
 pub mod content;
+pub mod definition;
 mod error;
 pub mod format;
 pub mod mds;
@@ -26,7 +28,8 @@ pub mod registry;
 pub mod sample;
 pub mod webdataset;
 
+pub use definition::{FormatDef, FormatOptions};
 pub use error::{Error, Result};
 pub use format::{ShardFormat, ShardOut};
-pub use registry::{FormatChoice, FormatKind, FormatOptions};
+pub use registry::{FormatChoice, FormatKind};
 pub use sample::{FieldSpec, SampleSource, SampleSpec};

@@ -30,14 +30,18 @@ pub mod inspect;
 mod parquet;
 mod pipeline;
 pub mod pretok;
+pub mod record;
+mod records;
 mod run;
+mod settings;
 pub mod tokenizer;
 mod work;
 pub mod write;
 
 pub use error::{Error, Result};
 pub use input::{InputKind, InputRoot, Position, TextInput};
-pub use run::{NoProgress, TokenizeObserver, TokenizeReport, TokenizeSettings, tokenize};
+pub use run::{TokenizeReport, tokenize};
+pub use settings::{NoProgress, TokenizeObserver, TokenizeSettings};
 pub use tokenizer::{OpenAi, Tokenizer, TokenizerSpec};
 pub use write::{TokenDtype, TokenFormat};
 

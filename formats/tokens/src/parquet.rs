@@ -1,16 +1,13 @@
-//! Parquet input: one text column, one row per document, read with the Parquet reader
-//! `pack` uses too (`shardsmith_shard::parquet::ParquetFile`), a batch of rows at a time
-//! (bounded memory whatever the row-group size). Resumes at any row.
+//! Parquet input: one text column, one row per document, read as raw bytes with the
+//! Parquet reader `pack` uses too (`shardsmith_shard::parquet`), page by page (bounded
+//! memory whatever the row-group size). Resumes at any row.
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, RecordBatch};
-use arrow_schema::DataType;
-use shardsmith_shard::parquet::{ParquetFile, Rows};
+use shardsmith_shard::parquet::{ByteColumn, ColumnError, ParquetFile};
 use shardsmith_store::RangeRead;
 
-use super::input::{Batch, Position, Record, RecordKind};
+use super::record::{Batch, Position, Record, RecordKind};
 use crate::{Error, Result};
 
 /// Rows decoded per call.
@@ -18,7 +15,7 @@ const ROWS: usize = 1024;
 
 /// Reads one column of a Parquet file as documents.
 pub struct ParquetReader {
-    rows: Rows,
+    column: ByteColumn,
     display: String,
     row: u64,
 }
@@ -34,39 +31,21 @@ impl ParquetReader {
         };
         let file = ParquetFile::open(input)
             .map_err(|e| bad(format!("is not a readable Parquet file: {e}")))?;
-        let schema = file.schema().clone();
-        let index = schema.index_of(field).map_err(|_| {
-            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-            bad(format!(
+        let column = file.byte_column(field, start).map_err(|e| match e {
+            ColumnError::Missing(names) => bad(format!(
                 "has no column `{field}` (columns: {}); choose it with --field",
                 names.join(", ")
-            ))
+            )),
+            ColumnError::NotBytes(kind) => {
+                bad(format!("column `{field}` is not a string column ({kind})"))
+            }
+            ColumnError::Unreadable(e) if e.starts_with("has fewer rows") => {
+                bad("is shorter than when it was first read".into())
+            }
+            ColumnError::Unreadable(e) => bad(format!("cannot be read: {e}")),
         })?;
-        let data_type = schema.field(index).data_type();
-        if !matches!(
-            data_type,
-            DataType::Utf8
-                | DataType::LargeUtf8
-                | DataType::Utf8View
-                | DataType::Binary
-                | DataType::LargeBinary
-                | DataType::BinaryView
-        ) {
-            return Err(bad(format!(
-                "column `{field}` is not a string column ({data_type})"
-            )));
-        }
-        if start > file.num_rows() {
-            return Err(bad("is shorter than when it was first read".into()));
-        }
-        let file = file
-            .strings_as_bytes(index)
-            .map_err(|e| bad(format!("cannot be read: {e}")))?;
-        let rows = file
-            .rows(Some(&[index]), start, ROWS)
-            .map_err(|e| bad(format!("cannot be read: {e}")))?;
         Ok(Self {
-            rows,
+            column,
             display: display.to_string(),
             row: start,
         })
@@ -83,57 +62,44 @@ impl ParquetReader {
 
     /// Appends up to [`ROWS`] rows to `batch`; returns true when the file is done.
     pub fn next_into(&mut self, file: usize, batch: &mut Batch) -> Result<bool> {
-        let next = self.rows.next_batch().map_err(|e| Error::BadRecord {
-            path: self.display.clone(),
-            line: self.row + 1,
-            reason: format!("cannot be read: {e}"),
-        })?;
-        let Some(rows) = next else {
-            return Ok(true);
-        };
-        self.append(&rows, file, batch);
-        Ok(false)
-    }
-
-    fn append(&mut self, rows: &RecordBatch, file: usize, batch: &mut Batch) {
-        let column = rows.column(0);
-        let value = |i: usize| -> Option<&[u8]> {
-            if column.is_null(i) {
-                return None;
-            }
-            Some(match column.data_type() {
-                DataType::LargeBinary => column.as_binary::<i64>().value(i),
-                DataType::BinaryView => column.as_binary_view().value(i),
-                _ => column.as_binary::<i32>().value(i),
-            })
-        };
-        for i in 0..rows.num_rows() {
-            let pos = Position {
-                file,
-                offset: self.row,
-                line: self.row + 1,
-            };
-            self.row += 1;
-            let start = batch.data.len();
-            let kind = match value(i) {
-                None => RecordKind::Bad("the value is null".into()),
-                Some(value) => {
-                    batch.data.extend_from_slice(value);
-                    match std::str::from_utf8(value) {
-                        Ok(_) => RecordKind::Text,
-                        Err(e) => RecordKind::Bad(format!(
-                            "the value is not UTF-8 (invalid byte at offset {})",
-                            e.valid_up_to()
-                        )),
+        let first = self.row;
+        let mut row = self.row;
+        let rows = self
+            .column
+            .next_values(ROWS, |value| {
+                let pos = Position {
+                    file,
+                    offset: row,
+                    line: row + 1,
+                };
+                row += 1;
+                let start = batch.data.len();
+                let kind = match value {
+                    None => RecordKind::Bad("the value is null".into()),
+                    Some(value) => {
+                        batch.data.extend_from_slice(value);
+                        match std::str::from_utf8(value) {
+                            Ok(_) => RecordKind::Text,
+                            Err(e) => RecordKind::Bad(format!(
+                                "the value is not UTF-8 (invalid byte at offset {})",
+                                e.valid_up_to()
+                            )),
+                        }
                     }
-                }
-            };
-            batch.records.push(Record {
-                pos,
-                range: start..batch.data.len(),
-                kind,
-            });
-        }
+                };
+                batch.records.push(Record {
+                    pos,
+                    range: start..batch.data.len(),
+                    kind,
+                });
+            })
+            .map_err(|e| Error::BadRecord {
+                path: self.display.clone(),
+                line: first + 1,
+                reason: format!("cannot be read: {e}"),
+            })?;
+        self.row = row;
+        Ok(rows == 0)
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
-use super::input::{Batch, Position, RecordKind};
+use super::record::{Batch, Position, RecordKind};
 use super::tokenizer::{Scratch, Tokenizer};
 
 /// One record's outcome.

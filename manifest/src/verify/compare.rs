@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{Expected, VerifyReport};
+use super::report::{Expected, VerifyReport};
 use crate::digest::parse_chunks;
 use crate::{FileDigest, Finding, FindingKind, Inspection, Manifest, SUMS_FILE, TEMP_PREFIX, sums};
 

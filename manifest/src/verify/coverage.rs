@@ -2,28 +2,9 @@
 
 use std::path::Path;
 
-use serde::Serialize;
-
-use super::{Expected, VerifyOptions, VerifyReport};
+use super::options::VerifyOptions;
+use super::report::{Expected, VerifyReport};
 use crate::{Finding, FindingKind, Manifest, SUMS_FILE};
-
-/// What the files read were checked against, counted per file (a file can count under
-/// a digest and under structure).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Coverage {
-    /// Files whose size and SHA-256 were compared with the manifest.
-    pub manifest: u64,
-    /// Files whose SHA-256 was compared with `SHA256SUMS` (no usable manifest).
-    pub sums: u64,
-    /// Files whose SHA-256 was compared with a signature.
-    pub signature: u64,
-    /// Files whose structure a format inspector walked.
-    pub structure: u64,
-    /// Files with neither a recorded digest nor a known format: read, nothing checked.
-    pub unchecked: u64,
-    /// The first few of them, for the summary.
-    pub unchecked_examples: Vec<String>,
-}
 
 /// One file read: what it was checked against.
 pub(super) struct Seen {

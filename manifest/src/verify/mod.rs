@@ -13,100 +13,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use serde::Serialize;
 
 use crate::scan::{FileRead, digest_file};
 use crate::walk::{self, rel_string};
 use crate::{
-    DEFAULT_CHUNK_SIZE, Error, FileContext, FileEntry, Finding, FindingKind, InspectorFactory,
-    MANIFEST_FILE, Manifest, Result, SUMS_FILE, root_digest, sums,
+    DEFAULT_CHUNK_SIZE, Error, FileContext, Finding, FindingKind, MANIFEST_FILE, Manifest, Result,
+    SUMS_FILE, root_digest, sums,
 };
-
-/// How to verify.
-pub struct VerifyOptions<'a> {
-    /// Manifest to use instead of `DIR/manifest.json`.
-    pub manifest: Option<PathBuf>,
-    /// Root digest the manifest must have (catches a replaced manifest).
-    pub expect_root: Option<String>,
-    /// Structural checkers.
-    pub inspectors: &'a dyn InspectorFactory,
-    /// Accept a path with nothing to verify (no file, or no recorded digest and no file
-    /// of a known format) instead of reporting it.
-    pub allow_empty: bool,
-    /// Keep every file's SHA-256 in [`VerifyReport::digests`] (for a signature, from the
-    /// same read).
-    pub collect_digests: bool,
-    /// Digests recorded elsewhere (a signature) to compare every file with, from the
-    /// same read.
-    pub digest_check: Option<&'a dyn DigestCheck>,
-}
-
-/// A comparison of the files' SHA-256 with digests recorded outside the manifest (a
-/// signature bundle). Problems are findings; an I/O failure is an `unreadable_file`.
-pub trait DigestCheck: Sync {
-    /// Compares `digests` (every file read, by relative path; `.` for a single file)
-    /// with the record; `root` is the verified path, for files to read besides.
-    fn check(&self, root: &Path, digests: &BTreeMap<String, [u8; 32]>) -> DigestCheckOutcome;
-}
-
-/// What a [`DigestCheck`] found.
-#[derive(Clone, Debug, Default)]
-pub struct DigestCheckOutcome {
-    /// Problems.
-    pub findings: Vec<Finding>,
-    /// Remarks.
-    pub notes: Vec<String>,
-    /// Files whose digest was compared (and matched or not).
-    pub covered: BTreeSet<String>,
-}
-
-/// The outcome of a verification: what was checked and every finding.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct VerifyReport {
-    /// Manifest used, if any.
-    pub manifest: Option<String>,
-    /// Root digest recomputed from the manifest, if any.
-    pub root_sha256: Option<String>,
-    /// Files read.
-    pub files_checked: u64,
-    /// Bytes read.
-    pub bytes_checked: u64,
-    /// Samples counted by the inspectors.
-    pub samples: u64,
-    /// Documents in token files (Megatron indices).
-    pub documents: u64,
-    /// Tokens in token files.
-    pub tokens: u64,
-    /// What the files were checked against.
-    pub checked: Coverage,
-    /// Everything found, sorted by file and offset.
-    pub findings: Vec<Finding>,
-    /// SHA-256 of every file read, by relative path (`.` for a single file), when
-    /// [`VerifyOptions::collect_digests`] asked for them.
-    #[serde(skip)]
-    pub digests: BTreeMap<String, [u8; 32]>,
-    /// Remarks on what could not be checked.
-    pub notes: Vec<String>,
-}
-
-impl VerifyReport {
-    /// Number of error-severity findings.
-    pub fn errors(&self) -> usize {
-        self.findings.iter().filter(|f| f.is_error()).count()
-    }
-
-    /// Number of warnings.
-    pub fn warnings(&self) -> usize {
-        self.findings.len() - self.errors()
-    }
-}
-
-/// What one file is expected to be.
-#[derive(Clone, Debug, Default)]
-struct Expected {
-    entry: Option<FileEntry>,
-    sha256: Option<String>,
-}
 
 /// Verifies `path`, a dataset directory or a single file. `progress_total` receives the
 /// number of bytes that will be read, `progress` each block as it is read.
@@ -490,11 +403,15 @@ fn verify_file(
 
 mod compare;
 mod coverage;
+mod options;
+mod report;
 mod sequence;
 
 use compare::{check_sums, compare, is_temp, unlisted_finding};
-pub use coverage::Coverage;
 use coverage::{Seen, finish, nothing_to_verify};
+pub use options::{DigestCheck, DigestCheckOutcome, VerifyOptions};
+use report::Expected;
+pub use report::{Coverage, VerifyReport};
 use sequence::sequence_gaps;
 
 #[cfg(test)]

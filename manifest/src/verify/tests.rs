@@ -1,4 +1,5 @@
 use super::*;
+use crate::FileEntry;
 use crate::NoInspection;
 use crate::scan::scan_directory;
 

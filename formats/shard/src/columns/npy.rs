@@ -2,7 +2,7 @@
 //! little-endian, C order) and the values re-framed as MDS stores them (§5.1 of
 //! `../shared/reference/mds.md`: optional dtype code, optional shape, then the values).
 
-use super::ArrayDtype;
+use super::dtype::ArrayDtype;
 
 /// A parsed `.npy` header.
 pub(super) struct Npy {

@@ -6,10 +6,13 @@ use std::sync::Arc;
 
 use shardsmith_manifest::{FileContext, Finding, Inspection, Inspector, Manifest};
 
+use super::codec::MdsCompression;
 use super::codec::parse_hashes;
-use super::{MAX_SHARD, Mds, MdsCompression, MdsInspector, MdsOptions, check_indices};
+use super::inspect::{MdsInspector, check_indices};
+use super::layout::MAX_SHARD;
+use super::{Mds, MdsOptions};
 use crate::columns::Encoding;
-use crate::registry::{Configured, FormatDef, FormatOptions, OptionName};
+use crate::definition::{Configured, FormatDef, FormatOptions, OptionName};
 use crate::sample::SampleSpec;
 use crate::{Error, Result, ShardFormat};
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Layout, MAX_SHARD, codec};
+use super::codec;
+use super::layout::{Layout, MAX_SHARD};
 use crate::format::{Field, Payload, PlanBroken, ShardEncoder, ShardOut};
 
 /// Appends one sample's record (sizes of the variable columns, then every column) to `out`.

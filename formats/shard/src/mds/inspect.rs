@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector, Manifest};
 
 use super::codec::{self, Family, MdsCompression};
-use super::{MAX_SHARD, pyjson};
+use super::layout::MAX_SHARD;
+use super::pyjson;
 
 /// Buffers one shard (at most 4 GiB, the format's limit) and checks it at the end.
 pub struct MdsInspector {

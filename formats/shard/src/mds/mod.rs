@@ -13,6 +13,7 @@ pub mod codec;
 pub mod def;
 mod encode;
 mod inspect;
+mod layout;
 pub mod pyjson;
 
 use std::collections::BTreeMap;
@@ -21,16 +22,14 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 pub use self::codec::{Family, MdsCompression};
-pub use self::def::MDS;
 use self::encode::{MdsEncoder, StreamingEncoder};
 pub use self::inspect::{MdsInspector, check_indices};
+pub use self::layout::MAX_SHARD;
+use self::layout::{Column, Layout};
 use crate::columns::Encoding;
 use crate::format::{DatasetFile, ShardEncoder, ShardFormat};
 use crate::sample::SampleSpec;
 use crate::{Error, Result};
-
-/// Largest raw shard: offsets are `u32`.
-pub const MAX_SHARD: u64 = u32::MAX as u64;
 
 /// Options of the MDS format.
 #[derive(Clone, Debug, Default)]
@@ -39,25 +38,6 @@ pub struct MdsOptions {
     pub compression: Option<MdsCompression>,
     /// Hash algorithms recorded in `index.json` (sorted, unique).
     pub hashes: Vec<String>,
-}
-
-struct Column {
-    name: String,
-    encoding: Encoding,
-    fixed: Option<u64>,
-    is_key: bool,
-}
-
-struct Layout {
-    columns: Vec<Column>,
-    size_limit: u64,
-    /// Record buffers of finished shards, reused so each worker touches its shard-sized
-    /// buffer's pages once, not once per shard.
-    buffers: std::sync::Mutex<Vec<Vec<u8>>>,
-    compression: Option<MdsCompression>,
-    hashes: Vec<String>,
-    config: Value,
-    config_json: String,
 }
 
 /// The MDS format configured for one dataset.

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use shardsmith_manifest::{FileContext, Inspector};
 
-use super::{Parquet, ParquetCompression, ParquetInspector, ParquetOptions};
+use super::inspect::ParquetInspector;
+use super::{Parquet, ParquetCompression, ParquetOptions};
 use crate::columns::Encoding;
-use crate::registry::{Configured, FormatDef, FormatOptions, OptionName};
+use crate::definition::{Configured, FormatDef, FormatOptions, OptionName};
 use crate::sample::SampleSpec;
 use crate::{Error, Result, ShardFormat};
 

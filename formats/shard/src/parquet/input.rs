@@ -18,7 +18,7 @@ use arrow_schema::DataType;
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped, TEMP_PREFIX};
 use shardsmith_store::InputSource;
 
-use super::{ParquetFile, Rows};
+use super::rows::{ParquetFile, Rows};
 use crate::columns::Encoding;
 use crate::content::Validation;
 use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};

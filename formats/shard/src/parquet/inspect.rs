@@ -3,7 +3,8 @@
 //! (a second read of the file, from the page cache). A row group that fails to decode
 //! is reported with its byte range.
 
-use super::StrictFile;
+use super::guard::guarded;
+use super::strict::StrictFile;
 use std::path::PathBuf;
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -83,9 +84,10 @@ impl Inspector for ParquetInspector {
             return inspection;
         }
         let open = || StrictFile::open(&self.full);
-        let reader = match open().map_err(|e| e.to_string()).and_then(|f| {
-            super::guarded(|| SerializedFileReader::new(f).map_err(|e| e.to_string()))
-        }) {
+        let reader = match open()
+            .map_err(|e| e.to_string())
+            .and_then(|f| guarded(|| SerializedFileReader::new(f).map_err(|e| e.to_string())))
+        {
             Ok(reader) => reader,
             Err(e) => {
                 inspection.findings.push(error(
@@ -131,7 +133,7 @@ impl Inspector for ParquetInspector {
                 continue;
             }
             let rows = open().map_err(|e| e.to_string()).and_then(|f| {
-                super::guarded(|| {
+                guarded(|| {
                     ParquetRecordBatchReaderBuilder::try_new(f)
                         .and_then(|b| b.with_row_groups(vec![i]).build())
                         .map_err(|e| e.to_string())?

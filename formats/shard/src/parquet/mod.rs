@@ -6,8 +6,10 @@
 //!
 //! Parquet input (`pack` over a directory of Parquet files) is [`input`].
 
+mod column;
 pub mod def;
 mod footer;
+mod guard;
 pub mod input;
 mod inspect;
 pub mod rows;
@@ -20,7 +22,8 @@ use std::sync::Arc;
 use arrow_array::builder::{BinaryBuilder, Float64Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
-pub use def::PARQUET;
+pub use column::{ByteColumn, ColumnError};
+pub use guard::guarded;
 pub use inspect::ParquetInspector;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as Codec, ZstdLevel};
@@ -34,26 +37,6 @@ use crate::columns::Encoding;
 use crate::format::{Field, Payload, ShardEncoder, ShardFormat, ShardOut};
 use crate::sample::SampleSpec;
 use crate::{Error, Result};
-
-/// Runs `read`, a call into the parquet and arrow crates on bytes from a file, turning a
-/// panic of those crates on malformed data into an error. They still have such panics
-/// (an empty bit-packed run asserts in `arrow-buffer`); a file anyone could have written
-/// must give a finding, never end the process.
-pub fn guarded<T>(read: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
-        Ok(result) => result,
-        Err(payload) => {
-            let why = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".into());
-            Err(format!(
-                "the Parquet reader failed on malformed data: {why}"
-            ))
-        }
-    }
-}
 
 /// Parquet compression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

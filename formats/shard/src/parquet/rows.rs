@@ -3,12 +3,13 @@
 //! footer before the parquet crate sees it ([`StrictFile`]), turns the crate's panics on
 //! malformed data into errors ([`guarded`]), and reads rows as Arrow record batches from
 //! any row on, for all columns or some. `pack` reads every column of every row
-//! ([`super::input`]); `tokenize` reads one text column, resuming at any row.
+//! ([`super::input`]); `tokenize` reads one text column as raw bytes, resuming at any
+//! row ([`super::column`]).
 
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
@@ -16,7 +17,8 @@ use parquet::arrow::arrow_reader::{
 };
 use shardsmith_store::RangeRead;
 
-use super::{StrictFile, guarded};
+use super::guard::guarded;
+use super::strict::StrictFile;
 
 /// An open Parquet file: its footer read once, rows read on demand.
 pub struct ParquetFile {
@@ -47,6 +49,16 @@ impl ParquetFile {
         })
     }
 
+    /// The file's metadata (its footer).
+    pub fn metadata(&self) -> &parquet::file::metadata::ParquetMetaData {
+        self.metadata.metadata()
+    }
+
+    /// The file, read strictly (for the readers of other modules).
+    pub(super) fn strict(&self) -> &StrictFile {
+        &self.file
+    }
+
     /// The Arrow schema of the rows.
     pub fn schema(&self) -> &SchemaRef {
         self.metadata.schema()
@@ -55,42 +67,6 @@ impl ParquetFile {
     /// Rows in the file, as its footer says.
     pub fn num_rows(&self) -> u64 {
         self.metadata.metadata().file_metadata().num_rows().max(0) as u64
-    }
-
-    /// Reads top-level column `index` as raw bytes (`Binary`) when it holds strings:
-    /// a value that is not UTF-8 then reaches the caller, who can leave that one row out
-    /// rather than lose the whole batch to Arrow's UTF-8 check.
-    pub fn strings_as_bytes(self, index: usize) -> Result<Self, String> {
-        let schema = self.schema();
-        let binary = match schema.field(index).data_type() {
-            DataType::Utf8 => DataType::Binary,
-            DataType::LargeUtf8 => DataType::LargeBinary,
-            DataType::Utf8View => DataType::BinaryView,
-            _ => return Ok(self),
-        };
-        let fields: Vec<Field> = schema
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let f = f.as_ref().clone();
-                if i == index {
-                    f.with_data_type(binary.clone())
-                } else {
-                    f
-                }
-            })
-            .collect();
-        let options = ArrowReaderOptions::new().with_schema(Arc::new(Schema::new_with_metadata(
-            fields,
-            schema.metadata().clone(),
-        )));
-        let metadata = ArrowReaderMetadata::try_new(self.metadata.metadata().clone(), options)
-            .map_err(|e| e.to_string())?;
-        Ok(Self {
-            file: self.file,
-            metadata,
-        })
     }
 
     /// The rows from row `from` on (0-based), `batch_rows` at a time, with the top-level

@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use shardsmith_manifest::{FileContext, Inspector};
 
-use super::{ShardInspector, TarCompression, WebDataset};
+use super::WebDataset;
+use super::compress::TarCompression;
+use super::unpack::ShardInspector;
 use crate::columns::Encoding;
-use crate::registry::{Configured, FormatDef, FormatOptions, OptionName};
+use crate::definition::{Configured, FormatDef, FormatOptions, OptionName};
 use crate::sample::SampleSpec;
 use crate::{Error, Result, ShardFormat};
 

@@ -10,10 +10,9 @@ use std::collections::HashSet;
 
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
-use self::header::{checksum_ok, cstr, header_sum, parse_octal, pax_records};
-use super::BLOCK;
+use self::header::{B, checksum_ok, cstr, header_sum, parse_octal, pax_records};
+use super::ustar::BLOCK;
 
-const B: usize = BLOCK as usize;
 /// Longest PAX or GNU long-name record read into memory; longer ones are skipped.
 const MAX_META: u64 = 1 << 16;
 /// Most findings kept for one shard; the rest are counted in one last finding. A few

@@ -9,25 +9,19 @@ pub mod compress;
 pub mod def;
 mod inspect;
 mod unpack;
+mod ustar;
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 pub use compress::TarCompression;
-pub use def::WEBDATASET;
 pub use inspect::TarInspector;
 pub use unpack::ShardInspector;
+pub use ustar::{BLOCK, MAX_MEMBER, MAX_NAME};
 
 use self::compress::Compressor;
 use crate::format::{Field, Payload, ShardEncoder, ShardFormat, ShardOut};
 use crate::sample::SampleSpec;
-
-/// Tar block size.
-pub const BLOCK: u64 = 512;
-/// Longest member name both readers key correctly (wids reads only the name field).
-pub const MAX_NAME: usize = 100;
-/// Largest member the 11-digit octal size field holds.
-pub const MAX_MEMBER: u64 = (1 << 33) - 1;
 
 /// The WebDataset format: plain or compressed tar shards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

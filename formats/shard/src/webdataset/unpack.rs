@@ -12,55 +12,19 @@
 //! every finding about the compressed stream has its exact compressed byte offset; tar
 //! findings keep their offsets in the decompressed tar and say so.
 
+mod codec;
 mod gzip;
 mod stream;
 
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
+use self::codec::Codec;
 use self::stream::Stream;
-use super::TarInspector;
+use super::inspect::TarInspector;
 
 /// Bytes looked at before choosing the walk: the compression magics, and the ustar
 /// magic at 257 of a plain tar under a compressed name.
 const SNIFF: usize = 262;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Codec {
-    Gz,
-    Zstd,
-}
-
-impl Codec {
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Codec::Gz => "gzip",
-            Codec::Zstd => "zstd",
-        }
-    }
-
-    /// What the name says: `Some(None)` for a plain `.tar`, `None` for other names.
-    fn named(path: &str) -> Option<Option<Codec>> {
-        if path.ends_with(".tar") {
-            Some(None)
-        } else if path.ends_with(".tar.gz") || path.ends_with(".tgz") {
-            Some(Some(Codec::Gz))
-        } else if path.ends_with(".tar.zst") || path.ends_with(".tar.zstd") {
-            Some(Some(Codec::Zstd))
-        } else {
-            None
-        }
-    }
-
-    fn sniff(head: &[u8]) -> Option<Codec> {
-        if head.starts_with(&[0x1f, 0x8b]) {
-            Some(Codec::Gz)
-        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-            Some(Codec::Zstd)
-        } else {
-            None
-        }
-    }
-}
 
 fn describe(codec: Option<Codec>) -> &'static str {
     match codec {

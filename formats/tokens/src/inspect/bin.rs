@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 use shardsmith_manifest::{FileEntry, Finding, FindingKind, Inspection, Inspector};
 
-use super::{Options, idx_header, idx_path, llmc_magic, read_id};
+use super::header::{Options, idx_header, idx_path, llmc_magic, read_id};
 use crate::write::{IDX_HEADER, TokenDtype, TokenFormat};
 
 /// Streaming check of a token file's ids.

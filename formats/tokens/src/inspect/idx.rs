@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
-use super::parse_idx_header;
+use super::header::parse_idx_header;
 use crate::write::{IDX_HEADER, TokenDtype};
 
 /// Streaming check of a Megatron `.idx`.

@@ -1,6 +1,9 @@
 //! Raw ustar header fields and PAX records, read the way the readers read them.
 
-use super::B;
+use crate::webdataset::ustar::BLOCK;
+
+/// Tar block size, as a length.
+pub(super) const B: usize = BLOCK as usize;
 
 pub(super) fn cstr(bytes: &[u8]) -> &[u8] {
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());

@@ -5,8 +5,8 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 
 use shardsmith_manifest::FindingKind;
 
-use super::header::cstr;
-use super::{B, TarInspector};
+use super::TarInspector;
+use super::header::{B, cstr};
 use crate::naming::is_meta_name;
 
 impl TarInspector {

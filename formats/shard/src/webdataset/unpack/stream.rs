@@ -7,9 +7,9 @@ use flate2::{Decompress, FlushDecompress};
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 use zstd::stream::raw::{DParameter, InBuffer, Operation, OutBuffer};
 
-use super::Codec;
+use super::codec::Codec;
 use super::gzip::gz_header;
-use crate::webdataset::TarInspector;
+use crate::webdataset::inspect::TarInspector;
 
 /// Decompressed bytes handed to the tar walk at a time.
 const OUT: usize = 64 << 10;

@@ -1,0 +1,152 @@
+//! What a shard format tells the registry about itself ([`FormatDef`]), and the options
+//! a user gives a format before any format has seen them ([`FormatOptions`]). Each
+//! format implements [`FormatDef`] in its own `def.rs`; the list of formats is
+//! [`crate::registry`], above them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use shardsmith_manifest::{FileContext, Finding, Inspection, Inspector, Manifest};
+
+use crate::Result;
+use crate::columns::Encoding;
+use crate::format::ShardFormat;
+use crate::sample::SampleSpec;
+
+/// Smallest accepted shard size.
+pub const MIN_SHARD_SIZE: u64 = 4096;
+
+/// The options a user gives `pack` for its output format, before any format has seen
+/// them. Each format takes the options it knows and refuses the others (an option that
+/// would be ignored is an error, not a surprise).
+#[derive(Clone, Debug)]
+pub struct FormatOptions {
+    /// Largest shard (`None`: the format's default, [`FormatDef::default_shard_size`]).
+    pub shard_size: Option<u64>,
+    /// Shard name prefix (`shard`).
+    pub prefix: String,
+    /// Compression, as the user spelled it (`zstd:7`).
+    pub compression: Option<String>,
+    /// Column encodings by field name (tabular formats).
+    pub columns: BTreeMap<String, Encoding>,
+    /// Name of the column holding the sample key (tabular formats).
+    pub key_column: String,
+    /// Hash algorithms recorded per shard (MDS), as the user spelled them.
+    pub hashes: Option<String>,
+    /// Rows per row group (Parquet).
+    pub row_group_rows: Option<usize>,
+    /// Bytes per row group (Parquet).
+    pub row_group_bytes: Option<usize>,
+}
+
+impl Default for FormatOptions {
+    fn default() -> Self {
+        Self {
+            shard_size: None,
+            prefix: "shard".into(),
+            compression: None,
+            columns: BTreeMap::new(),
+            key_column: "key".into(),
+            hashes: None,
+            row_group_rows: None,
+            row_group_bytes: None,
+        }
+    }
+}
+
+/// The options of [`FormatOptions`] that only some formats take, by their flag names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionName {
+    /// `--column`.
+    Column,
+    /// `--hashes`.
+    Hashes,
+    /// `--row-group-size`.
+    RowGroupSize,
+    /// `--prefix` other than the default.
+    Prefix,
+}
+
+impl OptionName {
+    /// The flag as the command line spells it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            OptionName::Column => "--column",
+            OptionName::Hashes => "--hashes",
+            OptionName::RowGroupSize => "--row-group-size",
+            OptionName::Prefix => "--prefix",
+        }
+    }
+}
+
+impl FormatOptions {
+    /// True when the user gave `option`.
+    pub fn given(&self, option: OptionName) -> bool {
+        match option {
+            OptionName::Column => !self.columns.is_empty(),
+            OptionName::Hashes => self.hashes.is_some(),
+            OptionName::RowGroupSize => {
+                self.row_group_rows.is_some() || self.row_group_bytes.is_some()
+            }
+            OptionName::Prefix => self.prefix != "shard",
+        }
+    }
+}
+
+/// A shard format as the registry knows it: its name, defaults, options and how its
+/// files are recognised.
+pub trait FormatDef: Sync {
+    /// The name `--format` takes and manifests record (`webdataset`).
+    fn name(&self) -> &'static str;
+    /// Other names `--format` accepts (`wds`).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// One line for `--help`.
+    fn summary(&self) -> &'static str;
+    /// Shard size when the user gives none.
+    fn default_shard_size(&self) -> u64 {
+        256 << 20
+    }
+    /// The options of [`OptionName`] this format takes.
+    fn takes(&self) -> &'static [OptionName];
+    /// Why `prefix` cannot name this format's shards, if it cannot (MDS names are fixed).
+    fn refuse_prefix(&self, _prefix: &str) -> Option<String> {
+        None
+    }
+    /// Checks and parses the format's own options (compression, hashes, ...).
+    fn configure(&self, options: &FormatOptions, shard_size: u64) -> Result<Arc<dyn Configured>>;
+    /// True when a file's name says it is one of this format's shards (used by
+    /// `verify` when no manifest says).
+    fn sniff_name(&self, path: &str) -> bool;
+    /// True when a file's first bytes say it is one of this format's shards; asked of
+    /// every format only after no format claimed the name.
+    fn sniff_content(&self, _head: &[u8]) -> bool {
+        false
+    }
+    /// A structural checker for a file of this format.
+    fn inspector(&self, ctx: &FileContext<'_>) -> Box<dyn Inspector>;
+    /// Checks that span files (an MDS index against its shards), once every file of a
+    /// directory was inspected.
+    fn check_layout(
+        &self,
+        _root: &Path,
+        _files: &BTreeMap<String, u64>,
+        _inspections: &BTreeMap<String, Inspection>,
+        _manifest: Option<&Manifest>,
+    ) -> Vec<Finding> {
+        Vec::new()
+    }
+}
+
+/// A format with its options checked, ready to be built for a dataset's samples.
+pub trait Configured: Send + Sync + std::fmt::Debug {
+    /// The format configured for `samples`; `columns` are the encodings to use by field
+    /// name (the user's, completed with those the source suggests).
+    fn build(
+        &self,
+        samples: &[SampleSpec],
+        columns: &BTreeMap<String, Encoding>,
+    ) -> Result<Box<dyn ShardFormat>>;
+}

@@ -1,0 +1,21 @@
+//! Panics of the parquet and arrow crates on malformed data, as errors.
+
+/// Runs `read`, a call into the parquet and arrow crates on bytes from a file, turning a
+/// panic of those crates on malformed data into an error. They still have such panics
+/// (an empty bit-packed run asserts in `arrow-buffer`); a file anyone could have written
+/// must give a finding, never end the process.
+pub fn guarded<T>(read: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".into());
+            Err(format!(
+                "the Parquet reader failed on malformed data: {why}"
+            ))
+        }
+    }
+}
