@@ -253,7 +253,7 @@ fn killed_runs_resume_byte_identical() {
         assert!(expected.len() > 20, "{}: {} files", f.name, expected.len());
         let mut kills = 0;
         // Kill as soon as the first shard is on its way, then later.
-        for (round, shards_before_kill) in [1usize, 6].into_iter().enumerate() {
+        for (round, shards_before_kill) in [1usize, 4, 9].into_iter().enumerate() {
             let target = out.join(&format!("{}-killed{round}", f.name));
             let args = f.args(input.path(), &target, &extra);
             let killed = run_and_kill(&args, &target, f.suffix, shards_before_kill);
