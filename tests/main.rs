@@ -5,6 +5,7 @@ mod big_trees;
 mod checkpoint;
 mod checkpoint_interop;
 mod cli;
+mod conformance;
 mod failed_runs;
 mod faults;
 mod first_contact;

@@ -1,4 +1,6 @@
 //! `pack --format mds`, MDS verification and `merge`, driven end to end.
+//! What holds for every format (round trip, rollover, `--jobs`, resume, `verify` of
+//! damage) is in tests/conformance.rs.
 
 use std::path::Path;
 

@@ -1,4 +1,6 @@
 //! `shardsmith pack` driven end to end.
+//! What holds for every format (round trip, rollover, `--jobs`, resume, `verify` of
+//! damage) is in tests/conformance.rs.
 
 use crate::util::*;
 
@@ -136,99 +138,6 @@ fn oversize_sample_gets_its_own_shard_with_a_warning() {
     let sizes = shard_sizes(&out.join("s"));
     assert_eq!(sizes.len(), 3);
     assert_eq!(sizes[1], (51712, 1));
-}
-
-#[test]
-fn output_is_byte_identical_for_any_jobs_and_seeded_shuffle() {
-    let input = corpus(400, 20_000);
-    let p = input.path().to_str().unwrap();
-    let out = Tree::new();
-    let mut snapshots = Vec::new();
-    for (name, jobs) in [("j1", "1"), ("j2", "2"), ("j7", "7")] {
-        let o = run(&[
-            "pack",
-            p,
-            &out.s(name),
-            "--shard-size",
-            "256KiB",
-            "--shuffle",
-            "--seed",
-            "11",
-            "-j",
-            jobs,
-        ]);
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        snapshots.push(snapshot(&out.join(name)));
-    }
-    assert!(
-        snapshots[0].len() > 10,
-        "enough shards to exercise parallelism"
-    );
-    assert_eq!(snapshots[0], snapshots[1]);
-    assert_eq!(snapshots[0], snapshots[2]);
-    assert!(
-        run(&[
-            "pack",
-            p,
-            &out.s("seed12"),
-            "--shard-size",
-            "256KiB",
-            "--shuffle",
-            "--seed",
-            "12"
-        ])
-        .status
-        .success()
-    );
-    assert_ne!(
-        snapshot(&out.join("seed12"))["shard-000000.tar"],
-        snapshots[0]["shard-000000.tar"]
-    );
-}
-
-#[test]
-fn killed_runs_resume_byte_identical() {
-    let input = corpus(1500, 60_000);
-    let p = input.path().to_str().unwrap();
-    let out = Tree::new();
-    let args = ["--shard-size", "512KiB", "-j", "2"];
-    let reference = out.s("reference");
-    assert!(
-        cmd()
-            .args(["pack", p, &reference])
-            .args(args)
-            .output()
-            .unwrap()
-            .status
-            .success()
-    );
-    let expected = snapshot(&out.join("reference"));
-    assert!(expected.len() > 20);
-    // Kill at several moments: as soon as the first shard is visible, then later.
-    for (round, shards_before_kill) in [1usize, 4, 9].into_iter().enumerate() {
-        let target = out.join(&format!("killed{round}"));
-        let mut full = vec!["pack", p, target.to_str().unwrap()];
-        full.extend(args);
-        let killed = run_and_kill(&full, &target, ".tar", shards_before_kill);
-        if killed {
-            assert!(
-                !target.join("manifest.json").exists(),
-                "no manifest after a kill"
-            );
-        }
-        let o = cmd()
-            .args(["pack", p, target.to_str().unwrap()])
-            .args(args)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        assert_eq!(
-            snapshot(&target),
-            expected,
-            "round {round} (killed: {killed})"
-        );
-    }
 }
 
 #[test]

@@ -1,4 +1,6 @@
 //! `pack --format parquet`, Parquet input and Parquet verification.
+//! What holds for every format (round trip, rollover, `--jobs`, resume, `verify` of
+//! damage) is in tests/conformance.rs.
 
 use std::path::Path;
 
@@ -63,36 +65,6 @@ fn samples_pack_to_parquet_with_the_requested_layout() {
         "no dictionary for a binary column"
     );
     assert_eq!(run(&["verify", &out.s("d")]).status.code(), Some(0));
-}
-
-#[test]
-fn parquet_shards_respect_the_size_limit() {
-    let input = corpus(200, 9000);
-    let out = Tree::new();
-    let (code, report) = run_json(&[
-        "pack",
-        input.path().to_str().unwrap(),
-        &out.s("d"),
-        "--format",
-        "parquet",
-        "--shard-size",
-        "256KiB",
-    ]);
-    assert_eq!(code, 0, "{report}");
-    let files = parquet_files(&out.join("d"));
-    assert!(files.len() >= 4, "{}", files.len());
-    for f in &files {
-        assert!(
-            std::fs::metadata(f).unwrap().len() <= 256 * 1024,
-            "{}",
-            f.display()
-        );
-    }
-    let rows: i64 = files
-        .iter()
-        .map(|f| reader(f).metadata().file_metadata().num_rows())
-        .sum();
-    assert_eq!(rows, 200);
 }
 
 #[test]
