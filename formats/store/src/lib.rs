@@ -12,12 +12,12 @@
 
 mod error;
 pub mod finish;
+pub mod local;
 pub mod resume;
 pub mod sink;
 pub mod source;
 
 pub use error::{Error, Result};
 pub use sink::{LocalDir, OutputSink, ShardFile};
-pub use source::{
-    InputListing, InputSource, ListedFile, LocalFile, LocalTree, RangeRead, ReadError,
-};
+pub use local::{LocalFile, LocalTree};
+pub use source::{InputListing, InputSource, ListedFile, RangeRead, ReadError};

@@ -24,7 +24,7 @@ use crate::content::Validation;
 use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};
 use crate::{Error, Result};
 
-struct InputFile {
+struct PartFile {
     rel: String,
     /// The file as shown in messages.
     full: String,
@@ -36,7 +36,7 @@ struct InputFile {
 /// The rows of one or more Parquet files.
 pub struct ParquetRows {
     root: String,
-    files: Vec<InputFile>,
+    files: Vec<PartFile>,
     key_column: String,
     has_key: bool,
     /// Columns in field order: (field name, column index in the files' schema).
@@ -174,7 +174,7 @@ impl ParquetRows {
             let dir = rel
                 .rfind('/')
                 .map_or(String::new(), |i| rel[..=i].replace('.', "_"));
-            files.push(InputFile {
+            files.push(PartFile {
                 stem: format!("{dir}{stem}"),
                 rel,
                 full,
