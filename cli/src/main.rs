@@ -8,6 +8,7 @@ mod commands;
 mod interrupt;
 mod output;
 mod progress;
+mod report;
 mod size;
 
 use std::process::ExitCode;
@@ -76,18 +77,23 @@ fn usage_error(err: clap::Error) -> ExitCode {
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
-        json_line(&serde_json::json!({
-            "version": env!("CARGO_PKG_VERSION"),
-            "command": command,
-            "exit_code": 2,
-            "error": {"kind": "usage", "message": first, "path": null, "hint": null},
-        }));
+        json_line(&report::Error {
+            command,
+            error: report::ErrorDetail {
+                hint: None,
+                kind: "usage",
+                message: first,
+                path: None,
+            },
+            exit_code: 2,
+            version: report::VERSION,
+        });
     }
     let _ = err.print();
     ExitCode::from(if informational { 0 } else { 2 })
 }
 
-fn json_line(value: &serde_json::Value) {
+fn json_line(value: &impl serde::Serialize) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = serde_json::to_writer_pretty(&mut out, value);

@@ -60,7 +60,7 @@ impl Printer {
     }
 
     /// Prints the JSON report on stdout (only with --json).
-    pub fn report(&self, value: &serde_json::Value) {
+    pub fn report(&self, value: &impl serde::Serialize) {
         if !self.json {
             return;
         }
@@ -222,7 +222,11 @@ pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(&'static str,
 /// What `--json` prints when a command could not run (exit 2): one object on stdout
 /// with the error's stable kind, its message (the causes joined, each once), the path it
 /// is about when there is one, and the hint when there is one.
-pub fn error_report(command: &str, err: &anyhow::Error, message: &str) -> serde_json::Value {
+pub fn error_report<'a>(
+    command: &'a str,
+    err: &anyhow::Error,
+    message: &str,
+) -> crate::report::Error<'a> {
     let mut kind = None;
     let mut path = None;
     let mut hint = None;
@@ -241,16 +245,16 @@ pub fn error_report(command: &str, err: &anyhow::Error, message: &str) -> serde_
         Some((m, _)) => m.to_string(),
         None => message.to_string(),
     };
-    serde_json::json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "command": command,
-        "exit_code": 2,
-        "error": {
+    crate::report::Error {
+        command,
+        error: crate::report::ErrorDetail {
+            hint,
             // Checks of the arguments themselves carry no typed error.
-            "kind": kind.unwrap_or("usage"),
-            "message": message,
-            "path": path,
-            "hint": hint,
+            kind: kind.unwrap_or("usage"),
+            message,
+            path,
         },
-    })
+        exit_code: 2,
+        version: crate::report::VERSION,
+    }
 }

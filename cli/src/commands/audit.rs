@@ -5,13 +5,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use serde_json::json;
 use shardsmith_checkpoint::audit::audit_run;
 use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 
 use super::Status;
 use crate::args::AuditArgs;
 use crate::output::{Printer, seconds};
+use crate::report;
 use crate::size::human_bytes;
 
 pub fn run(args: &AuditArgs, printer: &Printer) -> Result<Status> {
@@ -121,18 +121,18 @@ pub fn run(args: &AuditArgs, printer: &Printer) -> Result<Status> {
         (None, _) => text.push_str("FAILED: no checkpoint of the run is intact\n"),
     }
     printer.summary(&text);
-    printer.report(&json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "command": "audit",
-        "run_dir": args.run_dir.display().to_string(),
-        "ok": status == Status::Clean,
-        "newest": report.newest,
-        "newest_intact": report.newest_intact,
-        "resume_from": resume.map(|p| p.display().to_string()),
-        "checkpoints": report.checkpoints,
-        "findings": report.findings,
-        "bytes_checked": bytes,
-        "seconds": elapsed.as_secs_f64(),
-    }));
+    printer.report(&report::Audit {
+        bytes_checked: bytes,
+        checkpoints: &report.checkpoints,
+        command: "audit",
+        findings: &report.findings,
+        newest: report.newest.as_deref(),
+        newest_intact: report.newest_intact.as_deref(),
+        ok: status == Status::Clean,
+        resume_from: resume.map(|p| p.display().to_string()),
+        run_dir: args.run_dir.display().to_string(),
+        seconds: elapsed.as_secs_f64(),
+        version: report::VERSION,
+    });
     Ok(status)
 }

@@ -4,7 +4,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
 use shardsmith_inspect::Inspectors;
 use shardsmith_manifest::scan::scan_directory;
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, sums};
@@ -12,6 +11,7 @@ use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, sums};
 use super::Status;
 use crate::args::ManifestArgs;
 use crate::output::{Printer, seconds};
+use crate::report;
 use crate::size::human_bytes;
 
 pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
@@ -82,17 +82,17 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
         text.push_str(&format!("  samples   {samples} (tar shards walked)\n"));
     }
     printer.summary(&text);
-    printer.report(&json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "command": "manifest",
-        "manifest": target.display().to_string(),
-        "files": manifest.totals.files,
-        "bytes": manifest.totals.bytes,
-        "samples": manifest.totals.samples,
-        "skipped": manifest.skipped,
-        "warnings": scan.findings,
-        "root_sha256": manifest.root_sha256,
-        "seconds": elapsed.as_secs_f64(),
-    }));
+    printer.report(&report::Manifest {
+        bytes: manifest.totals.bytes,
+        command: "manifest",
+        files: manifest.totals.files,
+        manifest: target.display().to_string(),
+        root_sha256: &manifest.root_sha256,
+        samples: manifest.totals.samples,
+        seconds: elapsed.as_secs_f64(),
+        skipped: &manifest.skipped,
+        version: report::VERSION,
+        warnings: &scan.findings,
+    });
     Ok(Status::Clean)
 }

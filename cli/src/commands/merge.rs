@@ -1,12 +1,12 @@
 //! `shardsmith merge OUTPUT [PART...]`.
 
 use anyhow::Result;
-use serde_json::json;
 use shardsmith_pack::merge::merge;
 
 use super::Status;
 use crate::args::MergeArgs;
 use crate::output::Printer;
+use crate::report;
 use crate::size::human_bytes;
 
 pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
@@ -33,16 +33,16 @@ pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
         &m.root_sha256,
     );
     printer.summary(&text);
-    printer.report(&json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "command": "merge",
-        "output": args.output.display().to_string(),
-        "parts": report.parts,
-        "index": report.index,
-        "files": m.totals.files,
-        "bytes": m.totals.bytes,
-        "samples": m.totals.samples,
-        "root_sha256": m.root_sha256,
-    }));
+    printer.report(&report::Merge {
+        bytes: m.totals.bytes,
+        command: "merge",
+        files: m.totals.files,
+        index: report.index,
+        output: args.output.display().to_string(),
+        parts: &report.parts,
+        root_sha256: &m.root_sha256,
+        samples: m.totals.samples,
+        version: report::VERSION,
+    });
     Ok(Status::Clean)
 }

@@ -6,7 +6,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 use shardsmith_manifest::verify::{DigestCheck, DigestCheckOutcome, VerifyOptions, verify_path};
 use shardsmith_manifest::{Finding, FindingKind};
@@ -15,6 +14,7 @@ use shardsmith_signing::{PrivateKey, PublicKey, SignatureReport};
 use super::Status;
 use crate::args::SignArgs;
 use crate::output::{Printer, seconds};
+use crate::report;
 use crate::size::human_bytes;
 
 fn read_key(path: &Path) -> Result<String> {
@@ -147,14 +147,14 @@ pub fn run(args: &SignArgs, printer: &Printer) -> Result<Status> {
             };
             text.push_str(&format!("FAILED: {refusal}\n"));
             printer.summary(&text);
-            printer.report(&json!({
-                "version": env!("CARGO_PKG_VERSION"),
-                "command": "sign",
-                "path": args.path.display().to_string(),
-                "signed": false,
-                "errors": report.errors(),
-                "findings": report.findings,
-            }));
+            printer.report(&report::SignRefused {
+                command: "sign",
+                errors: report.errors(),
+                findings: &report.findings,
+                path: args.path.display().to_string(),
+                signed: false,
+                version: report::VERSION,
+            });
             return Ok(Status::Problems);
         }
         bytes = Some(report.bytes_checked);
@@ -189,18 +189,18 @@ pub fn run(args: &SignArgs, printer: &Printer) -> Result<Status> {
         args.signature.display()
     ));
     printer.summary(&text);
-    printer.report(&json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "command": "sign",
-        "path": args.path.display().to_string(),
-        "signed": true,
-        "signature": args.signature.display().to_string(),
-        "curve": public.curve().name(),
-        "key_hint": public.hint(),
-        "files": files,
-        "bytes_checked": bytes,
-        "subject_sha256": shardsmith_manifest::hex(&signed.statement.root),
-        "seconds": elapsed.as_secs_f64(),
-    }));
+    printer.report(&report::Sign {
+        bytes_checked: bytes,
+        command: "sign",
+        curve: public.curve().name(),
+        files,
+        key_hint: public.hint(),
+        path: args.path.display().to_string(),
+        seconds: elapsed.as_secs_f64(),
+        signature: args.signature.display().to_string(),
+        signed: true,
+        subject_sha256: shardsmith_manifest::hex(&signed.statement.root),
+        version: report::VERSION,
+    });
     Ok(Status::Clean)
 }

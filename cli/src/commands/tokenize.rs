@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
 use shardsmith_manifest::MANIFEST_FILE;
 use shardsmith_store::LocalDir;
 use shardsmith_tokens::{
@@ -18,6 +17,7 @@ use shardsmith_tokens::{
 use super::{Status, brace_pattern};
 use crate::args::{TokenFormatArg, TokenizeArgs};
 use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
+use crate::report;
 use crate::size::human_bytes;
 
 /// `tokenize` arguments resolved and checked before any output is touched.
@@ -258,36 +258,36 @@ fn summary(report: &TokenizeReport, resolved: &Resolved, elapsed: Duration) -> S
     out
 }
 
-fn json_report(
-    report: &TokenizeReport,
-    resolved: &Resolved,
+fn json_report<'a>(
+    report: &'a TokenizeReport,
+    resolved: &'a Resolved,
     elapsed: Duration,
-) -> serde_json::Value {
+) -> report::Tokenize<'a> {
     let m = &report.manifest;
-    json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "command": "tokenize",
-        "format": m.format,
-        "tokenizer": resolved.tokenizer.name(),
-        "vocab_size": resolved.tokenizer.vocab_size(),
-        "dtype": m.options.get("dtype"),
-        "eod_id": m.options.get("eod_id"),
-        "output": resolved.output.display().to_string(),
-        "files": m.files.len(),
-        "file_pattern": pattern(report),
-        "documents": m.totals.documents,
-        "tokens": m.totals.tokens,
-        "output_bytes": m.totals.bytes,
-        "input_files": m.input.as_ref().map(|i| i.files),
-        "input_bytes": m.input.as_ref().map(|i| i.bytes),
-        "input_bytes_read": report.input_bytes_read,
-        "shards_written": report.shards_written,
-        "shards_resumed": report.shards_resumed,
-        "already_complete": report.already_complete,
-        "skipped_total": m.skipped_total.unwrap_or(0),
-        "skipped": m.skipped,
-        "manifest": MANIFEST_FILE,
-        "root_sha256": m.root_sha256,
-        "seconds": elapsed.as_secs_f64(),
-    })
+    report::Tokenize {
+        already_complete: report.already_complete,
+        command: "tokenize",
+        documents: m.totals.documents,
+        dtype: m.options.get("dtype"),
+        eod_id: m.options.get("eod_id"),
+        file_pattern: pattern(report),
+        files: m.files.len(),
+        format: m.format.as_deref(),
+        input_bytes: m.input.as_ref().map(|i| i.bytes),
+        input_bytes_read: report.input_bytes_read,
+        input_files: m.input.as_ref().map(|i| i.files),
+        manifest: MANIFEST_FILE,
+        output: resolved.output.display().to_string(),
+        output_bytes: m.totals.bytes,
+        root_sha256: &m.root_sha256,
+        seconds: elapsed.as_secs_f64(),
+        shards_resumed: report.shards_resumed,
+        shards_written: report.shards_written,
+        skipped: &m.skipped,
+        skipped_total: m.skipped_total.unwrap_or(0),
+        tokenizer: resolved.tokenizer.name(),
+        tokens: m.totals.tokens,
+        version: report::VERSION,
+        vocab_size: resolved.tokenizer.vocab_size(),
+    }
 }

@@ -3,13 +3,13 @@
 use std::time::Instant;
 
 use anyhow::Result;
-use serde_json::json;
 use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 use shardsmith_manifest::verify::{VerifyOptions, verify_path};
 
 use super::Status;
 use crate::args::VerifyArgs;
 use crate::output::{Printer, seconds};
+use crate::report;
 use crate::size::human_bytes;
 
 pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
@@ -90,26 +90,26 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         ),
     });
     printer.summary(&text);
-    printer.report(&json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "command": "verify",
-        "path": args.path.display().to_string(),
-        "ok": status == Status::Clean,
-        "manifest": report.manifest,
-        "root_sha256": report.root_sha256,
-        "files_checked": report.files_checked,
-        "bytes_checked": report.bytes_checked,
-        "samples": report.samples,
-        "documents": report.documents,
-        "tokens": report.tokens,
-        "errors": report.errors(),
-        "warnings": report.warnings(),
-        "checked": report.checked,
-        "signature": signature,
-        "findings": report.findings,
-        "notes": report.notes,
-        "seconds": elapsed.as_secs_f64(),
-    }));
+    printer.report(&report::Verify {
+        bytes_checked: report.bytes_checked,
+        checked: &report.checked,
+        command: "verify",
+        documents: report.documents,
+        errors: report.errors(),
+        files_checked: report.files_checked,
+        findings: &report.findings,
+        manifest: report.manifest.as_deref(),
+        notes: &report.notes,
+        ok: status == Status::Clean,
+        path: args.path.display().to_string(),
+        root_sha256: report.root_sha256.as_deref(),
+        samples: report.samples,
+        seconds: elapsed.as_secs_f64(),
+        signature: signature.as_ref(),
+        tokens: report.tokens,
+        version: report::VERSION,
+        warnings: report.warnings(),
+    });
     Ok(status)
 }
 

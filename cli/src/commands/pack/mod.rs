@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
 use shardsmith_manifest::MANIFEST_FILE;
 use shardsmith_pack::tree::FileTree;
 use shardsmith_pack::{PackReport, PackSettings, pack};
@@ -23,6 +22,7 @@ use shardsmith_store::{LocalDir, LocalTree};
 use super::{Status, brace_pattern};
 use crate::args::{InputFormatArg, PackArgs, ValidateArg};
 use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
+use crate::report;
 use crate::size::{human_bytes, parse_count, parse_size};
 use progress::Progress;
 
@@ -333,32 +333,32 @@ fn summary(report: &PackReport, resolved: &Resolved, elapsed: std::time::Duratio
     out
 }
 
-fn json_report(
-    report: &PackReport,
+fn json_report<'a>(
+    report: &'a PackReport,
     resolved: &Resolved,
     elapsed: std::time::Duration,
-) -> serde_json::Value {
+) -> report::Pack<'a> {
     let m = &report.manifest;
-    json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "command": "pack",
-        "format": m.format,
-        "output": resolved.output.display().to_string(),
-        "shards": shards(report).count(),
-        "shard_pattern": pattern(report),
-        "samples": m.totals.samples,
-        "output_bytes": m.totals.bytes,
-        "input_files": m.input.as_ref().map(|i| i.files),
-        "input_bytes": m.input.as_ref().map(|i| i.bytes),
-        "shards_written": report.shards_written,
-        "shards_resumed": report.shards_resumed,
-        "already_complete": report.already_complete,
-        "skipped": m.skipped,
-        "warnings": report.warnings,
-        "manifest": MANIFEST_FILE,
-        "root_sha256": m.root_sha256,
-        "seconds": elapsed.as_secs_f64(),
-    })
+    report::Pack {
+        already_complete: report.already_complete,
+        command: "pack",
+        format: m.format.as_deref(),
+        input_bytes: m.input.as_ref().map(|i| i.bytes),
+        input_files: m.input.as_ref().map(|i| i.files),
+        manifest: MANIFEST_FILE,
+        output: resolved.output.display().to_string(),
+        output_bytes: m.totals.bytes,
+        root_sha256: &m.root_sha256,
+        samples: m.totals.samples,
+        seconds: elapsed.as_secs_f64(),
+        shard_pattern: pattern(report),
+        shards: shards(report).count(),
+        shards_resumed: report.shards_resumed,
+        shards_written: report.shards_written,
+        skipped: &m.skipped,
+        version: report::VERSION,
+        warnings: &report.warnings,
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,49 @@
+//! `pack --json`.
+
+use serde::Serialize;
+use shardsmith_manifest::Skipped;
+
+use super::sorted;
+
+/// What `pack --json` prints when the run succeeded.
+#[derive(Debug, Serialize)]
+pub struct Pack<'a> {
+    /// True when the output already held this exact dataset and nothing was written.
+    pub already_complete: bool,
+    /// Always `pack`.
+    pub command: &'static str,
+    /// The shard format written (`webdataset`, `mds`, `parquet`).
+    pub format: Option<&'a str>,
+    /// Bytes of the input files packed, or null when the manifest records no input.
+    pub input_bytes: Option<u64>,
+    /// Number of input files packed, or null when the manifest records no input.
+    pub input_files: Option<u64>,
+    /// The manifest's file name inside `output` (`manifest.json`).
+    pub manifest: &'static str,
+    /// The output directory, as given.
+    pub output: String,
+    /// Bytes of every file the manifest lists (shards and index files).
+    pub output_bytes: u64,
+    /// The manifest's root digest (SHA-256 of its canonical JSON).
+    pub root_sha256: &'a str,
+    /// Samples packed (null if the manifest counts none).
+    pub samples: Option<u64>,
+    /// Wall-clock seconds the command took.
+    pub seconds: f64,
+    /// The shard names as one brace pattern (`shard-{000000..000009}.tar`), or `""` when
+    /// they form no consecutive run.
+    pub shard_pattern: String,
+    /// Number of shards in the output.
+    pub shards: usize,
+    /// Shards an interrupted run had finished and this run kept.
+    pub shards_resumed: usize,
+    /// Shards this run wrote.
+    pub shards_written: usize,
+    /// Inputs left out, each with its path and the reason.
+    #[serde(serialize_with = "sorted")]
+    pub skipped: &'a [Skipped],
+    /// The version of shardsmith.
+    pub version: &'static str,
+    /// Things worth telling the user (a sample larger than the shard size, ...).
+    pub warnings: &'a [String],
+}

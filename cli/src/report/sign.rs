@@ -1,0 +1,54 @@
+//! `sign --json`: one report when the files were signed, another when the checks
+//! before signing found problems.
+
+use serde::Serialize;
+use shardsmith_manifest::Finding;
+
+use super::sorted;
+
+/// What `sign --json` prints when the bundle was written.
+#[derive(Debug, Serialize)]
+pub struct Sign {
+    /// Bytes read and verified before signing, or null with `--no-checks`.
+    pub bytes_checked: Option<u64>,
+    /// Always `sign`.
+    pub command: &'static str,
+    /// The key's curve (`P-256`, `P-384`, `P-521`).
+    pub curve: &'static str,
+    /// Number of files the signature covers.
+    pub files: usize,
+    /// The key's hint (model_signing's): SHA-256 of its public key PEM, lowercase hex.
+    pub key_hint: String,
+    /// The path signed, as given.
+    pub path: String,
+    /// Wall-clock seconds the command took.
+    pub seconds: f64,
+    /// The signature bundle written, as given.
+    pub signature: String,
+    /// Always true here.
+    pub signed: bool,
+    /// The statement's subject digest: SHA-256 over every signed file's SHA-256, in
+    /// path-component order.
+    pub subject_sha256: String,
+    /// The version of shardsmith.
+    pub version: &'static str,
+}
+
+/// What `sign --json` prints when verification before signing found problems (exit 1,
+/// nothing signed).
+#[derive(Debug, Serialize)]
+pub struct SignRefused<'a> {
+    /// Always `sign`.
+    pub command: &'static str,
+    /// Number of error-severity findings.
+    pub errors: usize,
+    /// Everything verification found, as `verify --json` reports it.
+    #[serde(serialize_with = "sorted")]
+    pub findings: &'a [Finding],
+    /// The path that was to be signed, as given.
+    pub path: String,
+    /// Always false here.
+    pub signed: bool,
+    /// The version of shardsmith.
+    pub version: &'static str,
+}

@@ -1,0 +1,220 @@
+//! Every report prints as a `serde_json::Value` of it would: keys in alphabetical order
+//! at every depth, numbers of the same type. A field declared out of order, or a library
+//! type embedded without [`super::sorted`], fails here.
+
+use serde::Serialize;
+use shardsmith_checkpoint::audit::CheckpointStatus;
+use shardsmith_manifest::verify::Coverage;
+use shardsmith_manifest::{Finding, FindingKind, Skipped};
+use shardsmith_signing::SignatureReport;
+
+use super::*;
+
+/// Prints `report` directly and through a `Value`, and checks both are the same text.
+fn same_as_value(report: &impl Serialize) {
+    let direct = serde_json::to_string_pretty(report).unwrap();
+    let via_value = serde_json::to_string_pretty(&serde_json::to_value(report).unwrap()).unwrap();
+    assert_eq!(direct, via_value);
+}
+
+fn finding() -> Finding {
+    let mut f = Finding::error(FindingKind::HashMismatch, "a.tar", "SHA-256 differs");
+    f.offset = Some(0);
+    f.end = Some(37);
+    f.expected = Some("5ea3".into());
+    f.actual = Some("2f20".into());
+    f
+}
+
+fn skipped() -> Vec<Skipped> {
+    vec![Skipped {
+        path: "link".into(),
+        reason: "has no extension".into(),
+    }]
+}
+
+#[test]
+fn pack_and_tokenize_print_in_key_order() {
+    let skipped = skipped();
+    let warnings = vec!["sample `a` is large".to_string()];
+    same_as_value(&Pack {
+        already_complete: false,
+        command: "pack",
+        format: Some("webdataset"),
+        input_bytes: Some(10),
+        input_files: None,
+        manifest: "manifest.json",
+        output: "shards".into(),
+        output_bytes: 20,
+        root_sha256: "00",
+        samples: Some(3),
+        seconds: 1.5,
+        shard_pattern: "shard-000000.tar".into(),
+        shards: 1,
+        shards_resumed: 0,
+        shards_written: 1,
+        skipped: &skipped,
+        version: VERSION,
+        warnings: &warnings,
+    });
+    let dtype = serde_json::json!("uint16");
+    let eod = serde_json::json!(50256);
+    same_as_value(&Tokenize {
+        already_complete: false,
+        command: "tokenize",
+        documents: Some(300),
+        dtype: Some(&dtype),
+        eod_id: Some(&eod),
+        file_pattern: "tokens_{000000..000008}.bin".into(),
+        files: 18,
+        format: Some("megatron"),
+        input_bytes: Some(89989),
+        input_bytes_read: 89989,
+        input_files: None,
+        manifest: "manifest.json",
+        output: "tokens".into(),
+        output_bytes: 39662,
+        root_sha256: "00",
+        seconds: 3.0,
+        shards_resumed: 0,
+        shards_written: 9,
+        skipped: &skipped,
+        skipped_total: 1,
+        tokenizer: "r50k_base",
+        tokens: Some(16642),
+        version: VERSION,
+        vocab_size: 50257,
+    });
+}
+
+#[test]
+fn manifest_merge_and_sign_print_in_key_order() {
+    let skipped = skipped();
+    let findings = vec![finding()];
+    let parts = vec!["0".to_string(), "1".to_string()];
+    same_as_value(&Manifest {
+        bytes: 1,
+        command: "manifest",
+        files: 1,
+        manifest: "raw/manifest.json".into(),
+        root_sha256: "00",
+        samples: None,
+        seconds: 0.25,
+        skipped: &skipped,
+        version: VERSION,
+        warnings: &findings,
+    });
+    same_as_value(&Merge {
+        bytes: 1,
+        command: "merge",
+        files: 9,
+        index: true,
+        output: "parts".into(),
+        parts: &parts,
+        root_sha256: "00",
+        samples: Some(5),
+        version: VERSION,
+    });
+    same_as_value(&Sign {
+        bytes_checked: None,
+        command: "sign",
+        curve: "P-256",
+        files: 5,
+        key_hint: "ed6f".into(),
+        path: "model".into(),
+        seconds: 0.5,
+        signature: "model.sig".into(),
+        signed: true,
+        subject_sha256: "00".into(),
+        version: VERSION,
+    });
+    same_as_value(&SignRefused {
+        command: "sign",
+        errors: 1,
+        findings: &findings,
+        path: "model".into(),
+        signed: false,
+        version: VERSION,
+    });
+}
+
+#[test]
+fn verify_and_audit_print_in_key_order() {
+    let findings = vec![finding()];
+    let notes = vec!["no manifest".to_string()];
+    let checked = Coverage {
+        unchecked: 1,
+        unchecked_examples: vec!["config.json".into()],
+        ..Coverage::default()
+    };
+    let signature = SignatureReport {
+        valid: true,
+        curve: "P-256".into(),
+        key_hint: "ed6f".into(),
+        files: 5,
+        findings: findings.clone(),
+        notes: notes.clone(),
+        ..SignatureReport::default()
+    };
+    for signature in [Some(&signature), None] {
+        same_as_value(&Verify {
+            bytes_checked: 1,
+            checked: &checked,
+            command: "verify",
+            documents: 0,
+            errors: 1,
+            files_checked: 1,
+            findings: &findings,
+            manifest: None,
+            notes: &notes,
+            ok: false,
+            path: "ckpt".into(),
+            root_sha256: Some("00"),
+            samples: 0,
+            seconds: 0.01,
+            signature,
+            tokens: 0,
+            version: VERSION,
+            warnings: 0,
+        });
+    }
+    let checkpoints = vec![CheckpointStatus {
+        name: "global_step10".into(),
+        step: Some(10),
+        intact: false,
+        errors: 1,
+        warnings: 0,
+        files_checked: 3,
+        bytes_checked: 73385,
+        manifest: None,
+        findings: findings.clone(),
+    }];
+    same_as_value(&Audit {
+        bytes_checked: 73385,
+        checkpoints: &checkpoints,
+        command: "audit",
+        findings: &findings,
+        newest: Some("global_step10"),
+        newest_intact: None,
+        ok: false,
+        resume_from: None,
+        run_dir: "checkpoints".into(),
+        seconds: 0.002,
+        version: VERSION,
+    });
+}
+
+#[test]
+fn the_error_object_prints_in_key_order() {
+    same_as_value(&Error {
+        command: "audit",
+        error: ErrorDetail {
+            hint: None,
+            kind: "not_found",
+            message: "`nosuch` does not exist".into(),
+            path: Some("nosuch".into()),
+        },
+        exit_code: 2,
+        version: VERSION,
+    });
+}
