@@ -30,6 +30,15 @@ pub fn interop_dir() -> PathBuf {
 /// Without `SHARDSMITH_PYTHON` it runs nothing (see [`python`]: it fails under CI).
 pub fn check(script: &str, args: &[&str]) {
     let Some(python) = python() else { return };
+    // streaming's StreamingDataset names its shared memory by the first free prefix
+    // number, and two processes that start together can pick the same one
+    // (`FileExistsError: '/000374_locals'`): the scripts that use it take turns.
+    static STREAMING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = (script == "check_mds.py").then(|| {
+        STREAMING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    });
     let interop = interop_dir();
     // wids and streaming import torch at module level: the stub stands in for it.
     let path = std::env::join_paths([interop.join("torchstub"), interop.clone()]).unwrap();
