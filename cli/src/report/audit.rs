@@ -4,7 +4,7 @@ use serde::Serialize;
 use shardsmith_checkpoint::audit::CheckpointStatus;
 use shardsmith_manifest::Finding;
 
-use super::sorted;
+use super::sorted::sorted;
 
 /// What `audit --json` prints when the audit ran (exit 0 or 1).
 #[derive(Debug, Serialize)]

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use shardsmith_manifest::{Finding, Skipped};
 
-use super::sorted;
+use super::sorted::sorted;
 
 /// What `manifest --json` prints when the manifest was written.
 #[derive(Debug, Serialize)]

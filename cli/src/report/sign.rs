@@ -4,7 +4,7 @@
 use serde::Serialize;
 use shardsmith_manifest::Finding;
 
-use super::sorted;
+use super::sorted::sorted;
 
 /// What `sign --json` prints when the bundle was written.
 #[derive(Debug, Serialize)]

@@ -1,6 +1,6 @@
 //! Every report prints as a `serde_json::Value` of it would: keys in alphabetical order
 //! at every depth, numbers of the same type. A field declared out of order, or a library
-//! type embedded without [`super::sorted`], fails here.
+//! type embedded without [`super::sorted::sorted`], fails here.
 
 use serde::Serialize;
 use shardsmith_checkpoint::audit::CheckpointStatus;

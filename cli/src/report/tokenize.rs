@@ -3,7 +3,7 @@
 use serde::Serialize;
 use shardsmith_manifest::Skipped;
 
-use super::sorted;
+use super::sorted::sorted;
 
 /// What `tokenize --json` prints when the run succeeded.
 #[derive(Debug, Serialize)]

@@ -5,7 +5,7 @@ use shardsmith_manifest::Finding;
 use shardsmith_manifest::verify::Coverage;
 use shardsmith_signing::SignatureReport;
 
-use super::sorted;
+use super::sorted::sorted;
 
 /// What `verify --json` prints when verification ran (exit 0 or 1).
 #[derive(Debug, Serialize)]
