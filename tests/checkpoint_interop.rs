@@ -8,22 +8,8 @@
 use std::path::Path;
 
 use crate::checkpoint::{truncate, verify, zero};
+use crate::interop::{interop_dir, python, run_python};
 use crate::util::*;
-
-fn python() -> Option<std::path::PathBuf> {
-    match std::env::var_os("SHARDSMITH_PYTHON") {
-        Some(p) => Some(p.into()),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("SHARDSMITH_PYTHON is not set under CI: the interop env is missing")
-        }
-        None => {
-            eprintln!(
-                "safetensors interop test NOT RUN: set SHARDSMITH_PYTHON (tests/run_all.sh does)"
-            );
-            None
-        }
-    }
-}
 
 fn header_file(header: &str, data: usize) -> Vec<u8> {
     let mut out = (header.len() as u64).to_le_bytes().to_vec();
@@ -34,7 +20,9 @@ fn header_file(header: &str, data: usize) -> Vec<u8> {
 
 #[test]
 fn the_reference_reader_agrees_with_our_verdicts() {
-    let Some(python) = python() else { return };
+    if python().is_none() {
+        return;
+    }
     let t = Tree::new();
     let good = checkpoint_fixture("plain/model.safetensors");
     let len = good.len();
@@ -114,13 +102,10 @@ fn the_reference_reader_agrees_with_our_verdicts() {
         .iter()
         .map(|n| t.s(&format!("{n}.safetensors")))
         .collect();
-    let o = std::process::Command::new(&python)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/interop/check_safetensors.py"))
-        .args(&paths)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let verdicts = text(&o.stdout);
+    let script = interop_dir().join("check_safetensors.py");
+    let mut args = vec![script.to_str().unwrap()];
+    args.extend(paths.iter().map(String::as_str));
+    let verdicts = run_python(&args, &[]).expect("python was found above");
     let mut checked = 0;
     for (name, path) in names.iter().zip(&paths) {
         let line = verdicts

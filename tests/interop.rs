@@ -25,11 +25,34 @@ pub fn interop_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/interop")
 }
 
-/// Runs `tests/interop/SCRIPT ARGS...` with the interop env's Python and asserts that it
-/// succeeded with every check passed (`N passed, 0 failed`), showing its output if not.
-/// Without `SHARDSMITH_PYTHON` it runs nothing (see [`python`]: it fails under CI).
+/// Runs the interop env's Python with `args` (a script and its arguments), the torch
+/// stub and `tests/interop` on `PYTHONPATH` (wids and streaming import torch at module
+/// level: the stub stands in for it) and `env` besides; asserts that it exited 0 and
+/// returns its stdout. `None` without `SHARDSMITH_PYTHON` (see [`python`]: it fails
+/// under CI). Every test that runs a Python reader goes through here.
+pub fn run_python(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Option<String> {
+    let python = python()?;
+    let interop = interop_dir();
+    let path = std::env::join_paths([interop.join("torchstub"), interop.clone()]).unwrap();
+    let o = std::process::Command::new(python)
+        .args(args)
+        .env("PYTHONPATH", path)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let stdout = text(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{args:?}: exit {:?}\n{stdout}\n{}",
+        o.status.code(),
+        text(&o.stderr)
+    );
+    Some(stdout)
+}
+
+/// Runs `tests/interop/SCRIPT ARGS...` (see [`run_python`]) and asserts that every check
+/// it made passed (`N passed, 0 failed`), showing its output if not.
 pub fn check(script: &str, args: &[&str]) {
-    let Some(python) = python() else { return };
     // streaming's StreamingDataset names its shared memory by the first free prefix
     // number, and two processes that start together can pick the same one
     // (`FileExistsError: '/000374_locals'`): the scripts that use it take turns.
@@ -39,20 +62,15 @@ pub fn check(script: &str, args: &[&str]) {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     });
-    let interop = interop_dir();
-    // wids and streaming import torch at module level: the stub stands in for it.
-    let path = std::env::join_paths([interop.join("torchstub"), interop.clone()]).unwrap();
-    let o = std::process::Command::new(python)
-        .arg(interop.join(script))
-        .args(args)
-        .env("PYTHONPATH", path)
-        .output()
-        .unwrap();
-    let stdout = text(&o.stdout);
+    let path = interop_dir().join(script);
+    let mut all = vec![path.to_str().unwrap()];
+    all.extend(args);
+    let Some(stdout) = run_python(&all, &[]) else {
+        return;
+    };
     assert!(
-        o.status.success() && stdout.contains(" passed, 0 failed"),
-        "{script} {args:?}: the python readers disagree:\n{stdout}\n{}",
-        text(&o.stderr)
+        stdout.contains(" passed, 0 failed"),
+        "{script} {args:?}: the python readers disagree:\n{stdout}"
     );
 }
 

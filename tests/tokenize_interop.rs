@@ -4,9 +4,8 @@
 //! header rules. Needs `SHARDSMITH_PYTHON`, like `interop.rs`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::interop::{interop_dir, python};
+use crate::interop::{interop_dir, python, run_python};
 use crate::tokenize::{documents, jsonl, words};
 use crate::util::*;
 
@@ -55,26 +54,20 @@ fn rank_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Runs Python with the offline tiktoken cache; any download attempt fails.
-fn py(python: &Path, cache: &Path, args: &[&str]) -> String {
-    let o = Command::new(python)
-        .args(args)
-        .env("TIKTOKEN_CACHE_DIR", cache)
-        .env("HTTP_PROXY", "http://127.0.0.1:9")
-        .env("HTTPS_PROXY", "http://127.0.0.1:9")
-        .env("PYTHONPATH", interop_dir().join("torchstub"))
-        .output()
-        .unwrap();
-    let stdout = text(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{args:?}:\n{stdout}\n{}",
-        text(&o.stderr)
-    );
-    stdout
+fn py(cache: &Path, args: &[&str]) -> String {
+    let proxy = std::ffi::OsStr::new("http://127.0.0.1:9");
+    run_python(
+        args,
+        &[
+            ("TIKTOKEN_CACHE_DIR", cache.as_os_str()),
+            ("HTTP_PROXY", proxy),
+            ("HTTPS_PROXY", proxy),
+        ],
+    )
+    .expect("python was found in setup")
 }
 
 struct Env {
-    python: PathBuf,
     cache: PathBuf,
     tree: Tree,
     corpus: String,
@@ -83,7 +76,7 @@ struct Env {
 /// The edge-case documents, a document over 65,535 tokens, and real text from the
 /// machine (source code and docs of the interpreter's standard library).
 fn setup() -> Option<Env> {
-    let python = python()?;
+    python()?;
     let tree = Tree::new();
     let cache = tree.join("tiktoken-cache");
     let mut args = vec![
@@ -100,10 +93,9 @@ fn setup() -> Option<Env> {
             .map(|p| p.to_string_lossy().into_owned()),
     );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    py(&python, &cache, &args);
+    py(&cache, &args);
     let real = tree.join("real.jsonl");
     py(
-        &python,
         &cache,
         &[
             repo()
@@ -121,7 +113,6 @@ fn setup() -> Option<Env> {
     tree.file("corpus.jsonl", corpus);
     let corpus = tree.s("corpus.jsonl");
     Some(Env {
-        python,
         cache,
         tree,
         corpus,
@@ -169,7 +160,6 @@ fn ids_equal_python_tiktoken_in_every_format() {
             &["-t", encoding, "--format", format, "--shard-tokens", shard],
         );
         let stdout = py(
-            &env.python,
             &env.cache,
             &[&checker(), "tiktoken", encoding, &env.corpus, format, &out],
         );
@@ -184,11 +174,7 @@ fn ids_equal_python_tokenizers_for_tokenizer_json() {
     let Some(env) = setup() else { return };
     for (kind, eod) in [("train-bpe", "<|endoftext|>"), ("train-wordpiece", "[SEP]")] {
         let json = env.tree.s(&format!("{kind}.json"));
-        py(
-            &env.python,
-            &env.cache,
-            &[&checker(), kind, &env.corpus, &json],
-        );
+        py(&env.cache, &[&checker(), kind, &env.corpus, &json]);
         for format in ["megatron", "nanogpt"] {
             let out = tokenize(
                 &env,
@@ -205,7 +191,6 @@ fn ids_equal_python_tokenizers_for_tokenizer_json() {
                 ],
             );
             passed(&py(
-                &env.python,
                 &env.cache,
                 &[&checker(), "hf", &json, eod, &env.corpus, format, &out],
             ));
@@ -217,18 +202,13 @@ fn ids_equal_python_tokenizers_for_tokenizer_json() {
 fn parquet_from_pyarrow_gives_the_same_ids() {
     let Some(env) = setup() else { return };
     let parquet = env.tree.s("corpus.parquet");
-    py(
-        &env.python,
-        &env.cache,
-        &[&checker(), "parquet", &env.corpus, &parquet],
-    );
+    py(&env.cache, &[&checker(), "parquet", &env.corpus, &parquet]);
     let dir = env.tree.s("pq");
     let o = run(&[
         "tokenize", &parquet, &dir, "-t", "gpt2", "--format", "nanogpt", "--field", "body",
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     passed(&py(
-        &env.python,
         &env.cache,
         &[
             &checker(),

@@ -1,5 +1,5 @@
 //! Resume records of `pack`: what the manifest needs about each finished shard. The
-//! rules for the output directory and the state files are shared ([`crate::resume`]).
+//! rules for the output directory and the state files are shared (`shardsmith_store::resume`).
 
 use serde::{Deserialize, Serialize};
 use shardsmith_manifest::{FileEntry, Manifest, ManifestKind, Skipped};

@@ -18,6 +18,6 @@ pub mod sink;
 pub mod source;
 
 pub use error::{Error, Result};
-pub use sink::{LocalDir, OutputSink, ShardFile};
 pub use local::{LocalFile, LocalTree};
+pub use sink::{LocalDir, OutputSink, ShardFile};
 pub use source::{InputListing, InputSource, ListedFile, RangeRead, ReadError};
