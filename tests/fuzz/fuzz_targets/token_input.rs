@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use shardsmith_tokens::input::{self, Reader, RecordKind};
 use shardsmith_tokens::tokenizer::Scratch;
-use shardsmith_tokens::{OpenAi, Position, Tokenizer, TokenizerSpec};
+use shardsmith_tokens::{InputRoot, OpenAi, Position, Tokenizer, TokenizerSpec};
 
 const NAMES: [&str; 6] = [
     "in.jsonl",
@@ -41,7 +41,10 @@ fuzz_target!(
     let root = shardsmith_fuzz::scratch();
     let rel = NAMES[usize::from(pick) % NAMES.len()];
     shardsmith_fuzz::write(&root, rel, file);
-    let Ok(files) = input::list(&[root.join(rel)]) else {
+    let Ok(input) = InputRoot::local(&root.join(rel)) else {
+        return;
+    };
+    let Ok(files) = input::list(&[input]) else {
         return;
     };
     let tokenizer = tokenizer(usize::from(pick >> 7));
