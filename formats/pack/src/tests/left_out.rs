@@ -2,6 +2,7 @@
 //! no planned shard that loses all its samples is kept, the numbering has no gap, and the
 //! output stays identical for any thread count and across a crash and resume.
 
+use super::crash::crashed_run;
 use super::*;
 
 /// 60 samples of about 1.1 KiB each; samples 20..=39 have malformed JSON.
