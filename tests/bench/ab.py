@@ -7,8 +7,8 @@ usage: tests/bench/ab.py OLD_BINARY NEW_BINARY [--repeat 7] [--dir DIR]
 
 The corpus (20,000 samples of 1-40 KB with a JSON label each; 100 MB of JSONL) is made
 once with a fixed seed in DIR (default ~/.cache/shardsmith/bench-ab). Build the old
-binary from another checkout, e.g. `git worktree add /tmp/old REV && cargo build
---release --manifest-path /tmp/old/Cargo.toml`.
+binary from another checkout, e.g. `git worktree add ../old REV && cargo build
+--release --manifest-path ../old/Cargo.toml`, then pass `../old/target/release/shardsmith`.
 """
 import argparse
 import json
