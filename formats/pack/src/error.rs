@@ -28,26 +28,6 @@ pub enum Error {
         /// How many inputs would be skipped in all.
         count: usize,
     },
-    /// Nothing to pack.
-    #[error("no samples to pack in `{root}`{detail}")]
-    EmptyInput {
-        /// The input root.
-        root: String,
-        /// Why (e.g. how many files were skipped).
-        detail: String,
-    },
-    /// An input changed between listing and writing its shard.
-    #[error(
-        "input `{path}` changed while packing (listed with {listed} bytes, read {read}); re-run to pack its current content"
-    )]
-    InputChanged {
-        /// The input.
-        path: String,
-        /// Size when listed.
-        listed: u64,
-        /// Size when read (a lower bound when it grew).
-        read: u64,
-    },
     /// A setting is invalid.
     #[error("{0}")]
     Setting(String),
@@ -60,7 +40,8 @@ pub enum Error {
     /// A worker thread panicked: a bug in shardsmith, not in the input.
     #[error("{0} panicked; please report this as a bug")]
     Panicked(&'static str),
-    /// A format or sample source failed.
+    /// A format or sample source failed, or the input holds nothing to pack or changed
+    /// while packing.
     #[error(transparent)]
     Shard(#[from] shardsmith_shard::Error),
     /// Reading the input or writing the output failed.
@@ -77,8 +58,6 @@ impl Error {
         match self {
             Error::Io { .. } => "io",
             Error::Strict { .. } => "strict",
-            Error::EmptyInput { .. } => "empty_input",
-            Error::InputChanged { .. } => "input_changed",
             Error::Setting(_) => "setting",
             Error::Finish(_) => "finish",
             Error::Merge(_) => "merge",
@@ -93,8 +72,7 @@ impl Error {
     pub fn path(&self) -> Option<String> {
         match self {
             Error::Io { path, .. } => Some(path.display().to_string()),
-            Error::Strict { path, .. } | Error::InputChanged { path, .. } => Some(path.clone()),
-            Error::EmptyInput { root, .. } => Some(root.clone()),
+            Error::Strict { path, .. } => Some(path.clone()),
             Error::Setting(_) | Error::Finish(_) | Error::Merge(_) | Error::Panicked(_) => None,
             Error::Shard(e) => e.path(),
             Error::Store(e) => e.path(),

@@ -175,10 +175,11 @@ fn list(
             ),
             None => ": it holds no files".into(),
         };
-        return Err(Error::EmptyInput {
+        return Err(shardsmith_shard::Error::EmptyInput {
             root: source.describe(),
             detail,
-        });
+        }
+        .into());
     }
     if let Some(seed) = settings.shuffle_seed {
         if let Some(why) = source.shuffle_refusal() {
@@ -193,12 +194,13 @@ fn list(
             n * (rank as usize + 1) / world as usize,
         );
         if start == end {
-            return Err(Error::EmptyInput {
+            return Err(shardsmith_shard::Error::EmptyInput {
                 root: source.describe(),
                 detail: format!(
                     ": part {rank} of {world} is empty ({n} samples in all); use fewer parts"
                 ),
-            });
+            }
+            .into());
         }
         samples.truncate(end);
         samples.drain(..start);
@@ -290,7 +292,7 @@ fn write(run: &Run<'_>, samples: &[SampleSpec], mut skipped: Vec<Skipped>) -> Re
     }
     skipped.sort();
     if shards.is_empty() {
-        return Err(Error::EmptyInput {
+        return Err(shardsmith_shard::Error::EmptyInput {
             root: source.describe(),
             detail: format!(
                 ": every sample was left out while writing ({} input file(s)); first: `{}` {}",
@@ -298,7 +300,8 @@ fn write(run: &Run<'_>, samples: &[SampleSpec], mut skipped: Vec<Skipped>) -> Re
                 skipped.first().map_or("", |s| s.path.as_str()),
                 skipped.first().map_or("", |s| s.reason.as_str()),
             ),
-        });
+        }
+        .into());
     }
     if empty_plans > 0 {
         warnings.push(format!(

@@ -127,11 +127,12 @@ fn write_shard_with(
                 for (field, reader) in sample.fields.iter().zip(readers.iter_mut()) {
                     let mut probe = [0u8; 1];
                     if io::Read::read(reader, &mut probe).unwrap_or(0) > 0 {
-                        return Err(Error::InputChanged {
+                        return Err(shardsmith_shard::Error::InputChanged {
                             path: ctx.source.field_path(sample, field),
                             listed: field.size,
                             read: field.size + 1,
-                        });
+                        }
+                        .into());
                     }
                 }
             }
@@ -272,11 +273,12 @@ fn stream_error(
             return Error::io("reading input", path, io::Error::other(failure.clone()));
         }
         if reader.read < field.size && e.kind() == io::ErrorKind::UnexpectedEof {
-            return Error::InputChanged {
+            return shardsmith_shard::Error::InputChanged {
                 path,
                 listed: field.size,
                 read: reader.read,
-            };
+            }
+            .into();
         }
     }
     Error::io("writing shard", shard, e)
