@@ -59,6 +59,30 @@ pub struct GlobalArgs {
     /// Never draw a progress bar (bars are drawn only when stderr is a terminal)
     #[arg(long, global = true)]
     pub no_progress: bool,
+
+    /// Object store requests in flight at once, per location [default: 64]
+    ///
+    /// Reading many small objects is bound by latency, not bandwidth: S3 answers a GET
+    /// in tens of milliseconds, so throughput comes from many requests at once.
+    /// Example: `--io-concurrency 128`.
+    #[arg(long, global = true, value_name = "N")]
+    pub io_concurrency: Option<usize>,
+
+    /// Retries of a failed object store request before the run fails [default: 10]
+    ///
+    /// Throttling (429, 503 SlowDown), server errors and connection resets are retried
+    /// with exponential backoff and jitter. Example: `--retries 20`.
+    #[arg(long, global = true, value_name = "N")]
+    pub retries: Option<usize>,
+
+    /// One object store setting, overriding the environment (repeatable)
+    ///
+    /// Keys are object_store's: `aws_endpoint`, `aws_region`, `aws_allow_http`,
+    /// `aws_skip_signature`, `google_service_account`, `azure_storage_account_name`,
+    /// `azure_storage_use_emulator`, …. Values never appear in output or errors.
+    /// Example: `--storage-option aws_endpoint=http://127.0.0.1:9000`.
+    #[arg(long, global = true, value_name = "KEY=VALUE")]
+    pub storage_option: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -157,12 +181,26 @@ pub enum Command {
     ///
     /// Example: shardsmith audit ./checkpoints --json | jq -r .newest_intact
     Audit(AuditArgs),
+
+    /// Copy a dataset or checkpoint between locations, verifying every file as it arrives
+    ///
+    /// Typically a bucket to local NVMe before training (also local to a bucket to
+    /// publish, bucket to bucket). Each file is hashed while it is copied and compared
+    /// with SRC's manifest.json: no second read. A file appears under its name only when
+    /// its SHA-256 matches; a mismatch is reported with the first differing byte range
+    /// (from the manifest's chunk CRCs), the bad copy is not kept, and stage exits with
+    /// status 1. The manifest is written last, only when every file matched. A re-run
+    /// keeps the files already staged (same size and digest). SRC without a manifest is
+    /// copied whole and DST gets a manifest of what was copied.
+    ///
+    /// Example: shardsmith stage s3://shards/wds /nvme/wds
+    Stage(StageArgs),
 }
 
 impl Command {
     /// Every subcommand's name, as typed.
-    pub const NAMES: [&str; 7] = [
-        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit",
+    pub const NAMES: [&str; 8] = [
+        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit", "stage",
     ];
 
     /// This subcommand's name, as typed.
@@ -175,8 +213,25 @@ impl Command {
             Command::Merge(_) => "merge",
             Command::Audit(_) => "audit",
             Command::Sign(_) => "sign",
+            Command::Stage(_) => "stage",
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct StageArgs {
+    /// Where the dataset is: a directory, s3://, gs://, az:// or file:// prefix
+    pub src: PathBuf,
+
+    /// Where it goes (created if needed): a directory or an object store prefix
+    pub dst: PathBuf,
+
+    /// Keep a file already at DST when its size matches, without hashing it again
+    ///
+    /// Faster on a re-run over many large files; a same-size corruption of an earlier
+    /// copy then goes unnoticed. Example: `--trust-existing`.
+    #[arg(long)]
+    pub trust_existing: bool,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ mod output;
 mod progress;
 mod report;
 mod size;
+mod storage;
 
 use std::process::ExitCode;
 
@@ -110,6 +111,7 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         pool = pool.num_threads(jobs);
     }
     pool.build_global()?;
+    storage::configure(&cli.global)?;
     match &cli.command {
         Command::Pack(args) => commands::pack::run(args, printer),
         Command::Tokenize(args) => commands::tokenize::run(args, printer),
@@ -118,6 +120,7 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Merge(args) => commands::merge::run(args, printer),
         Command::Audit(args) => commands::audit::run(args, printer),
         Command::Sign(args) => commands::sign::run(args, printer),
+        Command::Stage(args) => commands::stage::run(args, printer),
     }
 }
 

@@ -90,8 +90,8 @@ pub fn seconds(d: Duration) -> String {
 
 /// The summary lines every writing command ends with: where the manifest is and its
 /// root digest.
-pub fn manifest_lines(out: &mut String, manifest: &std::path::Path, root: &str) {
-    out.push_str(&format!("  manifest  {}\n", manifest.display()));
+pub fn manifest_lines(out: &mut String, manifest: &str, root: &str) {
+    out.push_str(&format!("  manifest  {manifest}\n"));
     out.push_str(&format!("  root      {root}\n"));
 }
 

@@ -29,7 +29,11 @@ pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
     }
     crate::output::manifest_lines(
         &mut text,
-        &args.output.join(shardsmith_manifest::MANIFEST_FILE),
+        &args
+            .output
+            .join(shardsmith_manifest::MANIFEST_FILE)
+            .display()
+            .to_string(),
         &m.root_sha256,
     );
     printer.summary(&text);

@@ -5,6 +5,7 @@ pub mod manifest;
 pub mod merge;
 pub mod pack;
 pub mod sign;
+pub mod stage;
 pub mod tokenize;
 pub mod verify;
 
@@ -20,21 +21,20 @@ pub enum Status {
 /// A failed `pack` or `tokenize`: removes the output directory if the run made it and
 /// left it empty, and says how to go on when the run's state stayed behind (some shards
 /// were committed, so the same command resumes).
-pub fn after_failure(err: anyhow::Error, sink: &shardsmith_store::LocalDir) -> anyhow::Error {
-    sink.discard_if_unused();
-    let state = sink.path().join(shardsmith_store::resume::STATE_DIR);
+pub fn after_failure(err: anyhow::Error, output: &crate::storage::Output) -> anyhow::Error {
+    output.discard_if_unused();
     let refused = err
         .chain()
         .find_map(crate::output::typed)
         .is_some_and(|(kind, _)| kind == "output_conflict");
-    if refused || !state.exists() {
+    if refused || !output.has_state() {
         return err;
     }
     anyhow::Error::new(crate::output::Hinted {
         error: err,
         hint: format!(
             "`{}` keeps the shards this run finished: the same command resumes from them once the cause is fixed; to start over with other input or options, add --force",
-            sink.path().display()
+            output.show("")
         ),
     })
 }

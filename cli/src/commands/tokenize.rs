@@ -1,14 +1,13 @@
 //! `shardsmith tokenize`: resolve the arguments, load the tokenizer, run the pipeline
 //! with a progress bar, report.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use shardsmith_manifest::MANIFEST_FILE;
-use shardsmith_store::LocalDir;
+use shardsmith_store::{Location, ObjectTree};
 use shardsmith_tokens::{
     InputRoot, TextInput, TokenFormat, TokenizeObserver, TokenizeReport, TokenizeSettings,
     Tokenizer, TokenizerSpec,
@@ -19,11 +18,12 @@ use crate::args::{TokenFormatArg, TokenizeArgs};
 use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
 use crate::report;
 use crate::size::human_bytes;
+use crate::storage::{self, Output};
 
 /// `tokenize` arguments resolved and checked before any output is touched.
 struct Resolved {
     inputs: Vec<TextInput>,
-    output: PathBuf,
+    output: Location,
     tokenizer: Tokenizer,
     settings: TokenizeSettings,
 }
@@ -54,27 +54,47 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         threads: rayon::current_num_threads(),
     };
     settings.check()?;
-    let output = std::path::absolute(args.output())
-        .with_context(|| format!("output `{}` is not a valid path", args.output().display()))?;
+    let output = match storage::location(args.output())? {
+        Location::Local(path) => Location::Local(
+            std::path::absolute(&path)
+                .with_context(|| format!("output `{}` is not a valid path", path.display()))?,
+        ),
+        remote => remote,
+    };
+    let mut roots = Vec::with_capacity(args.inputs().len());
     for input in args.inputs() {
+        if let Location::Remote(remote) = storage::location(input)? {
+            let shown = remote.url("");
+            let out = output.display();
+            if out == shown || out.starts_with(&format!("{shown}/")) {
+                bail!(
+                    "output `{out}` is inside the input `{shown}`; choose an output outside the input"
+                );
+            }
+            let (tree, file) = ObjectTree::for_remote(remote)?;
+            roots.push(InputRoot {
+                source: Arc::new(tree),
+                display: shown,
+                file,
+            });
+            continue;
+        }
         crate::output::need_path(input, "input")?;
         let full = input
             .canonicalize()
             .with_context(|| format!("input `{}` cannot be opened", input.display()))?;
-        let out = output.canonicalize().unwrap_or_else(|_| output.clone());
-        if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
-            bail!(
-                "output `{}` and input `{}` overlap; choose an output outside the input",
-                args.output().display(),
-                input.display()
-            );
+        if let Location::Local(output) = &output {
+            let out = output.canonicalize().unwrap_or_else(|_| output.clone());
+            if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
+                bail!(
+                    "output `{}` and input `{}` overlap; choose an output outside the input",
+                    args.output().display(),
+                    input.display()
+                );
+            }
         }
+        roots.push(InputRoot::local(input)?);
     }
-    let roots = args
-        .inputs()
-        .iter()
-        .map(|path| InputRoot::local(path))
-        .collect::<Result<Vec<_>, _>>()?;
     let inputs = shardsmith_tokens::input::list(&roots)?;
     let tokenizer = Tokenizer::load(&TokenizerSpec::parse(&args.tokenizer), args.allow_special)?;
     if let Some(size) = args.shard_size {
@@ -89,7 +109,7 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     }
     Ok(Resolved {
         inputs,
-        output: args.output().clone(),
+        output,
         tokenizer,
         settings,
     })
@@ -152,17 +172,17 @@ impl TokenizeObserver for Progress {
 pub fn run(args: &TokenizeArgs, printer: &Printer) -> Result<Status> {
     let started = Instant::now();
     let resolved = resolve(args)?;
-    let sink = LocalDir::create(&resolved.output)?;
+    let output = Output::create(&resolved.output)?;
     let progress = Progress::new(printer);
     let result = shardsmith_tokens::tokenize(
         &resolved.inputs,
-        &sink,
+        output.sink(),
         &resolved.tokenizer,
         &resolved.settings,
         &progress,
     );
     progress.bar.finish_and_clear();
-    let report = result.map_err(|e| super::after_failure(e.into(), &sink))?;
+    let report = result.map_err(|e| super::after_failure(e.into(), &output))?;
     let elapsed = started.elapsed();
     for skip in &report.manifest.skipped {
         printer.detail(&format!("skipped `{}`: {}", skip.path, skip.reason));
@@ -172,11 +192,11 @@ pub fn run(args: &TokenizeArgs, printer: &Printer) -> Result<Status> {
     {
         printer.warn(&format!(
             "{total} malformed record(s) left out; the first ones are listed with the reason under \"skipped\" in {} (-v shows them, --strict makes them errors)",
-            resolved.output.join(MANIFEST_FILE).display()
+            output.show(MANIFEST_FILE)
         ));
     }
-    printer.summary(&summary(&report, &resolved, elapsed));
-    printer.report(&json_report(&report, &resolved, elapsed));
+    printer.summary(&summary(&report, &resolved, &output, elapsed));
+    printer.report(&json_report(&report, &resolved, &output, elapsed));
     Ok(Status::Clean)
 }
 
@@ -203,7 +223,12 @@ fn eod_text(report: &TokenizeReport) -> String {
     }
 }
 
-fn summary(report: &TokenizeReport, resolved: &Resolved, elapsed: Duration) -> String {
+fn summary(
+    report: &TokenizeReport,
+    resolved: &Resolved,
+    output: &Output,
+    elapsed: Duration,
+) -> String {
     let m = &report.manifest;
     let documents = m.totals.documents.unwrap_or(0);
     let tokens = m.totals.tokens.unwrap_or(0);
@@ -211,7 +236,7 @@ fn summary(report: &TokenizeReport, resolved: &Resolved, elapsed: Duration) -> S
     if report.already_complete {
         out.push_str(&format!(
             "already complete: {} holds this dataset ({documents} documents, {tokens} tokens in {} files); nothing to do\n",
-            resolved.output.display(),
+            output.show(""),
             m.files.len()
         ));
     } else {
@@ -238,18 +263,14 @@ fn summary(report: &TokenizeReport, resolved: &Resolved, elapsed: Duration) -> S
     };
     out.push_str(&format!(
         "  files     {}{idx}\n",
-        resolved.output.join(pattern(report)).display()
+        output.show(&pattern(report))
     ));
     out.push_str(&format!(
         "  format    {}, {dtype}, {}\n",
         m.format.as_deref().unwrap_or(""),
         eod_text(report)
     ));
-    manifest_lines(
-        &mut out,
-        &resolved.output.join(MANIFEST_FILE),
-        &m.root_sha256,
-    );
+    manifest_lines(&mut out, &output.show(MANIFEST_FILE), &m.root_sha256);
     resumed_line(&mut out, report.shards_resumed, "file(s)");
     if let Some(total) = m.skipped_total {
         let heading = format!("{total} malformed record(s)");
@@ -261,6 +282,7 @@ fn summary(report: &TokenizeReport, resolved: &Resolved, elapsed: Duration) -> S
 fn json_report<'a>(
     report: &'a TokenizeReport,
     resolved: &'a Resolved,
+    output: &Output,
     elapsed: Duration,
 ) -> report::Tokenize<'a> {
     let m = &report.manifest;
@@ -277,7 +299,7 @@ fn json_report<'a>(
         input_bytes_read: report.input_bytes_read,
         input_files: m.input.as_ref().map(|i| i.files),
         manifest: MANIFEST_FILE,
-        output: resolved.output.display().to_string(),
+        output: output.show(""),
         output_bytes: m.totals.bytes,
         root_sha256: &m.root_sha256,
         seconds: elapsed.as_secs_f64(),

@@ -17,6 +17,7 @@ mod merge;
 mod pack;
 mod sign;
 mod sorted;
+mod stage;
 mod tokenize;
 mod verify;
 
@@ -26,6 +27,7 @@ pub use manifest::Manifest;
 pub use merge::Merge;
 pub use pack::Pack;
 pub use sign::{Sign, SignRefused};
+pub use stage::{Stage, StageMismatch};
 pub use tokenize::Tokenize;
 pub use verify::Verify;
 

@@ -9,7 +9,7 @@ use super::group;
 use shardsmith_shard::content::{self, EDGE, Validation};
 use shardsmith_shard::sample::{Loaded, SampleListing, SampleReader, SampleSource, Tracked};
 use shardsmith_shard::{Error, FieldSpec, Result, SampleSpec};
-use shardsmith_store::{InputSource, ReadError};
+use shardsmith_store::{InputSource, ListedFile, Prefetched, ReadError};
 
 /// Samples up to this size are read into memory and checked before writing; larger ones
 /// are checked in a streaming pre-read and then streamed into the shard.
@@ -67,10 +67,23 @@ impl SampleSource for FileTree<'_> {
         samples: &'a [SampleSpec],
         validation: Validation,
     ) -> Result<Box<dyn SampleReader + 'a>> {
+        // Every file read whole, in the order the writer asks for them: fetched ahead
+        // by a source with latency to hide (an object store).
+        let ahead: Vec<ListedFile> = samples
+            .iter()
+            .filter(|s| s.payload() <= MEMORY_LIMIT)
+            .flat_map(|s| {
+                s.fields.iter().map(|f| ListedFile {
+                    rel: s.rel(f),
+                    size: f.size,
+                })
+            })
+            .collect();
         Ok(Box::new(TreeReader {
             input: self.input,
             samples,
             validation,
+            ahead: self.input.prefetch(ahead),
         }))
     }
 }
@@ -79,6 +92,7 @@ struct TreeReader<'a> {
     input: &'a dyn InputSource,
     samples: &'a [SampleSpec],
     validation: Validation,
+    ahead: Option<Box<dyn Prefetched + 'a>>,
 }
 
 impl SampleReader for TreeReader<'_> {
@@ -114,7 +128,15 @@ impl SampleReader for TreeReader<'_> {
             let mut ranges = Vec::with_capacity(sample.fields.len());
             for (field, rel) in sample.fields.iter().zip(&rels) {
                 let start = buf.len();
-                match self.input.read_into(rel, field.size, buf) {
+                let fetched = self
+                    .ahead
+                    .as_mut()
+                    .and_then(|a| a.take(rel, field.size, buf));
+                if fetched.is_none() {
+                    // Reads departed from the announced order: no more fetching ahead.
+                    self.ahead = None;
+                }
+                match fetched.unwrap_or_else(|| self.input.read_into(rel, field.size, buf)) {
                     Ok(()) => ranges.push((start, buf.len())),
                     Err(ReadError::Unreadable(e)) => {
                         return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));

@@ -23,6 +23,25 @@ pub enum Error {
         /// What is there.
         reason: String,
     },
+    /// An object store request failed (after its retries).
+    #[error("{op} `{url}`: {message}")]
+    Remote {
+        /// What was being done (`listing`, `uploading`).
+        op: &'static str,
+        /// The object or prefix, as a URL.
+        url: String,
+        /// The store's answer, with any secret removed.
+        message: String,
+    },
+    /// A location that cannot be used: an unknown scheme, a bad URL, missing or invalid
+    /// configuration.
+    #[error("`{url}`: {message}")]
+    Location {
+        /// The location as given.
+        url: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
     /// A manifest operation failed.
     #[error(transparent)]
     Manifest(#[from] shardsmith_manifest::Error),
@@ -34,6 +53,8 @@ impl Error {
         match self {
             Error::Io { .. } => "io",
             Error::OutputConflict { .. } => "output_conflict",
+            Error::Remote { .. } => "storage",
+            Error::Location { .. } => "location",
             Error::Manifest(e) => e.kind(),
         }
     }
@@ -43,6 +64,7 @@ impl Error {
         match self {
             Error::Io { path, .. } => Some(path.display().to_string()),
             Error::OutputConflict { dir, .. } => Some(dir.clone()),
+            Error::Remote { url, .. } | Error::Location { url, .. } => Some(url.clone()),
             Error::Manifest(e) => e.path(),
         }
     }

@@ -13,11 +13,14 @@
 mod error;
 pub mod finish;
 pub mod local;
+pub mod object;
 pub mod resume;
 pub mod sink;
 pub mod source;
+pub mod stage;
 
 pub use error::{Error, Result};
 pub use local::{LocalFile, LocalTree};
+pub use object::{Location, ObjectDir, ObjectTree, StorageOptions};
 pub use sink::{LocalDir, OutputSink, ShardFile};
-pub use source::{InputListing, InputSource, ListedFile, RangeRead, ReadError};
+pub use source::{InputListing, InputSource, ListedFile, Prefetched, RangeRead, ReadError};

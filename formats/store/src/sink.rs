@@ -43,6 +43,11 @@ pub trait OutputSink: Sync {
     fn describe(&self) -> String;
     /// Starts writing `name` under a temporary name.
     fn create(&self, name: &str) -> Result<Box<dyn ShardFile>>;
+    /// Starts writing `name` for a format that rewrites part of it at the end
+    /// ([`ShardFile::rewrite`]); the default is [`OutputSink::create`], which can.
+    fn create_spooled(&self, name: &str) -> Result<Box<dyn ShardFile>> {
+        self.create(name)
+    }
     /// Size of `name`, or `None` if absent.
     fn size(&self, name: &str) -> Result<Option<u64>>;
     /// Content of a small object, or `None` if absent.

@@ -95,6 +95,13 @@ pub trait RangeRead: Send + Sync {
     }
 }
 
+/// Files being fetched ahead, handed out in the order they were asked for.
+pub trait Prefetched: Send {
+    /// Appends the next file to `buf` when it is `rel`; `None` when the reads departed
+    /// from the announced order (the caller then reads `rel` itself).
+    fn take(&mut self, rel: &str, size: u64, buf: &mut Vec<u8>) -> Option<Result<(), ReadError>>;
+}
+
 /// A source of raw input files.
 pub trait InputSource: Send + Sync {
     /// Human description (the root path or URL) for messages.
@@ -122,6 +129,12 @@ pub trait InputSource: Send + Sync {
     }
     /// Opens `rel` for random access (Parquet).
     fn open_ranged(&self, rel: &str) -> Result<Arc<dyn RangeRead>, ReadError>;
+    /// Starts fetching `files` in this order, ahead of the [`read_into`](Self::read_into)
+    /// calls that will ask for them: an object store hides its latency behind many
+    /// requests at once. A local disk needs none and returns `None`, as is the default.
+    fn prefetch(&self, _files: Vec<ListedFile>) -> Option<Box<dyn Prefetched + '_>> {
+        None
+    }
     /// True when the source holds at least one file `test` accepts and none it refuses,
     /// deciding at the first refused file without listing the rest (content sniffing of
     /// a whole input: a tree of millions of raw files is told from a Parquet dataset at

@@ -176,7 +176,13 @@ impl ShardWriter {
         name: String,
         expected: u64,
     ) -> Result<Self> {
-        let file = sink.create(&name)?;
+        // llm.c's header may be rewritten at the end: a sink that cannot change what it
+        // has written (an object store) spools that one file locally first.
+        let file = if format == TokenFormat::Llmc {
+            sink.create_spooled(&name)?
+        } else {
+            sink.create(&name)?
+        };
         let mut out =
             HashingWriter::new(BufWriter::with_capacity(1 << 20, file), DEFAULT_CHUNK_SIZE);
         let mut header_count = 0;

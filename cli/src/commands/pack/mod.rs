@@ -17,20 +17,22 @@ use shardsmith_shard::content::Validation;
 use shardsmith_shard::parquet::input::{ParquetRows, is_parquet_input};
 use shardsmith_shard::sample::SampleSource;
 use shardsmith_shard::{FormatChoice, FormatOptions};
-use shardsmith_store::{LocalDir, LocalTree};
+use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
 
 use super::{Status, brace_pattern};
 use crate::args::{InputFormatArg, PackArgs, ValidateArg};
 use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
 use crate::report;
 use crate::size::{human_bytes, parse_count, parse_size};
+use crate::storage::{self, Output};
 use progress::Progress;
 
 /// `pack` arguments resolved and checked before any file is touched.
 struct Resolved {
-    input: PathBuf,
+    /// A local input is canonical; a remote one as given.
+    input: Location,
     parquet_input: bool,
-    output: PathBuf,
+    output: Location,
     choice: FormatChoice,
     files_from: Option<Vec<String>>,
     exclude: Option<PathBuf>,
@@ -59,6 +61,40 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         }),
     };
     settings.check()?;
+    let output_given = match args.rank {
+        Some(rank) => args.output.join(rank.to_string()),
+        None => args.output.clone(),
+    };
+    if let Location::Remote(remote) = storage::location(&args.input)? {
+        if args.files_from.is_some() {
+            bail!("--files-from lists local files; it does not apply to an object store input");
+        }
+        let parquet_input = match args.input_format {
+            InputFormatArg::Files => false,
+            InputFormatArg::Parquet => true,
+            InputFormatArg::Auto => {
+                let (tree, only) = ObjectTree::for_remote(remote.clone())?;
+                is_parquet_input(&tree, only.as_ref().map(|(rel, _)| rel.as_str()))
+            }
+        };
+        let output = storage::location(&output_given)?;
+        let input_url = remote.url("");
+        let output_url = output.display();
+        if output_url == input_url || output_url.starts_with(&format!("{input_url}/")) {
+            bail!(
+                "output `{output_url}` is inside the input `{input_url}`: shards would be listed among the files they are made of; choose an output prefix outside the input"
+            );
+        }
+        return Ok(Resolved {
+            input: Location::Remote(remote),
+            parquet_input,
+            output,
+            choice,
+            files_from: None,
+            exclude: None,
+            settings,
+        });
+    }
     crate::output::need_path(&args.input, "input")?;
     let input = args
         .input
@@ -97,12 +133,12 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         None => None,
         Some(list) => Some(read_list(list)?),
     };
-    let output = match args.rank {
-        Some(rank) => args.output.join(rank.to_string()),
-        None => args.output.clone(),
+    let output = match storage::location(&output_given)? {
+        Location::Local(_) => Location::Local(output_given),
+        remote => remote,
     };
     Ok(Resolved {
-        input,
+        input: Location::Local(input),
         parquet_input,
         output,
         choice,
@@ -119,7 +155,10 @@ pub fn uses_arrow(args: &PackArgs) -> bool {
         || match args.input_format {
             InputFormatArg::Files => false,
             InputFormatArg::Parquet => true,
-            InputFormatArg::Auto => looks_like_parquet(&args.input),
+            // An object store input is not listed twice to decide an allocator setting.
+            InputFormatArg::Auto => {
+                storage::is_remote(&args.input) || looks_like_parquet(&args.input)
+            }
         }
 }
 
@@ -218,20 +257,35 @@ fn read_list(list: &Path) -> Result<Vec<String>> {
 pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     let resolved = resolve(args)?;
     let started = Instant::now();
-    let mut source = LocalTree::new(&resolved.input);
-    if let Some(files) = resolved.files_from.clone() {
-        source = source.with_files(files);
-    }
-    if let Some(exclude) = &resolved.exclude {
-        source = source.excluding(exclude);
-    }
-    let tree = FileTree::new(&source);
+    let source: Box<dyn InputSource> = match &resolved.input {
+        Location::Local(path) => {
+            let mut source = LocalTree::new(path);
+            if let Some(files) = resolved.files_from.clone() {
+                source = source.with_files(files);
+            }
+            if let Some(exclude) = &resolved.exclude {
+                source = source.excluding(exclude);
+            }
+            Box::new(source)
+        }
+        Location::Remote(remote) => Box::new(ObjectTree::new(remote.clone())),
+    };
+    let tree = FileTree::new(source.as_ref());
     let rows;
     let samples: &dyn SampleSource = if resolved.parquet_input {
-        let (tree, only) = LocalTree::for_path(&resolved.input)?;
+        let (tree, only): (Arc<dyn InputSource>, _) = match &resolved.input {
+            Location::Local(path) => {
+                let (tree, only) = LocalTree::for_path(path)?;
+                (Arc::new(tree), only)
+            }
+            Location::Remote(remote) => {
+                let (tree, only) = ObjectTree::for_remote(remote.clone())?;
+                (Arc::new(tree), only)
+            }
+        };
         rows = ParquetRows::open(
-            Arc::new(tree),
-            &resolved.input.display().to_string(),
+            tree,
+            &resolved.input.display(),
             only.as_ref().map(|(rel, _)| rel.as_str()),
             resolved.choice.key_column(),
         )?;
@@ -239,17 +293,18 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     } else {
         &tree
     };
-    let sink = LocalDir::create(&resolved.output)?;
+    let output = Output::create(&resolved.output)?;
+    let sink = output.sink();
     let progress = Progress::new(printer);
     let result = pack(
         samples,
-        &sink,
+        sink,
         &resolved.choice,
         &resolved.settings,
         &progress,
     );
     progress.bar.finish_and_clear();
-    let report = result.map_err(|e| super::after_failure(e.into(), &sink))?;
+    let report = result.map_err(|e| super::after_failure(e.into(), &output))?;
     let elapsed = started.elapsed();
     for warning in &report.warnings {
         printer.warn(warning);
@@ -261,11 +316,11 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
         printer.warn(&format!(
             "{} input file(s) left out; they are listed with the reason under \"skipped\" in {} (-v shows them)",
             report.manifest.skipped.len(),
-            resolved.output.join(MANIFEST_FILE).display()
+            output.show(MANIFEST_FILE)
         ));
     }
-    printer.summary(&summary(&report, &resolved, elapsed));
-    printer.report(&json_report(&report, &resolved, elapsed));
+    printer.summary(&summary(&report, &output, elapsed));
+    printer.report(&json_report(&report, &output, elapsed));
     Ok(Status::Clean)
 }
 
@@ -278,7 +333,7 @@ fn pattern(report: &PackReport) -> String {
     brace_pattern(&names).unwrap_or_default()
 }
 
-fn summary(report: &PackReport, resolved: &Resolved, elapsed: std::time::Duration) -> String {
+fn summary(report: &PackReport, output: &Output, elapsed: std::time::Duration) -> String {
     let m = &report.manifest;
     let input = m
         .input
@@ -292,7 +347,7 @@ fn summary(report: &PackReport, resolved: &Resolved, elapsed: std::time::Duratio
     if report.already_complete {
         out.push_str(&format!(
             "already complete: {} holds this dataset ({} samples in {} shards); nothing to do\n",
-            resolved.output.display(),
+            output.show(""),
             m.totals.samples.unwrap_or(0),
             shards(report).count()
         ));
@@ -310,15 +365,8 @@ fn summary(report: &PackReport, resolved: &Resolved, elapsed: std::time::Duratio
             human_bytes(rate as u64),
         ));
     }
-    out.push_str(&format!(
-        "  shards    {}\n",
-        resolved.output.join(pattern(report)).display()
-    ));
-    manifest_lines(
-        &mut out,
-        &resolved.output.join(MANIFEST_FILE),
-        &m.root_sha256,
-    );
+    out.push_str(&format!("  shards    {}\n", output.show(&pattern(report))));
+    manifest_lines(&mut out, &output.show(MANIFEST_FILE), &m.root_sha256);
     resumed_line(&mut out, report.shards_resumed, "shard(s)");
     if !m.skipped.is_empty() {
         let heading = format!("{} input file(s)", m.skipped.len());
@@ -335,7 +383,7 @@ fn summary(report: &PackReport, resolved: &Resolved, elapsed: std::time::Duratio
 
 fn json_report<'a>(
     report: &'a PackReport,
-    resolved: &Resolved,
+    output: &Output,
     elapsed: std::time::Duration,
 ) -> report::Pack<'a> {
     let m = &report.manifest;
@@ -346,7 +394,7 @@ fn json_report<'a>(
         input_bytes: m.input.as_ref().map(|i| i.bytes),
         input_files: m.input.as_ref().map(|i| i.files),
         manifest: MANIFEST_FILE,
-        output: resolved.output.display().to_string(),
+        output: output.show(""),
         output_bytes: m.totals.bytes,
         root_sha256: &m.root_sha256,
         samples: m.totals.samples,

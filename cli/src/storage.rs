@@ -1,0 +1,112 @@
+//! Where a command's paths point: the local file system or an object store. The global
+//! storage flags are read once; every command turns its path arguments into
+//! [`Location`]s here, and writes through [`Output`].
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use anyhow::{Context, Result, bail};
+use shardsmith_store::{LocalDir, Location, ObjectDir, OutputSink, StorageOptions};
+
+use crate::args::GlobalArgs;
+
+static OPTIONS: OnceLock<StorageOptions> = OnceLock::new();
+
+/// Reads `--io-concurrency`, `--retries` and `--storage-option`.
+pub fn configure(global: &GlobalArgs) -> Result<()> {
+    let mut options = StorageOptions::default();
+    if let Some(n) = global.io_concurrency {
+        if n == 0 {
+            bail!("--io-concurrency must be at least 1");
+        }
+        options.io_concurrency = n;
+    }
+    if let Some(n) = global.retries {
+        options.retries = n;
+    }
+    for pair in &global.storage_option {
+        let (key, value) = pair.split_once('=').with_context(|| {
+            format!(
+                "--storage-option `{}`: expected KEY=VALUE, e.g. aws_region=us-east-1",
+                pair.split('=').next().unwrap_or_default()
+            )
+        })?;
+        options
+            .options
+            .push((key.trim().to_string(), value.to_string()));
+    }
+    let _ = OPTIONS.set(options);
+    Ok(())
+}
+
+fn options() -> &'static StorageOptions {
+    OPTIONS.get_or_init(StorageOptions::default)
+}
+
+/// The location a path argument names (a plain path, `file://`, `s3://`, `gs://`,
+/// `az://`, `abfs[s]://`).
+pub fn location(path: &Path) -> Result<Location> {
+    let text = path.to_str().unwrap_or_default();
+    if Location::is_remote(text) || text.contains("://") {
+        return Ok(Location::parse(text, options())?);
+    }
+    Ok(Location::Local(path.to_path_buf()))
+}
+
+/// True when `path` names an object store location.
+pub fn is_remote(path: &Path) -> bool {
+    path.to_str().is_some_and(Location::is_remote)
+}
+
+/// An output being written: a local directory or an object store prefix.
+pub enum Output {
+    /// A local directory.
+    Local(LocalDir),
+    /// A prefix in an object store.
+    Remote(ObjectDir),
+}
+
+impl Output {
+    /// The output at `location` (a local directory is created, with its parents).
+    pub fn create(location: &Location) -> Result<Self> {
+        Ok(match location {
+            Location::Local(path) => Output::Local(LocalDir::create(path)?),
+            Location::Remote(remote) => Output::Remote(ObjectDir::new(remote.clone())),
+        })
+    }
+
+    /// The sink to write through.
+    pub fn sink(&self) -> &dyn OutputSink {
+        match self {
+            Output::Local(dir) => dir,
+            Output::Remote(dir) => dir,
+        }
+    }
+
+    /// How `name` in the output is shown (a path or a URL).
+    pub fn show(&self, name: &str) -> String {
+        match self {
+            Output::Local(dir) if name.is_empty() => dir.path().display().to_string(),
+            Output::Local(dir) => dir.path().join(name).display().to_string(),
+            Output::Remote(dir) => dir.remote().url(name),
+        }
+    }
+
+    /// Removes what [`Output::create`] made if nothing was written (a local directory).
+    pub fn discard_if_unused(&self) {
+        if let Output::Local(dir) = self {
+            dir.discard_if_unused();
+        }
+    }
+
+    /// True when the output holds resume state (a failed run left finished shards).
+    pub fn has_state(&self) -> bool {
+        let state = shardsmith_store::resume::STATE_DIR;
+        match self {
+            Output::Local(dir) => dir.path().join(state).exists(),
+            Output::Remote(dir) => dir
+                .list()
+                .is_ok_and(|names| names.iter().any(|n| n == state)),
+        }
+    }
+}

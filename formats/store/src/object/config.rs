@@ -1,0 +1,237 @@
+//! How a store client is configured: from the variables each ecosystem already uses
+//! (`AWS_*`, `GOOGLE_*`, `AZURE_*`, read by `object_store`'s own builders), then the
+//! `--storage-option KEY=VALUE` overrides, then the retry policy. Also the redaction of
+//! secrets from every message.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+use object_store::path::Path as ObjectPath;
+use object_store::{BackoffConfig, ObjectStore, RetryConfig};
+use tokio::sync::Semaphore;
+
+use super::remote::{Remote, explain, redact};
+use crate::{Error, Result};
+
+/// Settings shared by every object store location of a run.
+#[derive(Clone, Debug)]
+pub struct StorageOptions {
+    /// `KEY=VALUE` pairs given with `--storage-option`, in `object_store`'s key names
+    /// (`aws_endpoint`, `azure_storage_account_key`, `google_service_account`, …); they
+    /// override the environment.
+    pub options: Vec<(String, String)>,
+    /// Requests in flight at once per location.
+    pub io_concurrency: usize,
+    /// Retries of a failed request (throttling, 5xx, connection reset) before the run
+    /// fails; with exponential backoff and jitter.
+    pub retries: usize,
+}
+
+/// Requests in flight by default: S3 answers a small GET in tens of milliseconds, so
+/// throughput on many small objects comes from many requests at once.
+pub const DEFAULT_IO_CONCURRENCY: usize = 64;
+/// Retries by default (object_store's own default).
+pub const DEFAULT_RETRIES: usize = 10;
+
+impl Default for StorageOptions {
+    fn default() -> Self {
+        Self {
+            options: Vec::new(),
+            io_concurrency: DEFAULT_IO_CONCURRENCY,
+            retries: DEFAULT_RETRIES,
+        }
+    }
+}
+
+/// The variables looked for, per scheme, for the "missing credentials" message.
+fn variables(scheme: &str) -> &'static str {
+    match scheme {
+        "gs" => {
+            "GOOGLE_SERVICE_ACCOUNT, GOOGLE_SERVICE_ACCOUNT_KEY, GOOGLE_APPLICATION_CREDENTIALS"
+        }
+        "s3" | "s3a" => {
+            "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL, AWS_ALLOW_HTTP (or instance credentials)"
+        }
+        _ => {
+            "AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_SAS_KEY, AZURE_STORAGE_USE_EMULATOR"
+        }
+    }
+}
+
+/// Names whose values are secrets, in the environment or among the options.
+fn is_secret_name(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    ["SECRET", "KEY", "TOKEN", "SAS", "PASSWORD", "CREDENTIAL"]
+        .iter()
+        .any(|w| name.contains(w))
+        && !name.ends_with("KEY_ID")
+}
+
+fn secrets(options: &[(String, String)]) -> Vec<String> {
+    let mut out: Vec<String> = std::env::vars()
+        .filter(|(k, _)| {
+            ["AWS_", "AZURE_", "GOOGLE_"]
+                .iter()
+                .any(|p| k.starts_with(p))
+                && is_secret_name(k)
+        })
+        .map(|(_, v)| v)
+        .chain(
+            options
+                .iter()
+                .filter(|(k, _)| is_secret_name(k))
+                .map(|(_, v)| v.clone()),
+        )
+        .filter(|v| v.len() >= 4)
+        .collect();
+    // Longest first, so that a secret containing another is replaced whole.
+    out.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    out.dedup();
+    out
+}
+
+/// The client for `text` (a URL with a known object store scheme).
+pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
+    let url = url::Url::parse(text).map_err(|e| Error::Location {
+        url: text.to_string(),
+        message: format!("not a valid URL: {e}"),
+    })?;
+    let scheme = url.scheme().to_ascii_lowercase();
+    let secrets = secrets(&options.options);
+    let bad = |message: String| Error::Location {
+        url: redact(text, &secrets),
+        message: redact(&message, &secrets),
+    };
+    let host = url.host_str().unwrap_or_default().to_string();
+    if host.is_empty() {
+        return Err(bad(format!(
+            "no bucket or container: write {scheme}://BUCKET/PREFIX"
+        )));
+    }
+    let retry = RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(15),
+            base: 2.0,
+        },
+        max_retries: options.retries,
+        retry_timeout: Duration::from_secs(300),
+    };
+    // The bucket-level URL: the prefix is ours to apply, so one client serves all keys.
+    let unknown = |key: &str, e: object_store::Error| {
+        bad(format!(
+            "--storage-option `{key}` is not a {scheme} option ({})",
+            explain(&e)
+        ))
+    };
+    let store: Arc<dyn ObjectStore> = match scheme.as_str() {
+        "s3" | "s3a" => {
+            let mut builder = AmazonS3Builder::from_env().with_url(text);
+            for (key, value) in &options.options {
+                let parsed: AmazonS3ConfigKey = key
+                    .to_ascii_lowercase()
+                    .parse()
+                    .map_err(|e| unknown(key, e))?;
+                builder = builder.with_config(parsed, value);
+            }
+            Arc::new(builder.with_retry(retry).build().map_err(|e| {
+                bad(format!(
+                    "{} (looked for {})",
+                    explain(&e),
+                    variables(&scheme)
+                ))
+            })?)
+        }
+        "gs" => {
+            let mut builder = GoogleCloudStorageBuilder::from_env().with_url(text);
+            if let Ok(path) = std::env::var("GOOGLE_APPLICATION_CREDENTIALS") {
+                builder = builder.with_application_credentials(path);
+            }
+            for (key, value) in &options.options {
+                let parsed: GoogleConfigKey = key
+                    .to_ascii_lowercase()
+                    .parse()
+                    .map_err(|e| unknown(key, e))?;
+                builder = builder.with_config(parsed, value);
+            }
+            Arc::new(builder.with_retry(retry).build().map_err(|e| {
+                bad(format!(
+                    "{} (looked for {})",
+                    explain(&e),
+                    variables(&scheme)
+                ))
+            })?)
+        }
+        _ => {
+            let mut builder = MicrosoftAzureBuilder::from_env().with_url(text);
+            for (key, value) in &options.options {
+                let parsed: AzureConfigKey = key
+                    .to_ascii_lowercase()
+                    .parse()
+                    .map_err(|e| unknown(key, e))?;
+                builder = builder.with_config(parsed, value);
+            }
+            Arc::new(builder.with_retry(retry).build().map_err(|e| {
+                bad(format!(
+                    "{} (looked for {})",
+                    explain(&e),
+                    variables(&scheme)
+                ))
+            })?)
+        }
+    };
+    let (base, prefix) = match scheme.as_str() {
+        // abfss://container@account.dfs.core.windows.net/prefix
+        "abfs" | "abfss" => (
+            format!("{scheme}://{}", url.authority()),
+            url.path().to_string(),
+        ),
+        _ => (format!("{scheme}://{host}"), url.path().to_string()),
+    };
+    let prefix = ObjectPath::from_url_path(prefix.trim_matches('/'))
+        .map_err(|e| bad(format!("not a valid object key prefix: {e}")))?;
+    let io_concurrency = options.io_concurrency.max(1);
+    Ok(Remote {
+        store,
+        prefix,
+        base: redact(&base, &secrets),
+        secrets,
+        limit: Arc::new(Semaphore::new(io_concurrency)),
+        io_concurrency,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_replaced_raw_and_encoded() {
+        let secrets = vec!["ab+c/d==".to_string()];
+        assert_eq!(
+            redact("key ab+c/d== and ab%2Bc%2Fd%3D%3D", &secrets),
+            "key *** and ***"
+        );
+        assert!(is_secret_name("AWS_SECRET_ACCESS_KEY"));
+        assert!(is_secret_name("azure_storage_sas_key"));
+        assert!(!is_secret_name("AWS_ACCESS_KEY_ID"));
+        assert!(!is_secret_name("AWS_REGION"));
+    }
+
+    #[test]
+    fn unknown_options_and_buckets_are_refused() {
+        let options = StorageOptions {
+            options: vec![("aws_no_such_thing".into(), "1".into())],
+            ..StorageOptions::default()
+        };
+        let err = connect("s3://bucket/p", &options).unwrap_err().to_string();
+        assert!(err.contains("aws_no_such_thing"), "{err}");
+        let err = connect("s3:///nobucket", &StorageOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no bucket"), "{err}");
+    }
+}
