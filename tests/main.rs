@@ -22,6 +22,7 @@ mod pack_left_out;
 mod pack_wds_compressed;
 mod parquet;
 mod readme;
+mod s3;
 mod sign;
 mod sign_interop;
 mod tokenize;

@@ -24,6 +24,9 @@ venv=$(tests/interop/setup_env.sh)
 export SHARDSMITH_PYTHON="$venv/bin/python"
 signing=$(tests/interop/setup_env.sh signing)
 export SHARDSMITH_MODEL_SIGNING="$signing/bin/model_signing"
+# A real S3 server for the object storage tests (s3s-fs, S3 over a directory), built
+# once from the crate registry and cached by version.
+export SHARDSMITH_S3S_FS=$(tests/servers/install.sh s3s-fs)
 cargo test --release --locked --workspace "$@"
 # Every parser of untrusted bytes, fuzzed for a short bounded time on its seed corpus
 # (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith).

@@ -54,13 +54,11 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         threads: rayon::current_num_threads(),
     };
     settings.check()?;
-    let output = match storage::location(args.output())? {
-        Location::Local(path) => Location::Local(
-            std::path::absolute(&path)
-                .with_context(|| format!("output `{}` is not a valid path", path.display()))?,
-        ),
-        remote => remote,
-    };
+    let output = storage::location(args.output())?;
+    if let Location::Local(path) = &output {
+        std::path::absolute(path)
+            .with_context(|| format!("output `{}` is not a valid path", path.display()))?;
+    }
     let mut roots = Vec::with_capacity(args.inputs().len());
     for input in args.inputs() {
         if let Location::Remote(remote) = storage::location(input)? {
@@ -84,6 +82,7 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             .canonicalize()
             .with_context(|| format!("input `{}` cannot be opened", input.display()))?;
         if let Location::Local(output) = &output {
+            let output = std::path::absolute(output)?;
             let out = output.canonicalize().unwrap_or_else(|_| output.clone());
             if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
                 bail!(

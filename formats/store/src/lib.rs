@@ -13,6 +13,7 @@
 mod error;
 pub mod finish;
 pub mod local;
+#[cfg(feature = "object")]
 pub mod object;
 pub mod resume;
 pub mod sink;
@@ -21,6 +22,7 @@ pub mod stage;
 
 pub use error::{Error, Result};
 pub use local::{LocalFile, LocalTree};
+#[cfg(feature = "object")]
 pub use object::{Location, ObjectDir, ObjectTree, StorageOptions};
 pub use sink::{LocalDir, OutputSink, ShardFile};
 pub use source::{InputListing, InputSource, ListedFile, Prefetched, RangeRead, ReadError};
