@@ -1,6 +1,7 @@
 //! Integration tests of the `shardsmith` binary: one test binary, one module per area.
 
 mod audit;
+mod azure;
 mod big_trees;
 mod checkpoint;
 mod checkpoint_interop;

@@ -27,6 +27,8 @@ export SHARDSMITH_MODEL_SIGNING="$signing/bin/model_signing"
 # A real S3 server for the object storage tests (s3s-fs, S3 over a directory), built
 # once from the crate registry and cached by version.
 export SHARDSMITH_S3S_FS=$(tests/servers/install.sh s3s-fs)
+# Azurite (Azure Blob Storage emulator), from the npm registry, cached by version.
+export SHARDSMITH_AZURITE=$(tests/servers/install.sh azurite)
 cargo test --release --locked --workspace "$@"
 # Every parser of untrusted bytes, fuzzed for a short bounded time on its seed corpus
 # (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith).

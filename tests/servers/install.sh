@@ -5,6 +5,7 @@
 #   usage: tests/servers/install.sh s3s-fs
 set -euo pipefail
 S3S_FS_VERSION=0.14.1
+AZURITE_VERSION=3.35.0
 cache="$HOME/.cache/shardsmith/servers"
 case "${1:-}" in
 s3s-fs)
@@ -18,8 +19,17 @@ s3s-fs)
     fi
     echo "$root/bin/s3s-fs"
     ;;
+azurite)
+    # Microsoft's Azure Storage emulator, from the npm registry (blob service only used).
+    root="$cache/azurite-$AZURITE_VERSION"
+    if [ ! -x "$root/node_modules/.bin/azurite-blob" ]; then
+        rm -rf "$root"
+        npm install --silent --no-audit --no-fund --prefix "$root" "azurite@$AZURITE_VERSION" >&2
+    fi
+    echo "$root/node_modules/.bin/azurite-blob"
+    ;;
 *)
-    echo "usage: $0 s3s-fs" >&2
+    echo "usage: $0 s3s-fs|azurite" >&2
     exit 2
     ;;
 esac
