@@ -4,6 +4,7 @@
 #   usage: tests/bench/run.sh [--samples 30000] [--text-mb 200] [--repeat 3] [--what pack,tokenize]
 #          tests/bench/run.sh checkpoints [--gib 2] [--files 8] [--repeat 3]   (checkpoints.py)
 #          tests/bench/run.sh signing [--gib 2] [--files 8] [--repeat 3]       (signing.py)
+#          tests/bench/run.sh objects [--samples 30000] [--repeat 3]           (objects.py: S3)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release --locked --quiet
@@ -17,4 +18,8 @@ if [ "${1:-}" = signing ]; then
     MODEL_SIGNING_PYTHON="$signing/bin/python" exec python3 tests/bench/signing.py "$@"
 fi
 venv=$(tests/interop/setup_env.sh)
+if [ "${1:-}" = objects ]; then
+    shift
+    exec "$venv/bin/python" tests/bench/objects.py "$@"
+fi
 exec "$venv/bin/python" tests/bench/bench.py "$@"
