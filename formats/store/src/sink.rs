@@ -56,7 +56,7 @@ pub trait OutputSink: Sync {
     fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<()> {
         let mut file = self.create(name)?;
         file.write_all(bytes)
-            .map_err(|e| Error::io("writing", name, e))?;
+            .map_err(|e| Error::io("writing", format!("{}/{name}", self.describe()), e))?;
         file.commit()
     }
     /// Removes an object or a directory of state; absent is fine.
