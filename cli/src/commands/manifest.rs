@@ -15,6 +15,9 @@ use crate::report;
 use crate::size::human_bytes;
 
 pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
+    if let shardsmith_store::Location::Remote(remote) = crate::storage::location(&args.dir)? {
+        return run_remote(args, remote, printer);
+    }
     crate::output::need_directory(&args.dir)?;
     let target = args
         .output
@@ -93,6 +96,73 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
         skipped: &manifest.skipped,
         version: report::VERSION,
         warnings: &scan.findings,
+    });
+    Ok(Status::Clean)
+}
+
+/// `manifest s3://...`: every object hashed as it streams, `SHA256SUMS` and
+/// `manifest.json` written to the prefix (or the manifest to a local --output).
+fn run_remote(
+    args: &ManifestArgs,
+    remote: std::sync::Arc<shardsmith_store::object::Remote>,
+    printer: &Printer,
+) -> Result<Status> {
+    use shardsmith_store::{ObjectDir, ObjectTree, OutputSink};
+    let started = Instant::now();
+    let dir = ObjectDir::new(remote.clone());
+    let target = match &args.output {
+        Some(path) => path.display().to_string(),
+        None => remote.url(MANIFEST_FILE),
+    };
+    let exists = match &args.output {
+        Some(path) => path.exists(),
+        None => dir.size(MANIFEST_FILE)?.is_some(),
+    };
+    if exists && !args.force {
+        bail!(
+            "`{target}` already exists; use --force to replace it (or `shardsmith verify {}` to check against it)",
+            remote.url("")
+        );
+    }
+    let tree = ObjectTree::new(remote.clone());
+    let bar = printer.bytes_bar("hashing");
+    let result = shardsmith_store::digest_all::manifest_of(
+        &tree,
+        remote.io_concurrency().min(32),
+        &|total| bar.set_total(total),
+        &|n| bar.inc(n),
+    );
+    bar.finish_and_clear();
+    let manifest = result?;
+    match &args.output {
+        Some(path) => std::fs::write(path, manifest.to_json_bytes())
+            .with_context(|| format!("writing `{}`", path.display()))?,
+        None => {
+            dir.write_atomic(SUMS_FILE, sums::render(&manifest.files).as_bytes())?;
+            dir.write_atomic(MANIFEST_FILE, &manifest.to_json_bytes())?;
+        }
+    }
+    let elapsed = started.elapsed();
+    let rate = manifest.totals.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
+    printer.summary(&format!(
+        "wrote {target}: {} files, {} in {} ({}/s)\n  root      {}\n",
+        manifest.totals.files,
+        human_bytes(manifest.totals.bytes),
+        seconds(elapsed),
+        human_bytes(rate as u64),
+        manifest.root_sha256
+    ));
+    printer.report(&report::Manifest {
+        bytes: manifest.totals.bytes,
+        command: "manifest",
+        files: manifest.totals.files,
+        manifest: target,
+        root_sha256: &manifest.root_sha256,
+        samples: manifest.totals.samples,
+        seconds: elapsed.as_secs_f64(),
+        skipped: &manifest.skipped,
+        version: report::VERSION,
+        warnings: &[],
     });
     Ok(Status::Clean)
 }

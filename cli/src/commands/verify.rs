@@ -13,7 +13,20 @@ use crate::report;
 use crate::size::human_bytes;
 
 pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
-    crate::output::need_path(&args.path, "path")?;
+    let remote = match crate::storage::location(&args.path)? {
+        shardsmith_store::Location::Remote(remote) => {
+            if args.manifest.is_some() || args.signature.is_some() {
+                anyhow::bail!(
+                    "--manifest and --signature take a local dataset; `shardsmith stage` it first"
+                );
+            }
+            Some(shardsmith_store::ObjectTree::new(remote))
+        }
+        shardsmith_store::Location::Local(_) => {
+            crate::output::need_path(&args.path, "path")?;
+            None
+        }
+    };
     let started = Instant::now();
     let inspectors = InspectorsWith(CheckpointOptions {
         scan_values: args.scan_values,
@@ -34,9 +47,18 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
             .map(|s| s as &dyn shardsmith_manifest::verify::DigestCheck),
     };
     let bar = printer.bytes_bar("verifying");
-    let result = verify_path(&args.path, &options, &|total| bar.set_total(total), &|n| {
-        bar.inc(n)
-    });
+    let result = match &remote {
+        Some(tree) => shardsmith_manifest::verify::verify_listed(
+            tree,
+            &options,
+            tree.remote().io_concurrency().min(32),
+            &|total| bar.set_total(total),
+            &|n| bar.inc(n),
+        ),
+        None => verify_path(&args.path, &options, &|total| bar.set_total(total), &|n| {
+            bar.inc(n)
+        }),
+    };
     bar.finish_and_clear();
     let report = result?;
     let signature = signature.and_then(super::sign::SignatureCheck::into_report);

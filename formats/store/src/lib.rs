@@ -10,6 +10,7 @@
 //! Must not know: any shard, token or checkpoint format, or the command line. It is
 //! synchronous, never prints and never exits.
 
+pub mod digest_all;
 mod error;
 pub mod finish;
 pub mod local;

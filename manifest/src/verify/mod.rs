@@ -18,7 +18,7 @@ use crate::scan::{FileRead, digest_file};
 use crate::walk::{self, rel_string};
 use crate::{
     DEFAULT_CHUNK_SIZE, Error, FileContext, Finding, FindingKind, MANIFEST_FILE, Manifest, Result,
-    SUMS_FILE, root_digest, sums,
+    SUMS_FILE, sums,
 };
 
 /// Verifies `path`, a dataset directory or a single file. `progress_total` receives the
@@ -281,64 +281,7 @@ fn load_manifest(
         }
         Err(e) => return Err(Error::io("reading manifest", manifest_path, e)),
     };
-    if let Err(Error::ForeignManifest { reason, .. }) = Manifest::parse(&bytes, manifest_path) {
-        if options.manifest.is_some() {
-            report.manifest = Some(display.to_string());
-            report.findings.push(Finding::error(
-                FindingKind::ManifestInvalid,
-                display,
-                format!("is not a shardsmith manifest: {reason}"),
-            ));
-            return Ok((None, false));
-        }
-        report.notes.push(format!(
-            "`{display}` is not a shardsmith manifest, so it was checked as one of the files: {reason}"
-        ));
-        no_pin(report, &format!("`{display}` is not a shardsmith manifest"));
-        return Ok((None, true));
-    }
-    report.manifest = Some(display.to_string());
-    match Manifest::parse(&bytes, manifest_path) {
-        Ok((manifest, value)) => {
-            let computed = root_digest(&value);
-            if manifest.root_sha256 != computed {
-                report.findings.push(
-                    Finding::error(
-                        FindingKind::RootMismatch,
-                        display,
-                        "manifest content does not match its root_sha256: it was edited or damaged",
-                    )
-                    .values(&manifest.root_sha256, &computed),
-                );
-            }
-            if let Some(pinned) = &options.expect_root
-                && !pinned.eq_ignore_ascii_case(&computed)
-            {
-                report.findings.push(
-                    Finding::error(
-                        FindingKind::RootMismatch,
-                        display,
-                        "manifest root digest differs from --expect-root: this is not the pinned dataset",
-                    )
-                    .values(pinned.to_ascii_lowercase(), &computed),
-                );
-            }
-            report.root_sha256 = Some(computed);
-            Ok((Some(manifest), false))
-        }
-        Err(e) => {
-            let reason = match e {
-                Error::BadManifest { reason, .. } => reason,
-                other => other.to_string(),
-            };
-            report.findings.push(Finding::error(
-                FindingKind::ManifestInvalid,
-                display,
-                format!("{reason}; files were checked structurally only"),
-            ));
-            Ok((None, false))
-        }
-    }
+    judge_manifest(&bytes, manifest_path, options, display, report)
 }
 
 /// Single-file mode: the inspector only (no manifest entry to compare with).
@@ -403,16 +346,20 @@ fn verify_file(
 
 mod compare;
 mod coverage;
+mod judge;
 mod options;
 mod report;
 mod sequence;
+mod streamed;
 
 use compare::{check_sums, compare, is_temp, unlisted_finding};
 use coverage::{Seen, finish, nothing_to_verify};
+use judge::judge_manifest;
 pub use options::{DigestCheck, DigestCheckOutcome, VerifyOptions};
 use report::Expected;
 pub use report::{Coverage, VerifyReport};
 use sequence::sequence_gaps;
+pub use streamed::{ListedDataset, verify_listed};
 
 #[cfg(test)]
 mod tests;

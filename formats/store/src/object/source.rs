@@ -351,3 +351,40 @@ impl From<Error> for ReadError {
         ReadError::Unreadable(e.to_string())
     }
 }
+
+/// An object store prefix verified against its manifest
+/// ([`shardsmith_manifest::verify::verify_listed`]).
+impl shardsmith_manifest::verify::ListedDataset for ObjectTree {
+    fn display(&self) -> String {
+        self.remote.url("")
+    }
+
+    fn files(&self) -> shardsmith_manifest::Result<Vec<(String, u64)>> {
+        let listing = self.list().map_err(|e| {
+            shardsmith_manifest::Error::io(
+                "listing",
+                self.remote.url(""),
+                io::Error::other(e.to_string()),
+            )
+        })?;
+        Ok(listing.files.into_iter().map(|f| (f.rel, f.size)).collect())
+    }
+
+    fn read_small(&self, rel: &str) -> io::Result<Option<Vec<u8>>> {
+        let key = self.remote.key(rel);
+        let store = self.remote.store.clone();
+        let got = self.remote.run(async move {
+            let got = store.get(&key).await?;
+            got.bytes().await
+        });
+        match got {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(io::Error::from(read_error(&e, &self.remote))),
+        }
+    }
+
+    fn open(&self, rel: &str) -> io::Result<Box<dyn Read + Send>> {
+        InputSource::open(self, rel).map_err(io::Error::from)
+    }
+}
