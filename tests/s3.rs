@@ -686,3 +686,48 @@ fn manifest_of_a_prefix_equals_the_manifest_of_the_same_files_on_disk() {
     let (code, report) = s3.json(&["verify", "s3://hashed/raw"]);
     assert_eq!(code, 0, "{report}");
 }
+
+#[test]
+fn real_readers_read_what_pack_wrote_to_the_bucket() {
+    let Some(s3) = S3::start() else { return };
+    if crate::interop::python().is_none() {
+        return;
+    }
+    s3.bucket("readers");
+    let input = mds_corpus(40);
+    let local = Tree::new();
+    for (format, name) in [("mds", "mds"), ("webdataset", "wds")] {
+        let args = ["--format", format, "--shard-size", "16KiB"];
+        let o = run(&[
+            &["pack", input.path().to_str().unwrap(), &local.s(name)][..],
+            &args,
+        ]
+        .concat());
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let url = format!("s3://readers/{name}");
+        let (code, report) =
+            s3.json(&[&["pack", input.path().to_str().unwrap(), &url][..], &args].concat());
+        assert_eq!(code, 0, "{report}");
+    }
+    let script = crate::interop::interop_dir().join("check_remote.py");
+    let mut env: Vec<(&str, std::ffi::OsString)> =
+        s3.env().into_iter().map(|(k, v)| (k, v.into())).collect();
+    env.push((
+        "S3_ENDPOINT_URL",
+        format!("http://127.0.0.1:{}", s3.port).into(),
+    ));
+    env.push(("AWS_DEFAULT_REGION", "us-east-1".into()));
+    let env: Vec<(&str, &std::ffi::OsStr)> = env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+    let out = crate::interop::run_python(
+        &[
+            script.to_str().unwrap(),
+            &local.s("mds"),
+            "s3://readers/mds",
+            &local.s("wds"),
+            "s3://readers/wds",
+        ],
+        &env,
+    )
+    .unwrap();
+    assert!(out.contains(" 0 failed"), "{out}");
+}
