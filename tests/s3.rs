@@ -731,3 +731,54 @@ fn real_readers_read_what_pack_wrote_to_the_bucket() {
     .unwrap();
     assert!(out.contains(" 0 failed"), "{out}");
 }
+
+#[test]
+fn parts_packed_to_a_bucket_merge_as_on_disk() {
+    let Some(s3) = S3::start() else { return };
+    let bucket = s3.bucket("parts");
+    let input = mds_corpus(30);
+    let local = Tree::new();
+    for rank in ["0", "1"] {
+        let args = [
+            "--format",
+            "mds",
+            "--shard-size",
+            "16KiB",
+            "--rank",
+            rank,
+            "--world-size",
+            "2",
+        ];
+        let o = run(&[
+            &["pack", input.path().to_str().unwrap(), &local.s("out")][..],
+            &args,
+        ]
+        .concat());
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let (code, report) = s3.json(
+            &[
+                &["pack", input.path().to_str().unwrap(), "s3://parts/out"][..],
+                &args,
+            ]
+            .concat(),
+        );
+        assert_eq!(code, 0, "{report}");
+    }
+    let (code, local_report) = run_json(&["merge", &local.s("out")]);
+    assert_eq!(code, 0, "{local_report}");
+    let (code, report) = s3.json(&["merge", "s3://parts/out"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["index"], true);
+    assert_eq!(report["root_sha256"], local_report["root_sha256"]);
+    assert_eq!(snapshot(&bucket.join("out")), snapshot(&local.join("out")));
+    let (code, report) = s3.json(&["verify", "s3://parts/out"]);
+    assert_eq!(code, 0, "{report}");
+    // A merged dataset stages whole (its parts' manifests included) and verifies.
+    let (code, report) = s3.json(&["stage", "s3://parts/out", &local.s("staged")]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(
+        snapshot(&local.join("staged")),
+        snapshot(&local.join("out"))
+    );
+    assert_eq!(run(&["verify", &local.s("staged")]).status.code(), Some(0));
+}

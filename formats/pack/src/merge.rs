@@ -83,26 +83,49 @@ pub fn merge(output: &Path, parts: &[PathBuf]) -> Result<MergeReport> {
             output.display()
         )));
     }
-    if let Ok(bytes) = std::fs::read(out.join(MANIFEST_FILE)) {
-        let merged_before = Manifest::parse(&bytes, &out.join(MANIFEST_FILE))
+    let sink = LocalDir::create(&out)?;
+    merge_parts(&sink, names)
+}
+
+/// The parts inside `sink`: every top-level entry holding a manifest, in numeric order.
+pub fn parts_in(sink: &dyn OutputSink) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for name in sink.list()? {
+        if sink.size(&format!("{name}/{MANIFEST_FILE}"))?.is_some() {
+            names.push(name);
+        }
+    }
+    names.sort_by(|a, b| part_order(a, b));
+    Ok(names)
+}
+
+/// Merges the parts `names` (directories directly inside `sink`, each with its own
+/// manifest) into `sink`: the root `index.json` (MDS) and manifest, written last. Reads
+/// only the parts' small files (manifests, `SHA256SUMS`, `index.json`), so a prefix in an
+/// object store merges as a local directory does.
+pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeReport> {
+    let read = |name: &str| -> Result<Option<Vec<u8>>> { Ok(sink.read(name)?) };
+    if let Some(bytes) = read(MANIFEST_FILE)? {
+        let merged_before = Manifest::parse(&bytes, Path::new(MANIFEST_FILE))
             .is_ok_and(|(m, _)| m.options.contains_key("merged_parts"));
         if !merged_before {
             return Err(shardsmith_store::Error::OutputConflict {
-                dir: output.display().to_string(),
+                dir: sink.describe(),
                 reason: "already holds a dataset of its own (its manifest is not a merge); merge into a directory that holds only the parts".into(),
             }
             .into());
         }
     }
-
     let mut files = Vec::new();
     let mut shards = Vec::new();
     let mut format: Option<Option<String>> = None;
     let mut every_part_indexed = true;
     for name in &names {
-        let dir = out.join(name);
-        let manifest_path = dir.join(MANIFEST_FILE);
-        let (part, _) = Manifest::load(&manifest_path)
+        let manifest_name = format!("{name}/{MANIFEST_FILE}");
+        let bytes = read(&manifest_name)?
+            .ok_or_else(|| Error::Merge(format!("part `{name}` has no {MANIFEST_FILE}")))?;
+        let shown = Path::new(&sink.describe()).join(&manifest_name);
+        let (part, _) = Manifest::parse(&bytes, &shown)
             .map_err(|e| Error::Merge(format!("part `{name}`: {e}")))?;
         match &format {
             None => format = Some(part.format.clone()),
@@ -121,12 +144,12 @@ pub fn merge(output: &Path, parts: &[PathBuf]) -> Result<MergeReport> {
             files.push(entry);
         }
         for extra in [MANIFEST_FILE, SUMS_FILE] {
-            if let Ok(bytes) = std::fs::read(dir.join(extra)) {
+            if let Some(bytes) = read(&format!("{name}/{extra}"))? {
                 files.push(entry_for(&format!("{name}/{extra}"), &bytes));
             }
         }
-        match std::fs::read(dir.join("index.json")) {
-            Ok(bytes) => {
+        match read(&format!("{name}/index.json"))? {
+            Some(bytes) => {
                 let index: Value = serde_json::from_slice(&bytes).map_err(|e| {
                     Error::Merge(format!("part `{name}`: index.json is not JSON: {e}"))
                 })?;
@@ -140,10 +163,9 @@ pub fn merge(output: &Path, parts: &[PathBuf]) -> Result<MergeReport> {
                     shards.push(entry);
                 }
             }
-            Err(_) => every_part_indexed = false,
+            None => every_part_indexed = false,
         }
     }
-    let sink = LocalDir::create(&out)?;
     let index = every_part_indexed && !shards.is_empty();
     if index {
         let bytes = pyjson::dumps(&json!({"shards": shards, "version": 2})).into_bytes();

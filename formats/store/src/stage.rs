@@ -259,8 +259,10 @@ fn stage_one(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<Staged> {
             range,
         }))
     };
+    // A file the listing leaves out (a merged dataset's part manifests, which sources
+    // skip as their own metadata) is opened all the same; absent, it is missing.
     match listed.get(path) {
-        None => return bad("missing at the source".into(), None),
+        None => {}
         Some(&size) if known && size != entry.size => {
             return bad(
                 format!(
@@ -286,7 +288,11 @@ fn stage_one(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<Staged> {
             return Ok(Staged::Kept(entry.clone()));
         }
     }
-    let mut reader = src.open(path).map_err(|e| read_failed(src, path, e))?;
+    let mut reader = match src.open(path) {
+        Ok(reader) => reader,
+        Err(ReadError::Vanished) => return bad("missing at the source".into(), None),
+        Err(e) => return Err(read_failed(src, path, e)),
+    };
     let mut file = dst.create(path)?;
     let mut digester = Digester::new(chunk_size);
     let mut block = vec![0u8; 1 << 20];

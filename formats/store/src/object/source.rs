@@ -75,6 +75,37 @@ impl ObjectTree {
         }
     }
 
+    /// Every object under the prefix but shardsmith's temporary and state entries,
+    /// sorted.
+    fn list_all(&self) -> Result<InputListing> {
+        let remote = &self.remote;
+        let prefix = remote.key("");
+        let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
+        let mut listing = InputListing::default();
+        // One page at a time: only the names (and sizes) are kept, ~40 bytes plus the
+        // name's length per object.
+        let result: Result<(), object_store::Error> = remote.run(async {
+            let mut pages = remote.store.list(prefix.as_ref());
+            while let Some(meta) = pages.next().await {
+                let meta = meta?;
+                let Some(rel) = remote.rel_of(&meta.location) else {
+                    continue;
+                };
+                if rel.is_empty() || rel.split('/').any(|p| p.starts_with(TEMP_PREFIX)) {
+                    continue;
+                }
+                listing.files.push(ListedFile {
+                    rel,
+                    size: meta.size,
+                });
+            }
+            Ok(())
+        });
+        result.map_err(|e| remote.error("listing", "", &e))?;
+        listing.files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+        Ok(listing)
+    }
+
     /// Leaves out a shardsmith `manifest.json` and its `SHA256SUMS` (as the local walk
     /// does): packing a dataset again must not pack its manifest. One ranged GET of
     /// 512 bytes per `manifest.json` listed.
@@ -143,31 +174,7 @@ impl InputSource for ObjectTree {
     }
 
     fn list(&self) -> Result<InputListing> {
-        let remote = &self.remote;
-        let prefix = remote.key("");
-        let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
-        let mut listing = InputListing::default();
-        // One page at a time: only the names (and sizes) are kept, ~40 bytes plus the
-        // name's length per object.
-        let result: Result<(), object_store::Error> = remote.run(async {
-            let mut pages = remote.store.list(prefix.as_ref());
-            while let Some(meta) = pages.next().await {
-                let meta = meta?;
-                let Some(rel) = remote.rel_of(&meta.location) else {
-                    continue;
-                };
-                if rel.is_empty() || rel.split('/').any(|p| p.starts_with(TEMP_PREFIX)) {
-                    continue;
-                }
-                listing.files.push(ListedFile {
-                    rel,
-                    size: meta.size,
-                });
-            }
-            Ok(())
-        });
-        result.map_err(|e| remote.error("listing", "", &e))?;
-        listing.files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+        let mut listing = self.list_all()?;
         self.drop_own_metadata(&mut listing.files);
         Ok(listing)
     }
@@ -360,14 +367,21 @@ impl shardsmith_manifest::verify::ListedDataset for ObjectTree {
     }
 
     fn files(&self) -> shardsmith_manifest::Result<Vec<(String, u64)>> {
-        let listing = self.list().map_err(|e| {
+        // The dataset's own manifest and SHA256SUMS only: a merged dataset lists its
+        // parts' manifests among its files.
+        let listing = self.list_all().map_err(|e| {
             shardsmith_manifest::Error::io(
                 "listing",
                 self.remote.url(""),
                 io::Error::other(e.to_string()),
             )
         })?;
-        Ok(listing.files.into_iter().map(|f| (f.rel, f.size)).collect())
+        Ok(listing
+            .files
+            .into_iter()
+            .filter(|f| f.rel != MANIFEST_FILE && f.rel != SUMS_FILE)
+            .map(|f| (f.rel, f.size))
+            .collect())
     }
 
     fn read_small(&self, rel: &str) -> io::Result<Option<Vec<u8>>> {
