@@ -1,0 +1,125 @@
+//! `pack` and `tokenize` reading and writing an S3 server (tests/s3.rs starts it): every
+//! format, every direction, byte-identical to the same command on local disk.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::s3::{S3, local_pack};
+use crate::util::*;
+
+#[test]
+fn pack_to_s3_writes_the_same_bytes_as_to_disk_for_every_format() {
+    let Some(s3) = S3::start() else { return };
+    let bucket = s3.bucket("shards");
+    let input = mds_corpus(60);
+    for (format, extra) in [
+        ("webdataset", vec!["--shard-size", "16KiB"]),
+        ("mds", vec!["--shard-size", "16KiB"]),
+        ("parquet", vec!["--shard-size", "16KiB"]),
+    ] {
+        let args: Vec<&str> = [&["--format", format][..], &extra].concat();
+        let url = format!("s3://shards/{format}");
+        let (code, report) =
+            s3.json(&[&["pack", input.path().to_str().unwrap(), &url], &args[..]].concat());
+        assert_eq!(code, 0, "{format}: {report}");
+        assert_eq!(report["output"], url);
+        assert!(
+            report["shards"].as_u64().unwrap() > 1,
+            "{format}: several shards"
+        );
+        assert_eq!(
+            snapshot(&bucket.join(format)),
+            local_pack(input.path(), &args),
+            "{format}: the bucket holds exactly what a local run writes (no state left)"
+        );
+        // The same command again: already complete, nothing rewritten.
+        let (code, report) =
+            s3.json(&[&["pack", input.path().to_str().unwrap(), &url], &args[..]].concat());
+        assert_eq!(code, 0, "{report}");
+        assert_eq!(report["already_complete"], true, "{format}: {report}");
+    }
+}
+
+#[test]
+fn pack_reads_from_s3_into_s3_and_into_local_disk() {
+    let Some(s3) = S3::start() else { return };
+    let raw = s3.bucket("raw");
+    let input = corpus(40, 3000);
+    copy_dir(input.path(), &raw.join("set"));
+    let want = local_pack(input.path(), &["--shard-size", "32KiB"]);
+    let (code, report) = s3.json(&[
+        "pack",
+        "s3://raw/set",
+        "s3://raw/out",
+        "--shard-size",
+        "32KiB",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["input_files"], 120);
+    assert_eq!(snapshot(&raw.join("out")), want, "s3 -> s3");
+    let local = Tree::new();
+    let (code, report) = s3.json(&[
+        "pack",
+        "s3://raw/set",
+        &local.s("d"),
+        "--shard-size",
+        "32KiB",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(snapshot(&local.join("d")), want, "s3 -> local");
+    // Packing a packed dataset again leaves its manifest and SHA256SUMS out.
+    let (code, report) = s3.json(&["pack", "s3://raw/out", "s3://raw/again"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["skipped"].as_array().unwrap().len(), 0, "{report}");
+}
+
+#[test]
+fn tokenize_reads_jsonl_from_s3_and_writes_every_format_to_s3() {
+    let Some(s3) = S3::start() else { return };
+    let bucket = s3.bucket("text");
+    std::fs::create_dir_all(bucket.join("in")).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/corpus.jsonl"),
+        bucket.join("in/corpus.jsonl"),
+    )
+    .unwrap();
+    for format in ["megatron", "nanogpt", "llmc"] {
+        let local = Tree::new();
+        let o = run(&[
+            "tokenize",
+            bucket.join("in").to_str().unwrap(),
+            &local.s("d"),
+            "-t",
+            "gpt2",
+            "--format",
+            format,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let url = format!("s3://text/{format}");
+        let (code, report) = s3.json(&[
+            "tokenize",
+            "s3://text/in",
+            &url,
+            "-t",
+            "gpt2",
+            "--format",
+            format,
+        ]);
+        assert_eq!(code, 0, "{format}: {report}");
+        let mut got = snapshot(&bucket.join(format));
+        let mut want = snapshot(&local.join("d"));
+        // The manifest names the input as given (a URL here, a path there).
+        let (gm, wm) = (
+            got.remove("manifest.json").unwrap(),
+            want.remove("manifest.json").unwrap(),
+        );
+        assert_eq!(got, want, "{format}: token files and SHA256SUMS identical");
+        let (gm, wm): (Value, Value) = (
+            serde_json::from_slice(&gm).unwrap(),
+            serde_json::from_slice(&wm).unwrap(),
+        );
+        assert_eq!(gm["files"], wm["files"], "{format}");
+        assert_eq!(gm["totals"], wm["totals"], "{format}");
+    }
+}
