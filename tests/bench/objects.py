@@ -5,6 +5,7 @@ one run, best of K, with each command's peak RSS. Not a test: nothing asserts a 
   (a) pack local -> s3            vs  pack local -> local, then `s5cmd cp` of the shards
   (b) stage s3 -> local (SHA-256)  vs  `s5cmd cp 's3://.../*'` and `aws s3 cp --recursive`
                                       of the same dataset (no verification)
+  (c) verify s3://... (SHA-256 of every object against the manifest, nothing written)
 
 usage: tests/bench/run.sh objects [--samples 30000] [--repeat 3]
 Runs with the interop env's Python (Pillow for the corpus); s5cmd and awscli come from
@@ -124,6 +125,7 @@ def main():
         stage = best(args.repeat, [([BIN, "stage", "s3://bench/direct", staged] + q, env)], clean(staged))
         s5 = best(args.repeat, [(["s5cmd", "--endpoint-url", endpoint, "cp", "s3://bench/direct/*", staged + "/"], env)],
                   clean(staged))
+        check = best(args.repeat, [([BIN, "verify", "s3://bench/direct"] + q, env)])
         aws = best(args.repeat, [(["aws", "--endpoint-url", endpoint, "s3", "cp", "--recursive", "--quiet",
                                    "s3://bench/direct", staged], env)], clean(staged))
     finally:
@@ -141,11 +143,13 @@ def main():
         ("(b) shardsmith stage s3 -> local (SHA-256 verified)", stage),
         ("(b) s5cmd cp s3 -> local (not verified)", s5),
         ("(b) aws s3 cp --recursive (not verified)", aws),
+        ("(c) shardsmith verify s3://... (nothing written)", check),
     ]
     for name, (s, rss) in rows:
         print(f"{name:58} {s:8.2f} {mb / s:8.1f} {rss / 1024:7.0f} MB")
     print(f"ratios: pack direct / two steps = {direct[0] / two[0]:.2f}x time; "
-          f"stage throughput = {s5[0] / stage[0]:.2f}x s5cmd, {aws[0] / stage[0]:.2f}x awscli")
+          f"stage throughput = {s5[0] / stage[0]:.2f}x s5cmd, {aws[0] / stage[0]:.2f}x awscli; "
+          f"verify throughput = {s5[0] / check[0]:.2f}x s5cmd's download")
 
 
 if __name__ == "__main__":
