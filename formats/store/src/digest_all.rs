@@ -55,21 +55,8 @@ fn digest(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<FileEntry> {
     let failed = |e: std::io::Error| Error::io("reading", src.display(rel), e);
-    let mut reader = src.open(rel).map_err(|e| failed(e.into()))?;
-    let mut digester = Digester::new(DEFAULT_CHUNK_SIZE);
-    let mut block = vec![0u8; 1 << 20];
-    loop {
-        match reader.read(&mut block) {
-            Ok(0) => break,
-            Ok(n) => {
-                digester.update(&block[..n]);
-                progress(n as u64);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(failed(e)),
-        }
-    }
-    let digest = digester.finish();
+    let reader = src.open(rel).map_err(|e| failed(e.into()))?;
+    let digest = digest_stream(reader, DEFAULT_CHUNK_SIZE, progress).map_err(failed)?;
     if digest.size != size {
         return Err(failed(std::io::Error::other(format!(
             "{} bytes read, {size} listed: it changed while being hashed",
@@ -77,4 +64,25 @@ fn digest(
         ))));
     }
     Ok(FileEntry::new(rel.to_string(), &digest))
+}
+
+/// The digest of everything `reader` yields, `progress` told of every block.
+pub(crate) fn digest_stream(
+    mut reader: Box<dyn Read + Send>,
+    chunk_size: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> std::io::Result<shardsmith_manifest::FileDigest> {
+    let mut digester = Digester::new(chunk_size);
+    let mut block = vec![0u8; 1 << 20];
+    loop {
+        match reader.read(&mut block) {
+            Ok(0) => return Ok(digester.finish()),
+            Ok(n) => {
+                digester.update(&block[..n]);
+                progress(n as u64);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }

@@ -281,7 +281,7 @@ fn stage_one(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<Staged> {
             return Ok(Staged::Kept(entry.clone()));
         }
         if let Ok(reader) = existing.open(path)
-            && let Ok(digest) = digest_of(reader, chunk_size)
+            && let Ok(digest) = crate::digest_all::digest_stream(reader, chunk_size, &|_| {})
             && digest.sha256_hex() == entry.sha256
         {
             progress(entry.size);
@@ -336,19 +336,4 @@ fn stage_one(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<Staged> {
         staged = FileEntry::new(path.to_string(), &digest);
     }
     Ok(Staged::Copied(staged))
-}
-
-fn digest_of(mut reader: Box<dyn Read + Send>, chunk_size: u64) -> std::io::Result<FileDigest> {
-    let mut digester = Digester::new(chunk_size);
-    let mut block = vec![0u8; 1 << 20];
-    loop {
-        let n = match reader.read(&mut block) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        digester.update(&block[..n]);
-    }
-    Ok(digester.finish())
 }

@@ -7,6 +7,22 @@ use super::options::VerifyOptions;
 use super::report::VerifyReport;
 use crate::{Error, Finding, FindingKind, Manifest, Result, root_digest};
 
+/// A finding when `--expect-root` was given but `why` leaves nothing to compare it with.
+pub(super) fn no_pin(
+    report: &mut VerifyReport,
+    options: &VerifyOptions<'_>,
+    display: &str,
+    why: &str,
+) {
+    if options.expect_root.is_some() {
+        report.findings.push(Finding::error(
+            FindingKind::MissingFile,
+            display,
+            format!("--expect-root was given but {why}"),
+        ));
+    }
+}
+
 /// The manifest's bytes parsed and checked (root digest, `--expect-root`), as
 /// `load_manifest` does for a local one.
 pub(super) fn judge_manifest(
@@ -16,15 +32,7 @@ pub(super) fn judge_manifest(
     display: &str,
     report: &mut VerifyReport,
 ) -> Result<(Option<Manifest>, bool)> {
-    let no_pin = |report: &mut VerifyReport, why: &str| {
-        if options.expect_root.is_some() {
-            report.findings.push(Finding::error(
-                FindingKind::MissingFile,
-                display,
-                format!("--expect-root was given but {why}"),
-            ));
-        }
-    };
+    let no_pin = |report: &mut VerifyReport, why: &str| no_pin(report, options, display, why);
     if let Err(Error::ForeignManifest { reason, .. }) = Manifest::parse(bytes, manifest_path) {
         if options.manifest.is_some() {
             report.manifest = Some(display.to_string());

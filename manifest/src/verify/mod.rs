@@ -264,19 +264,10 @@ fn load_manifest(
     display: &str,
     report: &mut VerifyReport,
 ) -> Result<(Option<Manifest>, bool)> {
-    let no_pin = |report: &mut VerifyReport, why: &str| {
-        if options.expect_root.is_some() {
-            report.findings.push(Finding::error(
-                FindingKind::MissingFile,
-                display,
-                format!("--expect-root was given but {why}"),
-            ));
-        }
-    };
     let bytes = match std::fs::read(manifest_path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound && options.manifest.is_none() => {
-            no_pin(report, "there is no manifest");
+            judge::no_pin(report, options, display, "there is no manifest");
             return Ok((None, false));
         }
         Err(e) => return Err(Error::io("reading manifest", manifest_path, e)),

@@ -4,8 +4,8 @@
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
-use object_store::ObjectStore;
 use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
 use tokio::sync::Semaphore;
 
 use crate::Error;
@@ -92,6 +92,21 @@ impl Remote {
             op,
             url: self.url(rel),
             message: self.redact(&explain(e)),
+        }
+    }
+
+    /// The whole content of a small object `rel`, `None` when absent.
+    pub(super) fn get_small(&self, rel: &str) -> object_store::Result<Option<Vec<u8>>> {
+        let key = self.key(rel);
+        let store = self.store.clone();
+        let got = self.run(async move {
+            let got = store.get(&key).await?;
+            got.bytes().await
+        });
+        match got {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 

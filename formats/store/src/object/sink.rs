@@ -336,17 +336,9 @@ impl OutputSink for ObjectDir {
     }
 
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
-        let key = self.remote.key(name);
-        let store = self.remote.store.clone();
-        let got = self.remote.run(async move {
-            let got = store.get(&key).await?;
-            got.bytes().await
-        });
-        match got {
-            Ok(bytes) => Ok(Some(bytes.to_vec())),
-            Err(e) if is_not_found(&e) => Ok(None),
-            Err(e) => Err(self.remote.error("reading", name, &e)),
-        }
+        self.remote
+            .get_small(name)
+            .map_err(|e| self.remote.error("reading", name, &e))
     }
 
     fn remove(&self, name: &str) -> Result<()> {

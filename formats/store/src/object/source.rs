@@ -385,17 +385,9 @@ impl shardsmith_manifest::verify::ListedDataset for ObjectTree {
     }
 
     fn read_small(&self, rel: &str) -> io::Result<Option<Vec<u8>>> {
-        let key = self.remote.key(rel);
-        let store = self.remote.store.clone();
-        let got = self.remote.run(async move {
-            let got = store.get(&key).await?;
-            got.bytes().await
-        });
-        match got {
-            Ok(bytes) => Ok(Some(bytes.to_vec())),
-            Err(e) if is_not_found(&e) => Ok(None),
-            Err(e) => Err(io::Error::from(read_error(&e, &self.remote))),
-        }
+        self.remote
+            .get_small(rel)
+            .map_err(|e| io::Error::from(read_error(&e, &self.remote)))
     }
 
     fn open(&self, rel: &str) -> io::Result<Box<dyn Read + Send>> {
