@@ -24,6 +24,7 @@ mod pack_wds_compressed;
 mod parquet;
 mod readme;
 mod s3;
+mod s3_audit;
 mod s3_faults;
 mod s3_pack;
 mod s3_verify;

@@ -179,6 +179,10 @@ pub enum Command {
     /// intact checkpoint. Exit 0 when the newest checkpoint is intact, 1 when it is not
     /// (or a pointer is wrong), 2 when the audit could not run.
     ///
+    /// RUN_DIR may be an object store prefix: a checkpoint with a manifest.json is
+    /// verified in place against it; one without is copied to --scratch, one checkpoint
+    /// at a time, and verified there with every format check.
+    ///
     /// Example: shardsmith audit ./checkpoints --json | jq -r .newest_intact
     Audit(AuditArgs),
 
@@ -348,8 +352,18 @@ pub struct SignArgs {
 
 #[derive(Debug, Args)]
 pub struct AuditArgs {
-    /// Directory holding a training run's checkpoints (one per subdirectory or file)
+    /// Directory holding a training run's checkpoints (one per subdirectory or file), or
+    /// an object store prefix (s3://bucket/run)
     pub run_dir: PathBuf,
+
+    /// Local directory where checkpoints of a run in an object store that have no
+    /// manifest are copied, one at a time, to be verified [default: the system's
+    /// temporary directory]
+    ///
+    /// It needs room for the largest such checkpoint; each copy is deleted once checked.
+    /// Example: `--scratch /nvme/tmp`.
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
 
     /// Also count NaN and Inf in every float tensor (see `verify --scan-values`)
     #[arg(long)]

@@ -1,11 +1,14 @@
 //! `shardsmith audit RUN_DIR`: every checkpoint of a run verified, the newest intact one
-//! named, pointer files checked.
+//! named, pointer files checked. A run in an object store is surveyed from its listing
+//! ([`remote`]).
+
+mod remote;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use shardsmith_checkpoint::audit::audit_run;
+use shardsmith_checkpoint::audit::{audit_listed, audit_run};
 use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 
 use super::Status;
@@ -15,19 +18,42 @@ use crate::report;
 use crate::size::human_bytes;
 
 pub fn run(args: &AuditArgs, printer: &Printer) -> Result<Status> {
-    crate::output::need_directory(&args.run_dir)?;
+    let location = crate::storage::location(&args.run_dir)?;
+    if let shardsmith_store::Location::Local(_) = &location {
+        crate::output::need_directory(&args.run_dir)?;
+    }
     let started = Instant::now();
     let bar = printer.bytes_bar("auditing");
     let total = AtomicU64::new(0);
-    let options = CheckpointOptions {
+    let inspectors = InspectorsWith(CheckpointOptions {
         scan_values: args.scan_values,
+    });
+    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    let mut copied = None;
+    let result = match location {
+        shardsmith_store::Location::Local(_) => audit_run(
+            &args.run_dir,
+            &inspectors,
+            &|n| bar.set_total(total.fetch_add(n, Ordering::Relaxed) + n),
+            &|n| bar.inc(n),
+        ),
+        shardsmith_store::Location::Remote(remote) => {
+            crate::output::need_directory(&scratch)?;
+            let run = remote::RemoteRun {
+                tree: shardsmith_store::ObjectTree::new(remote),
+                scratch: &scratch,
+                inspectors: &inspectors,
+                copied: AtomicU64::new(0),
+                copies: AtomicU64::new(0),
+            };
+            let result = audit_listed(&run, &|n| bar.set_total(n), &|n| bar.inc(n));
+            copied = Some((
+                run.copies.load(Ordering::Relaxed),
+                run.copied.load(Ordering::Relaxed),
+            ));
+            result
+        }
     };
-    let result = audit_run(
-        &args.run_dir,
-        &InspectorsWith(options),
-        &|n| bar.set_total(total.fetch_add(n, Ordering::Relaxed) + n),
-        &|n| bar.inc(n),
-    );
     bar.finish_and_clear();
     let report = result?;
     if report.checkpoints.is_empty() {
@@ -51,6 +77,13 @@ pub fn run(args: &AuditArgs, printer: &Printer) -> Result<Status> {
         human_bytes(bytes),
         seconds(elapsed),
     );
+    if let Some((copies, bytes)) = copied.filter(|&(n, _)| n > 0) {
+        text.push_str(&format!(
+            "  {copies} checkpoint(s) without a manifest copied to {} to be checked ({}), then deleted\n",
+            scratch.display(),
+            human_bytes(bytes),
+        ));
+    }
     let width = report
         .checkpoints
         .iter()
