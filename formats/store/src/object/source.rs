@@ -2,12 +2,13 @@
 //! objects fetched many at once ahead of the reader ([`InputSource::prefetch`]), large
 //! ones streamed as parallel ranged GETs, and random access (Parquet) as ranged GETs.
 
+use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use futures_util::stream::{self, StreamExt};
 use object_store::{ObjectStore, ObjectStoreExt};
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, TEMP_PREFIX};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
@@ -20,6 +21,8 @@ use crate::{Error, Result};
 const RANGE: u64 = 8 << 20;
 /// Ranged GETs in flight per streamed object (memory: this many × [`RANGE`]).
 const RANGES_AHEAD: usize = 8;
+/// Bytes of ranged GETs fetched ahead of all streamed objects together.
+const RANGED_BUDGET: u64 = 256 << 20;
 /// Bytes fetched ahead of all readers together (prefetch memory bound).
 const PREFETCH_BUDGET: u64 = 256 << 20;
 
@@ -291,36 +294,73 @@ impl Drop for Ahead {
     }
 }
 
-/// A byte range of one object, read as parallel ranged GETs handed out in order.
+/// A byte range of one object, read as parallel ranged GETs handed out in order. The
+/// GETs run as tasks on the runtime, so they progress while the reader's thread hashes
+/// and writes what arrived. Memory: at most [`RANGES_AHEAD`] ranges per reader and
+/// [`RANGED_BUDGET`] bytes across all readers (each reader keeps at least one range).
 struct RangedReader {
-    parts: BoxStream<'static, io::Result<Bytes>>,
+    remote: Arc<Remote>,
+    key: object_store::path::Path,
+    /// Start of the next range to request.
+    next: u64,
+    end: u64,
+    ahead: VecDeque<Part>,
     current: Bytes,
+    /// The budget of the range being handed out.
+    held: Option<OwnedSemaphorePermit>,
+}
+
+type Part = tokio::task::JoinHandle<io::Result<(Bytes, OwnedSemaphorePermit)>>;
+
+/// The shared budget of ranged reads: one permit per [`RANGE`] fetched and not yet read.
+fn ranged_budget() -> &'static Arc<Semaphore> {
+    static BUDGET: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    BUDGET.get_or_init(|| Arc::new(Semaphore::new((RANGED_BUDGET / RANGE) as usize)))
 }
 
 impl RangedReader {
     fn new(remote: Arc<Remote>, rel: &str, range: Range<u64>) -> Self {
-        let key = remote.key(rel);
-        let starts: Vec<u64> = (range.start..range.end).step_by(RANGE as usize).collect();
-        let end = range.end;
-        let parts = stream::iter(starts)
-            .map(move |start| {
-                let remote = remote.clone();
-                let key = key.clone();
-                async move {
-                    let _permit = remote.limit.clone().acquire_owned().await;
-                    remote
-                        .store
-                        .get_range(&key, start..(start + RANGE).min(end))
-                        .await
-                        .map_err(|e| io::Error::from(read_error(&e, &remote)))
-                }
-            })
-            .buffered(RANGES_AHEAD)
-            .into_stream()
-            .boxed();
         Self {
-            parts,
+            key: remote.key(rel),
+            remote,
+            next: range.start,
+            end: range.end,
+            ahead: VecDeque::new(),
             current: Bytes::new(),
+            held: None,
+        }
+    }
+
+    /// Requests the next ranges, as many as the per-reader and shared budgets allow,
+    /// waiting for the budget only when nothing of this reader is in flight. Ranges are
+    /// admitted in order, so a reader never holds budget for a later range while
+    /// waiting for an earlier one.
+    fn fill(&mut self) {
+        while self.ahead.len() < RANGES_AHEAD && self.next < self.end {
+            let budget = ranged_budget().clone();
+            let permit = if self.ahead.is_empty() {
+                runtime()
+                    .block_on(budget.acquire_owned())
+                    .expect("never closed")
+            } else {
+                match budget.try_acquire_owned() {
+                    Ok(permit) => permit,
+                    Err(_) => break,
+                }
+            };
+            let (start, stop) = (self.next, (self.next + RANGE).min(self.end));
+            self.next = stop;
+            let remote = self.remote.clone();
+            let key = self.key.clone();
+            self.ahead.push_back(runtime().spawn(async move {
+                let _request = remote.limit.clone().acquire_owned().await;
+                let bytes = remote
+                    .store
+                    .get_range(&key, start..stop)
+                    .await
+                    .map_err(|e| io::Error::from(read_error(&e, &remote)))?;
+                Ok((bytes, permit))
+            }));
         }
     }
 }
@@ -328,14 +368,27 @@ impl RangedReader {
 impl Read for RangedReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.current.is_empty() {
-            match runtime().block_on(self.parts.next()) {
-                Some(part) => self.current = part?,
-                None => return Ok(0),
-            }
+            self.held = None;
+            self.fill();
+            let Some(part) = self.ahead.pop_front() else {
+                return Ok(0);
+            };
+            let (bytes, permit) = runtime().block_on(part).map_err(io::Error::other)??;
+            self.current = bytes;
+            self.held = Some(permit);
+            self.fill();
         }
         let n = buf.len().min(self.current.len());
         buf[..n].copy_from_slice(&self.current.split_to(n));
         Ok(n)
+    }
+}
+
+impl Drop for RangedReader {
+    fn drop(&mut self) {
+        for part in &self.ahead {
+            part.abort();
+        }
     }
 }
 
