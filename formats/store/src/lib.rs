@@ -20,6 +20,7 @@ pub mod resume;
 pub mod sink;
 pub mod source;
 pub mod stage;
+mod writeback;
 
 pub use error::{Error, Result};
 pub use local::{LocalFile, LocalTree};

@@ -149,6 +149,7 @@ impl LocalDir {
 
 struct LocalShardFile {
     file: Option<File>,
+    writeback: crate::writeback::Writeback,
     temp: PathBuf,
     /// The sink's directory and the name the file was created for.
     root: PathBuf,
@@ -157,17 +158,17 @@ struct LocalShardFile {
 
 impl Write for LocalShardFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file
-            .as_mut()
-            .expect("file is open until commit")
-            .write(buf)
+        let file = self.file.as_mut().expect("file is open until commit");
+        let n = file.write(buf)?;
+        self.writeback.wrote(file, n);
+        Ok(n)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.file
-            .as_mut()
-            .expect("file is open until commit")
-            .write_all(buf)
+        let file = self.file.as_mut().expect("file is open until commit");
+        file.write_all(buf)?;
+        self.writeback.wrote(file, buf.len());
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -186,6 +187,7 @@ impl ShardFile for LocalShardFile {
 
     fn commit_as(mut self: Box<Self>, name: &str) -> Result<()> {
         let file = self.file.take().expect("commit runs once");
+        self.writeback.finish();
         file.sync_all()
             .map_err(|e| Error::io("syncing", &self.temp, e))?;
         drop(file);
@@ -263,6 +265,7 @@ impl OutputSink for LocalDir {
         track(&temp);
         Ok(Box::new(LocalShardFile {
             file: Some(file),
+            writeback: crate::writeback::Writeback::default(),
             temp,
             root: self.dir.clone(),
             name: name.to_string(),
