@@ -82,7 +82,8 @@ impl ObjectFile {
                 .map_err(|e| io_error(&self.remote, "starting the upload of", &self.name, &e))?;
             self.upload = Some(upload);
         }
-        let part = Bytes::from(std::mem::take(&mut self.buf));
+        // The next part's buffer at its full size at once: no reallocation while it fills.
+        let part = Bytes::from(std::mem::replace(&mut self.buf, Vec::with_capacity(PART)));
         let upload = self.upload.as_mut().expect("started above");
         let sending = upload.put_part(PutPayload::from(part));
         let limit = self.remote.limit.clone();
