@@ -123,3 +123,62 @@ fn tokenize_reads_jsonl_from_s3_and_writes_every_format_to_s3() {
         assert_eq!(gm["totals"], wm["totals"], "{format}");
     }
 }
+
+#[test]
+fn a_run_holding_the_prefix_lease_keeps_others_out_until_it_is_gone() {
+    let Some(s3) = S3::start() else { return };
+    let bucket = s3.bucket("leased");
+    let input = corpus(20, 1000);
+    let input = input.path().to_str().unwrap();
+    let lease = bucket.join("wds/.shardsmith-lock");
+    std::fs::create_dir_all(lease.parent().unwrap()).unwrap();
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let here = here.trim();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let hold = |host: &str, pid: u32, renewed: u64| {
+        let holder = serde_json::json!({
+            "host": host, "pid": pid, "started": renewed, "renewed": renewed,
+        });
+        std::fs::write(&lease, holder.to_string()).unwrap();
+    };
+
+    // Held by a live process of this host (this test), then by a run on another host
+    // that renewed it just now: refused, nothing written.
+    for (host, pid) in [(here, std::process::id()), ("node-7", 4242)] {
+        hold(host, pid, now);
+        let out = s3.run(&["pack", input, "s3://leased/wds"]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("is being written by another shardsmith run")
+                && err.contains(&format!("process {pid} on host `{host}`")),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(bucket.join("wds")).unwrap().count(),
+            1,
+            "only the lease is there"
+        );
+    }
+
+    // Not renewed for ten minutes, or held by a process of this host that has ended (a
+    // killed run): taken over, the run completes and releases it.
+    let mut ended = std::process::Command::new("true").spawn().unwrap();
+    let ended_pid = ended.id();
+    ended.wait().unwrap();
+    for (host, pid, renewed) in [("node-7", 4242, now - 600), (here, ended_pid, now)] {
+        std::fs::remove_dir_all(bucket.join("wds")).unwrap();
+        std::fs::create_dir_all(bucket.join("wds")).unwrap();
+        hold(host, pid, renewed);
+        let out = s3.run(&["pack", input, "s3://leased/wds"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(!lease.exists(), "released at the end");
+        assert_eq!(
+            snapshot(&bucket.join("wds")),
+            local_pack(Path::new(input), &[])
+        );
+    }
+}

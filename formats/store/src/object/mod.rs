@@ -10,6 +10,7 @@
 //! that leaves this module has the configured secrets removed ([`Remote::redact`]).
 
 mod config;
+mod lease;
 mod remote;
 mod sink;
 mod source;

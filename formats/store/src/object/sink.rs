@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -27,12 +28,18 @@ const PARTS_IN_FLIGHT: usize = 4;
 /// The objects under a prefix, written by `pack` and `tokenize`.
 pub struct ObjectDir {
     remote: Arc<Remote>,
+    /// Set when another run took this run's lease over ([`OutputSink::lock`]): nothing
+    /// more is committed.
+    lost: Arc<AtomicBool>,
 }
 
 impl ObjectDir {
     /// The prefix of `remote` (nothing is created until the first object).
     pub fn new(remote: Arc<Remote>) -> Self {
-        Self { remote }
+        Self {
+            remote,
+            lost: Arc::new(AtomicBool::new(false)),
+        }
     }
 
     /// The location written to.
@@ -44,6 +51,7 @@ impl ObjectDir {
 /// An object being written: bytes buffered up to one part; beyond, a multipart upload.
 struct ObjectFile {
     remote: Arc<Remote>,
+    lost: Arc<AtomicBool>,
     name: String,
     buf: Vec<u8>,
     upload: Option<Box<dyn MultipartUpload>>,
@@ -60,9 +68,10 @@ fn io_error(remote: &Remote, op: &str, name: &str, e: &object_store::Error) -> i
 }
 
 impl ObjectFile {
-    fn new(remote: Arc<Remote>, name: &str) -> Self {
+    fn new(dir: &ObjectDir, name: &str) -> Self {
         Self {
-            remote,
+            remote: dir.remote.clone(),
+            lost: dir.lost.clone(),
             name: name.to_string(),
             buf: Vec::new(),
             upload: None,
@@ -118,6 +127,16 @@ impl ObjectFile {
 
     fn finish(&mut self, name: &str) -> Result<()> {
         self.done = true;
+        if self.lost.load(Ordering::SeqCst) {
+            self.abort();
+            return Err(Error::OutputConflict {
+                dir: self.remote.url(""),
+                reason: format!(
+                    "was taken over by another shardsmith run while this one wrote it (its lease `{}` was replaced): `{name}` and the manifest are not written",
+                    self.remote.url(&super::lease::lease_name())
+                ),
+            });
+        }
         let remote = self.remote.clone();
         let fail = |op: &'static str, e: &object_store::Error| remote.error(op, name, e);
         let Some(mut upload) = self.upload.take() else {
@@ -316,14 +335,14 @@ impl OutputSink for ObjectDir {
     }
 
     fn create(&self, name: &str) -> Result<Box<dyn ShardFile>> {
-        Ok(Box::new(ObjectFile::new(self.remote.clone(), name)))
+        Ok(Box::new(ObjectFile::new(self, name)))
     }
 
     fn create_spooled(&self, name: &str) -> Result<Box<dyn ShardFile>> {
         let file = self.scratch()?;
         Ok(Box::new(SpooledFile {
             file,
-            inner: ObjectFile::new(self.remote.clone(), name),
+            inner: ObjectFile::new(self, name),
         }))
     }
 
@@ -404,9 +423,11 @@ impl OutputSink for ObjectDir {
         Ok(names)
     }
 
-    /// An object store has no lock: two runs writing the same prefix at once are not
-    /// detected (a cluster scheduler runs one job per output).
+    /// A lease object under the prefix (see [`super::lease`]).
     fn lock(&self) -> Result<Box<dyn Send>> {
-        Ok(Box::new(()))
+        Ok(Box::new(super::lease::acquire(
+            &self.remote,
+            self.lost.clone(),
+        )?))
     }
 }
