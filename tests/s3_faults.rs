@@ -1,6 +1,6 @@
-//! Object storage when things go wrong: a run killed during a multipart upload, the
-//! server killed and restarted, a server that stops answering, bad locations and
-//! credentials (and secrets never shown).
+//! Object storage when things go wrong: a run killed during a multipart upload, a stage
+//! killed half way, the server killed and restarted, a server that stops answering, bad
+//! locations and credentials (and secrets never shown).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -246,4 +246,61 @@ fn a_server_that_stops_answering_for_a_while_is_waited_for() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(snapshot(&bucket.join("wds")), want);
+}
+
+#[test]
+fn a_killed_stage_resumes_keeping_what_arrived_verified() {
+    let Some(s3) = S3::start() else { return };
+    s3.bucket("src");
+    let input = Tree::new();
+    for i in 0..24 {
+        input.file(&format!("s{i:03}.bin"), noise(i, 1_500_000));
+    }
+    let (code, report) = s3.json(&[
+        "pack",
+        input.path().to_str().unwrap(),
+        "s3://src/wds",
+        "--shard-size",
+        "2MiB",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    let shards = report["shards"].as_u64().unwrap();
+    let dst = Tree::new();
+    // One request at a time, so the copy is caught half way.
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "--io-concurrency",
+            "1",
+            "stage",
+            "s3://src/wds",
+            &dst.s("d"),
+        ])
+        .envs(s3.env())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !dst.join("d/shard-000001.tar").exists()
+        && Instant::now() < deadline
+        && child.try_wait().unwrap().is_none()
+    {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        !dst.join("d/manifest.json").exists(),
+        "killed before the end: never looks complete"
+    );
+    let (code, report) = s3.json(&["stage", "s3://src/wds", &dst.s("d")]);
+    assert_eq!(code, 0, "{report}");
+    let kept = report["files_kept"].as_u64().unwrap();
+    assert!(kept >= 2 && kept < shards, "{report}");
+    assert_eq!(report["files_copied"].as_u64(), Some(shards - kept));
+    assert_eq!(
+        snapshot(&dst.join("d")),
+        snapshot(&s3.bucket("src").join("wds")),
+        "resumed stage == the source, nothing left over"
+    );
 }
