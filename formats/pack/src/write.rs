@@ -73,7 +73,10 @@ fn write_shard_with(
     let mut buf = ReadBuffer::take();
     let mut skipped = Vec::new();
     let (mut count, mut first, mut last) = (0u64, None, None);
-    let write_err = |e: io::Error| Error::io("writing shard", name, e);
+    // Named by where it goes (the output's path or URL), so that a full disk or a
+    // refused upload says which file system or bucket.
+    let shown = format!("{}/{name}", ctx.sink.describe());
+    let write_err = |e: io::Error| Error::io("writing shard", &shown, e);
     for (index, sample) in samples.iter().enumerate() {
         let loaded = match reader
             .load(index, &mut buf)?
@@ -281,5 +284,9 @@ fn stream_error(
             .into();
         }
     }
-    Error::io("writing shard", shard, e)
+    Error::io(
+        "writing shard",
+        format!("{}/{shard}", ctx.sink.describe()),
+        e,
+    )
 }
