@@ -3,10 +3,8 @@
 //! sets SHARDSMITH_AZURITE). Started per test on 127.0.0.1 on a free port.
 //! GCS is in tests/gcs.rs.
 
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Child;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -20,22 +18,9 @@ struct Azurite {
 
 impl Azurite {
     fn start() -> Option<Self> {
-        let bin = match std::env::var_os("SHARDSMITH_AZURITE") {
-            Some(p) => PathBuf::from(p),
-            None if std::env::var_os("CI").is_some() => {
-                panic!("SHARDSMITH_AZURITE is not set under CI: the Azure emulator is missing")
-            }
-            None => {
-                eprintln!("Azure test NOT RUN: set SHARDSMITH_AZURITE (tests/run_all.sh does)");
-                return None;
-            }
-        };
+        let bin = server_bin("SHARDSMITH_AZURITE", "Azure emulator")?;
         let data = Tree::new();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let child = std::process::Command::new(bin)
             .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
             .args(["--silent", "--skipApiVersionCheck", "--location"])
@@ -44,14 +29,7 @@ impl Azurite {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("azurite starts");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "azurite did not listen on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_listening(port, "azurite", 30);
         Some(Self {
             child,
             _data: data,

@@ -11,10 +11,8 @@
 //! only as a Docker image, and no Docker engine runs here. The test data is uploaded
 //! through the JSON API instead (tests/servers/gcs_upload.py), as gcloud uploads.
 
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Child;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -27,21 +25,8 @@ struct FakeGcs {
 
 impl FakeGcs {
     fn start() -> Option<Self> {
-        let bin = match std::env::var_os("SHARDSMITH_FAKE_GCS") {
-            Some(p) => PathBuf::from(p),
-            None if std::env::var_os("CI").is_some() => {
-                panic!("SHARDSMITH_FAKE_GCS is not set under CI: the GCS emulator is missing")
-            }
-            None => {
-                eprintln!("GCS test NOT RUN: set SHARDSMITH_FAKE_GCS (tests/run_all.sh does)");
-                return None;
-            }
-        };
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let bin = server_bin("SHARDSMITH_FAKE_GCS", "GCS emulator")?;
+        let port = free_port();
         let host = format!("127.0.0.1:{port}");
         let child = std::process::Command::new(bin)
             .args([
@@ -64,11 +49,7 @@ impl FakeGcs {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("fake-gcs-server starts");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "fake-gcs-server did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_listening(port, "fake-gcs-server", 20);
         Some(Self {
             child,
             url: format!("http://{host}"),

@@ -5,10 +5,9 @@
 //! directly. tests/run_all.sh installs the server (cached under $HOME/.cache) and sets
 //! SHARDSMITH_S3S_FS.
 
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -29,22 +28,9 @@ impl S3 {
     /// Starts the server, or `None` (test not run) when SHARDSMITH_S3S_FS is not set
     /// outside CI.
     pub fn start() -> Option<Self> {
-        let bin = match std::env::var_os("SHARDSMITH_S3S_FS") {
-            Some(p) => PathBuf::from(p),
-            None if std::env::var_os("CI").is_some() => {
-                panic!("SHARDSMITH_S3S_FS is not set under CI: the S3 server is missing")
-            }
-            None => {
-                eprintln!("S3 test NOT RUN: set SHARDSMITH_S3S_FS (tests/run_all.sh does)");
-                return None;
-            }
-        };
+        let bin = server_bin("SHARDSMITH_S3S_FS", "S3 server")?;
         let root = Tree::new();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let child = Self::spawn(&bin, root.path(), port);
         Some(Self {
             child,
@@ -63,11 +49,7 @@ impl S3 {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("s3s-fs starts");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "s3s-fs did not listen on {port}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_listening(port, "s3s-fs", 20);
         child
     }
 

@@ -22,22 +22,10 @@ fn large_shards_go_up_in_parts_and_a_killed_run_resumes_byte_identical() {
     let args = ["--shard-size", "20MiB", "-j", "1"];
     let want = local_pack(input.path(), &args);
     let url = "s3://big/wds";
-    let mut child = std::process::Command::new(bin())
-        .args([&["pack", input.path().to_str().unwrap(), url][..], &args].concat())
-        .envs(s3.env())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !bucket.join("wds/shard-000000.tar").exists()
-        && Instant::now() < deadline
-        && child.try_wait().unwrap().is_none()
-    {
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
+    let pack = [&["pack", input.path().to_str().unwrap(), url][..], &args].concat();
+    run_and_kill_when(&pack, &s3.env(), || {
+        bucket.join("wds/shard-000000.tar").exists()
+    });
     assert!(
         !bucket.join("wds/manifest.json").exists(),
         "killed before the end: no manifest yet"
@@ -267,28 +255,16 @@ fn a_killed_stage_resumes_keeping_what_arrived_verified() {
     let shards = report["shards"].as_u64().unwrap();
     let dst = Tree::new();
     // One request at a time, so the copy is caught half way.
-    let mut child = std::process::Command::new(bin())
-        .args([
-            "--io-concurrency",
-            "1",
-            "stage",
-            "s3://src/wds",
-            &dst.s("d"),
-        ])
-        .envs(s3.env())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !dst.join("d/shard-000001.tar").exists()
-        && Instant::now() < deadline
-        && child.try_wait().unwrap().is_none()
-    {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
+    let stage = [
+        "--io-concurrency",
+        "1",
+        "stage",
+        "s3://src/wds",
+        &dst.s("d"),
+    ];
+    run_and_kill_when(&stage, &s3.env(), || {
+        dst.join("d/shard-000001.tar").exists()
+    });
     assert!(
         !dst.join("d/manifest.json").exists(),
         "killed before the end: never looks complete"

@@ -25,16 +25,8 @@ pub fn bin() -> PathBuf {
 /// names end in `suffix` (or after a minute); returns whether it was killed before it
 /// finished on its own.
 pub fn run_and_kill(args: &[&str], dir: &Path, suffix: &str, files: usize) -> bool {
-    let mut child = std::process::Command::new(bin())
-        .args(args)
-        .env("SHARDSMITH_NO_PROGRESS", "1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let visible = std::fs::read_dir(dir)
+    run_and_kill_when(args, &[], || {
+        std::fs::read_dir(dir)
             .map(|d| {
                 d.filter(|e| {
                     e.as_ref()
@@ -45,13 +37,25 @@ pub fn run_and_kill(args: &[&str], dir: &Path, suffix: &str, files: usize) -> bo
                 })
                 .count()
             })
-            .unwrap_or(0);
-        if visible >= files
-            || std::time::Instant::now() > deadline
-            || child.try_wait().unwrap().is_some()
-        {
-            break;
-        }
+            .unwrap_or(0)
+            >= files
+    })
+}
+
+/// Runs the binary with `args` and the environment `envs`, and kills it as soon as
+/// `until` holds (or after a minute); returns whether it was killed before it finished
+/// on its own.
+pub fn run_and_kill_when(args: &[&str], envs: &[(&str, String)], until: impl Fn() -> bool) -> bool {
+    let mut child = std::process::Command::new(bin())
+        .args(args)
+        .envs(envs.iter().map(|(k, v)| (k, v)))
+        .env("SHARDSMITH_NO_PROGRESS", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !until() && std::time::Instant::now() <= deadline && child.try_wait().unwrap().is_none() {
         std::thread::sleep(std::time::Duration::from_micros(200));
     }
     let _ = child.kill();
@@ -307,4 +311,40 @@ pub fn signing_fixture(rel: &str) -> String {
         .join(rel)
         .to_string_lossy()
         .into_owned()
+}
+
+/// The binary of a test server, from environment variable `var` (tests/run_all.sh sets
+/// it); `None`, with a note, when it is not set outside CI; a failure under CI.
+pub fn server_bin(var: &str, what: &str) -> Option<PathBuf> {
+    match std::env::var_os(var) {
+        Some(p) => Some(PathBuf::from(p)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("{var} is not set under CI: the {what} is missing")
+        }
+        None => {
+            eprintln!("{what} test NOT RUN: set {var} (tests/run_all.sh does)");
+            None
+        }
+    }
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until something listens on 127.0.0.1:`port`, at most `seconds`.
+pub fn wait_listening(port: u16, what: &str, seconds: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} did not listen on {port}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

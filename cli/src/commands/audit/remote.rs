@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
-use shardsmith_checkpoint::audit::ListedRun;
-use shardsmith_manifest::verify::{ListedDataset, VerifyOptions, VerifyReport, verify_listed};
+use shardsmith_checkpoint::audit::{ListedRun, verify_options};
+use shardsmith_manifest::verify::{ListedDataset, VerifyReport, verify_listed};
 use shardsmith_manifest::{Error, InspectorFactory, MANIFEST_FILE, Result, verify::verify_path};
 use shardsmith_store::{InputSource, ObjectTree};
 
@@ -28,18 +28,6 @@ pub struct RemoteRun<'a> {
 }
 
 impl RemoteRun<'_> {
-    fn options(&self) -> VerifyOptions<'_> {
-        VerifyOptions {
-            manifest: None,
-            expect_root: None,
-            inspectors: self.inspectors,
-            // A directory without checkpoint files gets its own finding.
-            allow_empty: true,
-            collect_digests: false,
-            digest_check: None,
-        }
-    }
-
     /// Copies object `key` (relative to the run) to `dest`, checking its listed size.
     fn copy(
         &self,
@@ -102,7 +90,13 @@ impl ListedRun for RemoteRun<'_> {
         if dir && files.iter().any(|(rel, _)| rel == MANIFEST_FILE) {
             let sub = ObjectTree::new(Arc::new(self.tree.remote().child(name)));
             let concurrency = sub.remote().io_concurrency().min(32);
-            return verify_listed(&sub, &self.options(), concurrency, &|_| {}, progress);
+            return verify_listed(
+                &sub,
+                &verify_options(self.inspectors),
+                concurrency,
+                &|_| {},
+                progress,
+            );
         }
         let tmp = Scratch::new(self.scratch)?;
         let local = tmp.0.join(name);
@@ -114,7 +108,7 @@ impl ListedRun for RemoteRun<'_> {
             }
         })?;
         self.copies.fetch_add(1, Ordering::Relaxed);
-        verify_path(&local, &self.options(), &|_| {}, &|_| {})
+        verify_path(&local, &verify_options(self.inspectors), &|_| {}, &|_| {})
     }
 }
 

@@ -18,7 +18,7 @@ use crate::{is_checkpoint_name, is_temp_leftover};
 pub trait ListedRun: Sync {
     /// Every file under the run directory: `/`-separated relative path and size.
     fn files(&self) -> Result<Vec<(String, u64)>>;
-    /// The first `n` bytes of file `rel` (fewer if it is shorter).
+    /// The first `n` bytes of file `rel`; `n` is at most its listed size.
     fn head(&self, rel: &str, n: u64) -> io::Result<Vec<u8>>;
     /// Verifies checkpoint `name`: the directory `name/` holding `files` (relative to
     /// it) when `dir`, else the one file `name`. `progress` gets every block read.
@@ -80,7 +80,10 @@ pub fn audit_listed(
             pointers.push(parse_pointer(&name, size, &|| run.head(&name, size)));
         } else if is_temp_leftover(&name) {
             report.findings.push(leftover(&name));
-        } else if is_checkpoint_name(&name) || run.head(&name, 4).is_ok_and(|h| h == b"PK\x03\x04")
+        } else if is_checkpoint_name(&name)
+            || run
+                .head(&name, size.min(4))
+                .is_ok_and(|h| h == b"PK\x03\x04")
         {
             candidates.push((name.clone(), false, vec![(String::new(), size)]));
         }

@@ -108,19 +108,24 @@ fn check_one(
     progress_total: &(dyn Fn(u64) + Sync),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CheckpointStatus> {
-    let verify = VerifyOptions {
-        manifest: None,
-        expect_root: None,
-        inspectors,
-        // A directory without checkpoint files gets its own finding below.
-        allow_empty: true,
-        collect_digests: false,
-        digest_check: None,
-    };
-    let report = verify_path(path, &verify, progress_total, progress)?;
+    let report = verify_path(path, &verify_options(inspectors), progress_total, progress)?;
     Ok(status_of(
         name,
         report,
         path.is_dir() && !has_checkpoint_files(path),
     ))
+}
+
+/// How each checkpoint is verified, wherever it is: against its own manifest if it has
+/// one, with `inspectors`. An empty directory is not a verification failure: it gets its
+/// own `incomplete_save` finding.
+pub fn verify_options(inspectors: &(dyn InspectorFactory + Sync)) -> VerifyOptions<'_> {
+    VerifyOptions {
+        manifest: None,
+        expect_root: None,
+        inspectors,
+        allow_empty: true,
+        collect_digests: false,
+        digest_check: None,
+    }
 }

@@ -9,5 +9,5 @@ mod pointers;
 mod report;
 
 pub use listed::{ListedRun, audit_listed};
-pub use local::audit_run;
+pub use local::{audit_run, verify_options};
 pub use report::{AuditReport, CheckpointStatus, step_of};
