@@ -229,7 +229,8 @@ fn a_server_that_stops_answering_for_a_while_is_waited_for() {
     while !bucket.join("wds/shard-000000.tar").exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
-    // Connection refused for a second and a half: requests are retried with backoff.
+    // Connection refused for a second and a half (plus the restart): ten retries wait at
+    // least five seconds between them, so the run rides it out.
     s3.kill_and_restart(Duration::from_millis(1500));
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));

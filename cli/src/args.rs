@@ -71,7 +71,9 @@ pub struct GlobalArgs {
     /// Retries of a failed object store request before the run fails [default: 10]
     ///
     /// Throttling (429, 503 SlowDown), server errors and connection resets are retried
-    /// with exponential backoff and jitter. Example: `--retries 20`.
+    /// with exponential backoff and jitter: each wait is at least half a second and at
+    /// most 15 s, so the default rides out an outage of at least 5 s (typically about a
+    /// minute). Example: `--retries 20`.
     #[arg(long, global = true, value_name = "N")]
     pub retries: Option<usize>,
 

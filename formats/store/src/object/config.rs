@@ -35,6 +35,8 @@ pub struct StorageOptions {
 pub const DEFAULT_IO_CONCURRENCY: usize = 64;
 /// Retries by default (object_store's own default).
 pub const DEFAULT_RETRIES: usize = 10;
+/// The first wait before a retry, and the least of every later one.
+pub const INIT_BACKOFF: Duration = Duration::from_millis(500);
 
 impl Default for StorageOptions {
     fn default() -> Self {
@@ -111,9 +113,14 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
             "no bucket or container: write {scheme}://BUCKET/PREFIX"
         )));
     }
+    // object_store's backoff is decorrelated jitter: the first wait is `init_backoff`
+    // and every later one is drawn from [init, 2 × the previous], so N retries wait at
+    // least N × init. With 100 ms (object_store's default) ten retries could all be
+    // spent within about a second of a restarting server refusing connections; with
+    // 500 ms they span five seconds at the very least, and typically a minute.
     let retry = RetryConfig {
         backoff: BackoffConfig {
-            init_backoff: Duration::from_millis(100),
+            init_backoff: INIT_BACKOFF,
             max_backoff: Duration::from_secs(15),
             base: 2.0,
         },
