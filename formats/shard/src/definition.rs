@@ -119,6 +119,15 @@ pub trait FormatDef: Sync {
     fn configure(&self, options: &FormatOptions, shard_size: u64) -> Result<Arc<dyn Configured>>;
     /// True when a file's name says it is one of this format's shards (used by
     /// `verify` when no manifest says).
+    /// The dataset files for `shards` from the state a [`ShardFormat`] of this kind
+    /// recorded ([`ShardFormat::dataset_state`]); none by default.
+    fn dataset_files(
+        &self,
+        _state: &serde_json::Value,
+        _shards: &[(&str, &serde_json::Value)],
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, String> {
+        Ok(Vec::new())
+    }
     fn sniff_name(&self, path: &str) -> bool;
     /// True when a file's first bytes say it is one of this format's shards; asked of
     /// every format only after no format claimed the name.

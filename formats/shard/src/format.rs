@@ -162,4 +162,10 @@ pub trait ShardFormat: Sync {
     fn dataset_files(&self, _shards: &[(&str, &Value)]) -> Result<Vec<DatasetFile>, String> {
         Ok(Vec::new())
     }
+    /// What [`ShardFormat::dataset_files`] needs besides the shards, as JSON, so that a
+    /// run split into tasks can write the dataset files in a final step that never saw
+    /// the samples ([`crate::FormatKind::dataset_files`]).
+    fn dataset_state(&self) -> Value {
+        Value::Null
+    }
 }

@@ -56,6 +56,16 @@ impl FormatKind {
         self.0.name()
     }
 
+    /// The dataset files (MDS `index.json`) for `shards`, names and facts in order, from
+    /// the state a writer of this format recorded ([`ShardFormat::dataset_state`]).
+    pub fn dataset_files(
+        self,
+        state: &serde_json::Value,
+        shards: &[(&str, &serde_json::Value)],
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, String> {
+        self.0.dataset_files(state, shards)
+    }
+
     /// A structural checker for a file of this format.
     pub fn inspector(self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
         self.0.inspector(ctx)

@@ -35,6 +35,14 @@ impl FormatDef for Def {
         "mds"
     }
 
+    fn dataset_files(
+        &self,
+        state: &serde_json::Value,
+        shards: &[(&str, &serde_json::Value)],
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, String> {
+        super::index_files(state, shards)
+    }
+
     fn summary(&self) -> &'static str {
         "MosaicML Streaming shards (shard.NNNNN.mds[.EXT] + index.json), read by StreamingDataset"
     }

@@ -273,35 +273,53 @@ impl ShardFormat for Mds {
     }
 
     fn dataset_files(&self, shards: &[(&str, &Value)]) -> Result<Vec<DatasetFile>, String> {
-        let mut entries = Vec::with_capacity(shards.len());
-        for (name, facts) in shards {
-            let mut entry = self.layout.config.clone();
-            let raw_name = match self.layout.compression {
-                Some(c) => name
-                    .strip_suffix(&format!(".{}", c.family.name()))
-                    .unwrap_or(name)
-                    .to_string(),
-                None => (*name).to_string(),
-            };
-            entry["samples"] = facts["samples"].clone();
-            entry["raw_data"] = json!({"basename": raw_name, "bytes": facts["raw_bytes"], "hashes": facts["raw_hashes"]});
-            entry["zip_data"] = match self.layout.compression {
-                Some(_) => {
-                    json!({"basename": name, "bytes": facts["zip_bytes"], "hashes": facts["zip_hashes"]})
-                }
-                None => Value::Null,
-            };
-            if entry["raw_data"]["bytes"].is_null() {
-                return Err(format!(
-                    "no record of shard `{name}` (written by another format?)"
-                ));
-            }
-            entries.push(entry);
-        }
-        let index = json!({"shards": entries, "version": 2});
-        Ok(vec![DatasetFile {
-            name: "index.json".into(),
-            bytes: pyjson::dumps(&index).into_bytes(),
-        }])
+        index_files(&self.layout.config, shards)
     }
+
+    fn dataset_state(&self) -> Value {
+        self.layout.config.clone()
+    }
+}
+
+/// `index.json` for `shards` (names and facts, in order) written with the writer config
+/// `config`: what [`ShardFormat::dataset_files`] writes, also from a config recorded by
+/// the tasks of a split run ([`ShardFormat::dataset_state`]).
+pub(crate) fn index_files(
+    config: &Value,
+    shards: &[(&str, &Value)],
+) -> Result<Vec<DatasetFile>, String> {
+    let compression = match config["compression"].as_str() {
+        Some(text) => MdsCompression::parse(text)?,
+        None => None,
+    };
+    let mut entries = Vec::with_capacity(shards.len());
+    for (name, facts) in shards {
+        let mut entry = config.clone();
+        let raw_name = match compression {
+            Some(c) => name
+                .strip_suffix(&format!(".{}", c.family.name()))
+                .unwrap_or(name)
+                .to_string(),
+            None => (*name).to_string(),
+        };
+        entry["samples"] = facts["samples"].clone();
+        entry["raw_data"] = json!({"basename": raw_name, "bytes": facts["raw_bytes"], "hashes": facts["raw_hashes"]});
+        entry["zip_data"] = match compression {
+            Some(_) => {
+                json!({"basename": name, "bytes": facts["zip_bytes"], "hashes": facts["zip_hashes"]})
+            }
+            None => Value::Null,
+        };
+        if entry["raw_data"]["bytes"].is_null() {
+            return Err(format!(
+                "no record of shard `{name}` (written by another format?)"
+            ));
+        }
+        entries.push(entry);
+    }
+    let index = json!({"shards": entries, "version": 2});
+    Ok(vec![DatasetFile {
+        name: "index.json".into(),
+        bytes: pyjson::dumps(&index).into_bytes(),
+    }])
 }
