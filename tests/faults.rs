@@ -184,7 +184,7 @@ fn spawn_pack(input: &Path, out: &Path) -> Child {
 
 /// Waits until `out` holds the temporary file of `shard` (the plan is made by then).
 fn wait_for_temp(out: &Path, shard: &str, child: &mut Child) {
-    let temp = out.join(format!(".shardsmith-tmp-{shard}"));
+    let temp = out.join(format!(".shardsmith-tmp-{}-{shard}", child.id()));
     let deadline = Instant::now() + Duration::from_secs(60);
     while !temp.exists() {
         assert!(child.try_wait().unwrap().is_none(), "pack ended too early");

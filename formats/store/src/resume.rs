@@ -55,7 +55,8 @@ pub enum Start {
     Complete(Box<Manifest>),
 }
 
-fn run_file() -> String {
+/// The run's fingerprint file inside the output.
+pub fn run_file() -> String {
     format!("{STATE_DIR}/run.json")
 }
 
@@ -67,8 +68,9 @@ fn json<T: Serialize>(value: &T) -> Vec<u8> {
     serde_json::to_vec_pretty(value).expect("state always serializes")
 }
 
-/// What differs between an existing manifest and this run, in words.
-fn difference(old: &Manifest, new: &Manifest, job: &Job<'_>) -> String {
+/// What differs between an existing manifest and this run, in words (empty when
+/// nothing does).
+pub fn difference(old: &Manifest, new: &Manifest, job: &Job<'_>) -> String {
     let mut parts = Vec::new();
     if old.kind != job.kind {
         let what = match old.kind {
@@ -245,6 +247,24 @@ pub fn save_done<R: Serialize>(
         record,
     };
     sink.write_atomic(&sidecar_file(name), &json(&sidecar))
+}
+
+/// The fingerprint of the run under way in the output (`run.json`), if any; an
+/// unreadable file reads as a fingerprint no run has.
+pub fn run_fingerprint(sink: &dyn OutputSink) -> Result<Option<String>> {
+    Ok(sink.read(&run_file())?.map(|bytes| {
+        serde_json::from_slice::<RunState>(&bytes).map_or_else(|_| String::new(), |r| r.fingerprint)
+    }))
+}
+
+/// Records that a run with `fingerprint` is under way in the output.
+pub fn start_run(sink: &dyn OutputSink, fingerprint: &str) -> Result<()> {
+    sink.write_atomic(
+        &run_file(),
+        &json(&RunState {
+            fingerprint: fingerprint.to_string(),
+        }),
+    )
 }
 
 /// After a failed run: when the output holds no file of ours (nothing was committed, now

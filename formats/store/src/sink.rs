@@ -64,7 +64,14 @@ pub trait OutputSink: Sync {
     /// Names of the top-level entries.
     fn list(&self) -> Result<Vec<String>>;
     /// Takes an exclusive lock for this run; released when the guard drops.
-    fn lock(&self) -> Result<Box<dyn Send>>;
+    fn lock(&self) -> Result<Box<dyn Send>> {
+        self.lock_named("lock")
+    }
+    /// Takes the exclusive lock called `tag` (`lock-task-000003`: one task of a split
+    /// run, which other tasks writing into the same output do not contend for).
+    fn lock_named(&self, tag: &str) -> Result<Box<dyn Send>>;
+    /// Renames a complete object (`from` must exist; `to` is replaced).
+    fn rename(&self, from: &str, to: &str) -> Result<()>;
     /// A nameless read-write scratch file for data a writer must read back before it
     /// commits (Megatron's document lengths, read three times to build the index). It
     /// vanishes when dropped, also when the process dies. The default is in the system
@@ -254,7 +261,9 @@ impl OutputSink for LocalDir {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let temp = dir.join(format!("{TEMP_PREFIX}tmp-{base}"));
+        // The process id keeps apart the tasks of a split run writing the same small file
+        // (`run.json`) at the same moment.
+        let temp = dir.join(format!("{TEMP_PREFIX}tmp-{}-{base}", std::process::id()));
         let file = fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -318,8 +327,14 @@ impl OutputSink for LocalDir {
             .map_err(|e| Error::io("creating a scratch file in", &self.dir, e))
     }
 
-    fn lock(&self) -> Result<Box<dyn Send>> {
-        let path = self.full(&format!("{TEMP_PREFIX}lock"));
+    fn rename(&self, from: &str, to: &str) -> Result<()> {
+        let (a, b) = (self.full(from), self.full(to));
+        fs::rename(&a, &b).map_err(|e| Error::io("renaming", &a, e))?;
+        sync_dir(b.parent().unwrap_or(&self.dir))
+    }
+
+    fn lock_named(&self, tag: &str) -> Result<Box<dyn Send>> {
+        let path = self.full(&format!("{TEMP_PREFIX}{tag}"));
         let file = File::create(&path).map_err(|e| Error::io("creating", &path, e))?;
         match file.try_lock() {
             Ok(()) => {
@@ -328,7 +343,10 @@ impl OutputSink for LocalDir {
             }
             Err(fs::TryLockError::WouldBlock) => Err(Error::OutputConflict {
                 dir: self.describe(),
-                reason: "is being written by another shardsmith run (lock held)".into(),
+                reason: format!(
+                    "is being written by another shardsmith run (lock `{}` held)",
+                    path.display()
+                ),
             }),
             Err(fs::TryLockError::Error(e)) => Err(Error::io("locking", path, e)),
         }
@@ -359,7 +377,10 @@ mod tests {
         let mut f = sink.create("a.tar").unwrap();
         f.write_all(b"data").unwrap();
         assert_eq!(sink.size("a.tar").unwrap(), None);
-        assert_eq!(sink.list().unwrap(), vec![".shardsmith-tmp-a.tar"]);
+        assert_eq!(
+            sink.list().unwrap(),
+            vec![format!(".shardsmith-tmp-{}-a.tar", std::process::id())]
+        );
         f.commit().unwrap();
         assert_eq!(sink.size("a.tar").unwrap(), Some(4));
         assert_eq!(sink.list().unwrap(), vec!["a.tar"]);
@@ -370,7 +391,10 @@ mod tests {
         h.write_all(b"later").unwrap();
         h.commit_as("b.tar").unwrap();
         assert_eq!(sink.list().unwrap(), vec!["a.tar", "b.tar"]);
-        assert_eq!(sink.read("b.tar").unwrap().unwrap(), b"later");
+        sink.rename("b.tar", "d.tar").unwrap();
+        assert_eq!(sink.list().unwrap(), vec!["a.tar", "d.tar"]);
+        assert_eq!(sink.size("d.tar").unwrap(), Some(5));
+        assert_eq!(sink.read("d.tar").unwrap().unwrap(), b"later");
         sink.write_atomic("state/x.json", b"{}").unwrap();
         assert_eq!(sink.read("state/x.json").unwrap().unwrap(), b"{}");
         sink.remove("state").unwrap();

@@ -86,24 +86,27 @@ pub(super) struct Lease {
     remote: Arc<Remote>,
     lost: Arc<AtomicBool>,
     renewal: Option<tokio::task::JoinHandle<()>>,
+    /// The lease object's name under the output prefix.
+    name: String,
 }
 
-/// The lease object's name under the output prefix.
-pub(super) fn lease_name() -> String {
-    format!("{TEMP_PREFIX}lock")
+/// The name under the output prefix of the lease called `tag` (`lock` for the whole
+/// output, `lock-task-000003` for one task of a split run).
+pub(super) fn lease_name(tag: &str) -> String {
+    format!("{TEMP_PREFIX}{tag}")
 }
 
 /// Takes the lease of `remote`'s prefix; `lost` is set if another run takes it over
 /// later.
-pub(super) fn acquire(remote: &Arc<Remote>, lost: Arc<AtomicBool>) -> Result<Lease> {
-    let name = lease_name();
+pub(super) fn acquire(remote: &Arc<Remote>, lost: Arc<AtomicBool>, tag: &str) -> Result<Lease> {
+    let name = lease_name(tag);
     let key = remote.key(&name);
     let store = remote.store.clone();
     let here = host();
     for _ in 0..3 {
         let mode = PutOptions::from(PutMode::Create);
         match remote.run(store.put_opts(&key, Holder::me().payload(), mode)) {
-            Ok(put) => return Ok(start(remote, lost, put.into())),
+            Ok(put) => return Ok(start(remote, lost, put.into(), name)),
             Err(object_store::Error::AlreadyExists { .. }) => {}
             // A store without conditional writes cannot hold a lease.
             Err(object_store::Error::NotImplemented { .. }) => {
@@ -111,6 +114,7 @@ pub(super) fn acquire(remote: &Arc<Remote>, lost: Arc<AtomicBool>) -> Result<Lea
                     remote: remote.clone(),
                     lost,
                     renewal: None,
+                    name,
                 });
             }
             Err(e) => return Err(remote.error("locking", &name, &e)),
@@ -148,7 +152,7 @@ pub(super) fn acquire(remote: &Arc<Remote>, lost: Arc<AtomicBool>) -> Result<Lea
         // Stale (or not a lease shardsmith wrote): taken over only if nobody else did.
         let mode = PutOptions::from(PutMode::Update(version));
         match remote.run(store.put_opts(&key, Holder::me().payload(), mode)) {
-            Ok(put) => return Ok(start(remote, lost, put.into())),
+            Ok(put) => return Ok(start(remote, lost, put.into(), name)),
             Err(object_store::Error::Precondition { .. }) => continue,
             Err(e) => return Err(remote.error("locking", &name, &e)),
         }
@@ -160,12 +164,17 @@ pub(super) fn acquire(remote: &Arc<Remote>, lost: Arc<AtomicBool>) -> Result<Lea
 }
 
 /// Renews the lease every [`RENEW`] from `version` on.
-fn start(remote: &Arc<Remote>, lost: Arc<AtomicBool>, mut version: UpdateVersion) -> Lease {
+fn start(
+    remote: &Arc<Remote>,
+    lost: Arc<AtomicBool>,
+    mut version: UpdateVersion,
+    name: String,
+) -> Lease {
     let task_remote = remote.clone();
     let task_lost = lost.clone();
+    let key = remote.key(&name);
     let renewal = runtime().spawn(async move {
         let remote = task_remote;
-        let key = remote.key(&lease_name());
         let mut me = Holder::me();
         loop {
             tokio::time::sleep(RENEW).await;
@@ -187,6 +196,7 @@ fn start(remote: &Arc<Remote>, lost: Arc<AtomicBool>, mut version: UpdateVersion
         remote: remote.clone(),
         lost,
         renewal: Some(renewal),
+        name,
     }
 }
 
@@ -198,7 +208,7 @@ impl Drop for Lease {
         renewal.abort();
         // Another run's lease, once taken over, is not ours to delete.
         if !self.lost.load(Ordering::SeqCst) {
-            let key = self.remote.key(&lease_name());
+            let key = self.remote.key(&self.name);
             let store = self.remote.store.clone();
             let _ = self.remote.run(async move { store.delete(&key).await });
         }

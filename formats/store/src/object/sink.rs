@@ -132,8 +132,8 @@ impl ObjectFile {
             return Err(Error::OutputConflict {
                 dir: self.remote.url(""),
                 reason: format!(
-                    "was taken over by another shardsmith run while this one wrote it (its lease `{}` was replaced): `{name}` and the manifest are not written",
-                    self.remote.url(&super::lease::lease_name())
+                    "was taken over by another shardsmith run while this one wrote it (its lease under `{}` was replaced): `{name}` and the manifest are not written",
+                    self.remote.url(&super::lease::lease_name("lock*"))
                 ),
             });
         }
@@ -424,10 +424,20 @@ impl OutputSink for ObjectDir {
     }
 
     /// A lease object under the prefix (see [`super::lease`]).
-    fn lock(&self) -> Result<Box<dyn Send>> {
+    fn lock_named(&self, tag: &str) -> Result<Box<dyn Send>> {
         Ok(Box::new(super::lease::acquire(
             &self.remote,
             self.lost.clone(),
+            tag,
         )?))
+    }
+
+    fn rename(&self, from: &str, to: &str) -> Result<()> {
+        let (a, b) = (self.remote.key(from), self.remote.key(to));
+        let store = self.remote.store.clone();
+        // A copy on the server, then the delete: a store has no rename.
+        self.remote
+            .run(async move { store.rename(&a, &b).await })
+            .map_err(|e| self.remote.error("renaming", from, &e))
     }
 }
