@@ -60,18 +60,36 @@ fn mds_single_sample_and_merged_parts() {
         &[one.path().to_str().unwrap(), &out.s("one")],
     );
     let input = mds_corpus(30);
-    for rank in ["0", "1"] {
+    // Two parts packed separately (the first and the second half of the samples, chosen
+    // with --files-from), each into a directory of the output.
+    let mut halves = [String::new(), String::new()];
+    for file in files_below(input.path()) {
+        let rel = file
+            .strip_prefix(input.path())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let n: usize = rel.split("/s").nth(1).unwrap()[..5].parse().unwrap();
+        halves[usize::from(n >= 15)].push_str(&format!("{rel}\n"));
+    }
+    for (part, list) in halves.iter().enumerate() {
+        out.file(&format!("list-{part}"), list.clone());
         let o = cmd()
             .args([
                 "pack",
                 input.path().to_str().unwrap(),
-                &out.s("parts"),
+                &out.s(&format!("parts/{part}")),
                 "--format",
                 "mds",
                 "--shard-size",
                 "16KiB",
             ])
-            .args(["--rank", rank, "--world-size", "2", "--compression", "zstd"])
+            .args([
+                "--files-from",
+                &out.s(&format!("list-{part}")),
+                "--compression",
+                "zstd",
+            ])
             .args(MDS_COLUMNS)
             .output()
             .unwrap();
@@ -82,4 +100,18 @@ fn mds_single_sample_and_merged_parts() {
         "check_mds.py",
         &["--merged", input.path().to_str().unwrap(), &out.s("parts")],
     );
+}
+
+fn files_below(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_below(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }

@@ -327,7 +327,7 @@ fn uncompressed_damage_is_located_in_the_shard() {
 }
 
 #[test]
-fn ranks_merge_into_the_same_samples() {
+fn tasks_finished_by_merge_equal_the_single_run() {
     let input = mds_corpus(45);
     let out = Tree::new();
     let whole = out.s("whole");
@@ -337,56 +337,75 @@ fn ranks_merge_into_the_same_samples() {
             .success()
     );
     let parts = out.s("parts");
-    for rank in 0..3 {
+    for task in 0..3 {
         let o = pack_mds(
             input.path(),
             &parts,
             &[
                 "--shard-size",
                 "16KiB",
-                "--rank",
-                &rank.to_string(),
-                "--world-size",
+                "--task-index",
+                &task.to_string(),
+                "--task-count",
                 "3",
             ],
         );
         assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains(&format!(
+                "task {task} of 3 (from --task-index {task} --task-count 3)"
+            )),
+            "{}",
+            text(&o.stderr)
+        );
     }
     let (code, report) = run_json(&["merge", &parts]);
     assert_eq!(code, 0, "{report}");
-    assert_eq!(report["parts"], serde_json::json!(["0", "1", "2"]));
+    assert_eq!(report["tasks"], 3);
     assert_eq!(report["samples"], 45);
-    let merged = index(&out.join("parts"));
-    assert!(
-        merged["shards"][0]["raw_data"]["basename"]
-            .as_str()
+    assert_eq!(report["index"], true);
+    let all = |dir: &str| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
-            .starts_with("0/shard.00000.mds")
-    );
-    let whole_index = index(&out.join("whole"));
-    let keys = |idx: &serde_json::Value| {
-        idx["shards"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["samples"].as_u64().unwrap())
-            .sum::<u64>()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
     };
-    assert_eq!(keys(&merged), keys(&whole_index));
+    assert_eq!(all(&parts), all(&whole), "byte-identical to the single run");
     assert_eq!(run(&["verify", &parts]).status.code(), Some(0));
+    // A finished run has nothing to merge: a finishing job run twice is not an error.
     let o = run(&["merge", &whole]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("nothing to merge"),
+        "{}",
+        text(&o.stdout)
+    );
+    let empty = Tree::new();
+    let o = run(&["merge", empty.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("no parts to merge"));
+    assert!(
+        text(&o.stderr).contains("no parts to merge"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = run(&[
         "pack",
         input.path().to_str().unwrap(),
         &out.s("x"),
-        "--rank",
+        "--task-index",
         "3",
-        "--world-size",
+        "--task-count",
         "3",
     ]);
-    assert!(text(&o.stderr).contains("must be below --world-size"));
+    assert!(text(&o.stderr).contains("must be below the task count 3"));
 }
 
 #[test]

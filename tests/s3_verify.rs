@@ -246,26 +246,26 @@ fn parts_packed_to_a_bucket_merge_as_on_disk() {
     let bucket = s3.bucket("parts");
     let input = mds_corpus(30);
     let local = Tree::new();
-    for rank in ["0", "1"] {
-        let args = [
-            "--format",
-            "mds",
-            "--shard-size",
-            "16KiB",
-            "--rank",
-            rank,
-            "--world-size",
-            "2",
-        ];
+    // Parts packed separately, each into a directory of the output.
+    for part in ["0", "1"] {
+        let args = ["--format", "mds", "--shard-size", "16KiB"];
         let o = run(&[
-            &["pack", input.path().to_str().unwrap(), &local.s("out")][..],
+            &[
+                "pack",
+                input.path().to_str().unwrap(),
+                &local.s(&format!("out/{part}")),
+            ][..],
             &args,
         ]
         .concat());
         assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
         let (code, report) = s3.json(
             &[
-                &["pack", input.path().to_str().unwrap(), "s3://parts/out"][..],
+                &[
+                    "pack",
+                    input.path().to_str().unwrap(),
+                    &format!("s3://parts/out/{part}"),
+                ][..],
                 &args,
             ]
             .concat(),

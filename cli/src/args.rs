@@ -143,16 +143,21 @@ pub enum Command {
     /// Example: shardsmith verify ./shards --expect-root 3f2a...
     Verify(VerifyArgs),
 
-    /// Combine parts packed separately (pack --rank/--world-size) into one dataset
+    /// Finish a pack split into tasks, or combine datasets packed separately into one
     ///
-    /// Each part is a directory directly inside OUTPUT with its own manifest. For MDS a
+    /// After `pack --task-index`: once every task has finished, `merge OUTPUT` checks
+    /// that each task's share is there and was made with the same input and options,
+    /// names the tasks still missing (exit 2), and writes the manifest (and MDS
+    /// index.json): the bytes a single `pack` run writes.
+    ///
+    /// Otherwise each part is a directory directly inside OUTPUT with its own manifest. For MDS a
     /// root index.json lists every part's shards (basenames prefixed with the part's
     /// directory, as streaming's merge_index does); for every format a root manifest lists
     /// every part's files, taken from the parts' manifests without re-reading them.
     /// Without PART arguments, every sub-directory holding a manifest.json is a part, in
     /// numeric order.
     ///
-    /// Example: shardsmith merge ./mds
+    /// Examples: shardsmith merge s3://shards/wds (after the tasks); shardsmith merge ./mds 0 1
     Merge(MergeArgs),
 
     /// Sign a dataset or checkpoint directory (OpenSSF Model Signing bundle, key pair)

@@ -75,6 +75,13 @@ impl Printer {
         eprintln!("warning: {text}");
     }
 
+    /// A line on stderr about how the run was set up (not with --quiet).
+    pub fn note(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("{text}");
+        }
+    }
+
     /// Per-item detail on stderr with --verbose.
     pub fn detail(&self, text: &str) {
         if self.verbose() {

@@ -10,6 +10,11 @@ use crate::report;
 use crate::size::human_bytes;
 
 pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
+    if args.parts.is_empty()
+        && let Some(status) = finish_tasks(args, printer)?
+    {
+        return Ok(status);
+    }
     let report = match crate::storage::location(&args.output)? {
         shardsmith_store::Location::Remote(remote) => {
             let sink = shardsmith_store::ObjectDir::new(remote.clone());
@@ -77,7 +82,111 @@ pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
         parts: &report.parts,
         root_sha256: &m.root_sha256,
         samples: m.totals.samples,
+        tasks: 0,
+        renamed: 0,
         version: report::VERSION,
     });
     Ok(Status::Clean)
+}
+
+/// The final step of a `pack` split into tasks, when OUTPUT holds one.
+fn finish_tasks(args: &MergeArgs, printer: &Printer) -> Result<Option<Status>> {
+    let remote;
+    let local;
+    let sink: &dyn shardsmith_store::OutputSink = match crate::storage::location(&args.output)? {
+        shardsmith_store::Location::Remote(r) => {
+            remote = shardsmith_store::ObjectDir::new(r);
+            &remote
+        }
+        shardsmith_store::Location::Local(path) => {
+            if !path.is_dir() {
+                return Ok(None);
+            }
+            local = shardsmith_store::LocalDir::create(&path)?;
+            &local
+        }
+    };
+    if !shardsmith_pack::task::is_split_run(sink)? {
+        // A finished run (split or not: their outputs are the same) has nothing to merge;
+        // a finishing job run twice (a requeued Slurm job) is not an error.
+        let finished = sink
+            .read(shardsmith_manifest::MANIFEST_FILE)?
+            .and_then(|bytes| {
+                shardsmith_manifest::Manifest::parse(
+                    &bytes,
+                    shardsmith_manifest::MANIFEST_FILE.as_ref(),
+                )
+                .ok()
+            })
+            .map(|(m, _)| m)
+            .filter(|m| {
+                m.kind == shardsmith_manifest::ManifestKind::Pack
+                    && m.input.is_some()
+                    && m.files.iter().all(|f| !f.path.contains('/'))
+            });
+        let Some(m) = finished else {
+            return Ok(None);
+        };
+        printer.summary(&format!(
+            "already finished: {} holds one complete dataset ({} files, {} samples); nothing to merge\n",
+            args.output.display(),
+            m.totals.files,
+            m.totals.samples.unwrap_or(0)
+        ));
+        printer.report(&report::Merge {
+            bytes: m.totals.bytes,
+            command: "merge",
+            files: m.totals.files,
+            index: m.files.iter().any(|f| f.path == "index.json"),
+            output: args.output.display().to_string(),
+            parts: &[],
+            root_sha256: &m.root_sha256,
+            samples: m.totals.samples,
+            tasks: 0,
+            renamed: 0,
+            version: report::VERSION,
+        });
+        return Ok(Some(Status::Clean));
+    }
+    let report = shardsmith_pack::task::finish(sink)?;
+    let m = &report.manifest;
+    let mut text = format!(
+        "finished the run of {} task(s) (index from {}) in {}: {} files, {}, {} samples\n",
+        report.tasks,
+        report.sources.join("; "),
+        args.output.display(),
+        m.totals.files,
+        human_bytes(m.totals.bytes),
+        m.totals.samples.unwrap_or(0)
+    );
+    if report.renamed > 0 {
+        text.push_str(&format!(
+            "  renumbered {} shard(s) after planned shards whose samples were all left out\n",
+            report.renamed
+        ));
+    }
+    crate::output::manifest_lines(
+        &mut text,
+        &args
+            .output
+            .join(shardsmith_manifest::MANIFEST_FILE)
+            .display()
+            .to_string(),
+        &m.root_sha256,
+    );
+    printer.summary(&text);
+    printer.report(&report::Merge {
+        bytes: m.totals.bytes,
+        command: "merge",
+        files: m.totals.files,
+        index: m.files.iter().any(|f| f.path == "index.json"),
+        output: args.output.display().to_string(),
+        parts: &[],
+        root_sha256: &m.root_sha256,
+        samples: m.totals.samples,
+        tasks: report.tasks,
+        renamed: report.renamed,
+        version: report::VERSION,
+    });
+    Ok(Some(Status::Clean))
 }

@@ -21,6 +21,10 @@ pub struct Merge<'a> {
     pub root_sha256: &'a str,
     /// Samples in all parts (null if the manifest counts none).
     pub samples: Option<u64>,
+    /// Tasks of a split run joined (0 when parts were merged).
+    pub tasks: u32,
+    /// Shards renamed because a planned shard before them came out empty.
+    pub renamed: usize,
     /// The version of shardsmith.
     pub version: &'static str,
 }

@@ -113,6 +113,8 @@ fn manifest_merge_and_sign_print_in_key_order() {
         parts: &parts,
         root_sha256: "00",
         samples: Some(5),
+        tasks: 0,
+        renamed: 0,
         version: VERSION,
     });
     same_as_value(&Sign {

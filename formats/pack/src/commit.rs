@@ -44,6 +44,10 @@ pub(crate) struct Job<'a> {
     pub fingerprint: &'a str,
     /// Keep what an interrupted run of the same fingerprint decided.
     pub resuming: bool,
+    /// Name each shard by its plan's index, not by its place among the kept shards:
+    /// one task of a split run, whose shards the final step renumbers if some plan came
+    /// out empty ([`crate::task`]).
+    pub by_plan: bool,
     /// Worker threads.
     pub threads: usize,
 }
@@ -55,6 +59,11 @@ impl Job<'_> {
 
     fn name(&self, number: usize) -> String {
         self.ctx.format.shard_name(self.prefix, number)
+    }
+
+    /// The name of `plan`'s shard when `numbered` kept shards come before it.
+    fn name_of(&self, plan: &ShardPlan, numbered: usize) -> String {
+        self.name(if self.by_plan { plan.index } else { numbered })
     }
 }
 
@@ -188,11 +197,12 @@ fn commit_in_order(
             let digest = plan_digest(job.samples_of(plan));
             let record = match written.shard {
                 Some((mut shard, file)) => {
-                    let name = job.name(numbered);
+                    let name = job.name_of(plan, numbered);
                     shard.entry.path.clone_from(&name);
                     let record = PlanRecord {
                         shard: Some(shard),
                         skipped: written.skipped,
+                        planned: job.name(plan.index),
                     };
                     state::save_done(sink, job.fingerprint, &digest, plan.index, &record)?;
                     file.commit_as(&name)?;
@@ -203,6 +213,7 @@ fn commit_in_order(
                     let record = PlanRecord {
                         shard: None,
                         skipped: written.skipped,
+                        planned: job.name(plan.index),
                     };
                     state::save_done(sink, job.fingerprint, &digest, plan.index, &record)?;
                     record
@@ -227,7 +238,7 @@ fn resumable(job: &Job<'_>) -> Result<Vec<Decided>> {
     let mut numbered = 0;
     for plan in job.plans {
         let samples = job.samples_of(plan);
-        let name = job.name(numbered);
+        let name = job.name_of(plan, numbered);
         let digest = plan_digest(samples);
         let Some(record) =
             state::load_done(job.ctx.sink, job.fingerprint, &digest, plan.index, &name)?

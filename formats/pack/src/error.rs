@@ -37,6 +37,10 @@ pub enum Error {
     /// Parts cannot be merged as asked.
     #[error("{0}")]
     Merge(String),
+    /// The tasks of a split run cannot be finished: one is missing, was run with other
+    /// options, or was run twice at once.
+    #[error("{0}")]
+    Task(String),
     /// A worker thread panicked: a bug in shardsmith, not in the input.
     #[error("{0} panicked; please report this as a bug")]
     Panicked(&'static str),
@@ -61,6 +65,7 @@ impl Error {
             Error::Setting(_) => "setting",
             Error::Finish(_) => "finish",
             Error::Merge(_) => "merge",
+            Error::Task(_) => "task",
             Error::Panicked(_) => "panicked",
             Error::Shard(e) => e.kind(),
             Error::Store(e) => e.kind(),
@@ -73,7 +78,11 @@ impl Error {
         match self {
             Error::Io { path, .. } => Some(path.display().to_string()),
             Error::Strict { path, .. } => Some(path.clone()),
-            Error::Setting(_) | Error::Finish(_) | Error::Merge(_) | Error::Panicked(_) => None,
+            Error::Setting(_)
+            | Error::Finish(_)
+            | Error::Merge(_)
+            | Error::Task(_)
+            | Error::Panicked(_) => None,
             Error::Shard(e) => e.path(),
             Error::Store(e) => e.path(),
             Error::Manifest(e) => e.path(),

@@ -14,7 +14,9 @@
 //! 4. **finish**: the format's dataset files, `SHA256SUMS` and, last, `manifest.json`
 //!    (`shardsmith_store::finish`).
 //!
-//! Also [`merge`], which combines the outputs of `pack --rank/--world-size` parts.
+//! A run can be split into tasks that share one output ([`task`]: each writes its share
+//! of the same global plan; `merge` finishes the dataset). Also [`merge`], which
+//! combines datasets packed separately into part directories.
 //!
 //! Must not know: any format's internals (only `ShardFormat` and the registry), token
 //! files, checkpoints, or the command line. The output depends only on the input and
@@ -27,9 +29,11 @@ mod left_out;
 pub mod merge;
 mod observer;
 pub mod plan;
+mod run;
 mod settings;
 mod shuffle;
 pub mod state;
+pub mod task;
 pub mod tree;
 mod write;
 
@@ -48,23 +52,9 @@ pub use self::error::{Error, Result};
 use self::left_out::first_cause;
 pub use self::observer::{NoProgress, PackObserver};
 pub use self::plan::ShardPlan;
-pub use self::settings::PackSettings;
-use self::write::WriteContext;
-
-/// What a `pack` run did.
-#[derive(Clone, Debug)]
-pub struct PackReport {
-    /// The manifest written (or found complete).
-    pub manifest: Manifest,
-    /// Shards written by this run.
-    pub shards_written: usize,
-    /// Shards kept from an interrupted run.
-    pub shards_resumed: usize,
-    /// The output already held this exact dataset; nothing was written.
-    pub already_complete: bool,
-    /// Things worth telling the user (oversize samples, ...).
-    pub warnings: Vec<String>,
-}
+use self::run::Run;
+pub use self::run::{PackReport, TaskReport};
+pub use self::settings::{PackSettings, TaskId};
 
 /// Packs the samples of `source` into `sink` in the chosen format.
 pub fn pack(
@@ -88,6 +78,22 @@ pub fn pack(
     manifest.input = Some(input_summary(source, &samples));
     let fingerprint = fingerprint(&manifest);
 
+    if let Some(task) = &settings.task {
+        let run = Run {
+            source,
+            sink,
+            format,
+            choice,
+            settings,
+            observer,
+            fingerprint: &fingerprint,
+            resuming: true,
+        };
+        manifest.skipped = skipped;
+        // No clean-up on failure: the other tasks share the output and its state.
+        return task::pack_share(&run, task, &samples, manifest);
+    }
+
     let _lock = sink.lock()?;
     let resuming = match state::prepare(
         sink,
@@ -104,6 +110,7 @@ pub fn pack(
                 shards_resumed: 0,
                 already_complete: true,
                 warnings: Vec::new(),
+                task: None,
             });
         }
         Start::Resume => true,
@@ -138,7 +145,7 @@ struct Listed {
 }
 
 /// Stage 1: lists the samples, leaves out those neither readers nor the format can
-/// take, then shuffles and keeps this run's part.
+/// take, then shuffles.
 fn list(
     source: &dyn SampleSource,
     choice: &FormatChoice,
@@ -187,41 +194,11 @@ fn list(
         }
         shuffle::shuffle(&mut samples, seed);
     }
-    if let Some((rank, world)) = settings.part {
-        let n = samples.len();
-        let (start, end) = (
-            n * rank as usize / world as usize,
-            n * (rank as usize + 1) / world as usize,
-        );
-        if start == end {
-            return Err(shardsmith_shard::Error::EmptyInput {
-                root: source.describe(),
-                detail: format!(
-                    ": part {rank} of {world} is empty ({n} samples in all); use fewer parts"
-                ),
-            }
-            .into());
-        }
-        samples.truncate(end);
-        samples.drain(..start);
-    }
     Ok(Listed {
         samples,
         skipped,
         format,
     })
-}
-
-/// What the stages after listing need besides the samples.
-struct Run<'a> {
-    source: &'a dyn SampleSource,
-    sink: &'a dyn OutputSink,
-    format: &'a dyn ShardFormat,
-    choice: &'a FormatChoice,
-    settings: &'a PackSettings,
-    observer: &'a dyn PackObserver,
-    fingerprint: &'a str,
-    resuming: bool,
 }
 
 /// The shards written (or kept from an interrupted run), in order.
@@ -236,13 +213,13 @@ struct Written {
 fn write(run: &Run<'_>, samples: &[SampleSpec], mut skipped: Vec<Skipped>) -> Result<Written> {
     let Run {
         source,
-        sink,
         format,
         choice,
         settings,
         observer,
         fingerprint,
         resuming,
+        ..
     } = *run;
     let plans = plan::plan(samples, format, choice.shard_size(), settings.max_samples);
     observer.planned(
@@ -251,19 +228,13 @@ fn write(run: &Run<'_>, samples: &[SampleSpec], mut skipped: Vec<Skipped>) -> Re
         plans.len(),
     );
     let job = commit::Job {
-        ctx: WriteContext {
-            source,
-            sink,
-            format,
-            validation: settings.validation,
-            strict: settings.strict,
-            observer,
-        },
+        ctx: run.write_context(),
         samples,
         plans: &plans,
         prefix: choice.prefix(),
         fingerprint,
         resuming,
+        by_plan: false,
         threads: rayon::current_num_threads(),
     };
     let decided = commit::write_and_commit(&job)?;
@@ -359,6 +330,7 @@ fn finish(run: &Run<'_>, written: Written, mut manifest: Manifest) -> Result<Pac
         manifest,
         already_complete: false,
         warnings,
+        task: None,
     })
 }
 

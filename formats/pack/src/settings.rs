@@ -10,6 +10,18 @@ use shardsmith_shard::{FormatChoice, ShardFormat};
 
 use crate::{Error, Result};
 
+/// One task of a run split across machines: which, of how many, and where that was
+/// read (`--task-index`, `SLURM_ARRAY_TASK_ID`, `JOB_COMPLETION_INDEX`, ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskId {
+    /// 0-based index of this task.
+    pub index: u32,
+    /// Number of tasks.
+    pub count: u32,
+    /// Where the index and count came from, for messages and the task's record.
+    pub source: String,
+}
+
 /// Settings of a `pack` run, validated by [`PackSettings::check`].
 #[derive(Clone, Debug)]
 pub struct PackSettings {
@@ -23,9 +35,9 @@ pub struct PackSettings {
     pub strict: bool,
     /// Replace an output that holds a different dataset.
     pub force: bool,
-    /// Pack only part `rank` of `world_size` contiguous parts of the sample list (the
-    /// same list, in the same order, for every rank), for `merge` to combine.
-    pub part: Option<(u32, u32)>,
+    /// Write only this task's share of the shards of the global plan, into an output
+    /// the other tasks share; `merge` finishes the dataset ([`crate::task`]).
+    pub task: Option<TaskId>,
     /// Pack only these fields (all when `None`); other files are not inputs of this run.
     pub fields: Option<std::collections::BTreeSet<String>>,
 }
@@ -38,7 +50,7 @@ impl Default for PackSettings {
             validation: Validation::Cheap,
             strict: false,
             force: false,
-            part: None,
+            task: None,
             fields: None,
         }
     }
@@ -47,12 +59,18 @@ impl Default for PackSettings {
 impl PackSettings {
     /// Checks the settings before any I/O.
     pub fn check(&self) -> Result<()> {
-        if let Some((rank, world)) = self.part
-            && (world == 0 || rank >= world)
-        {
-            return Err(Error::Setting(format!(
-                "--rank {rank} must be below --world-size {world}"
-            )));
+        if let Some(task) = &self.task {
+            if task.count == 0 || task.index >= task.count {
+                return Err(Error::Setting(format!(
+                    "task index {} ({}) must be below the task count {}",
+                    task.index, task.source, task.count
+                )));
+            }
+            if self.force {
+                return Err(Error::Setting(
+                    "--force cannot be combined with a task index: each task would remove what the others wrote; empty the output first".into(),
+                ));
+            }
         }
         if self.max_samples == Some(0) {
             return Err(Error::Setting("--max-samples must be at least 1".into()));
@@ -81,12 +99,6 @@ impl PackSettings {
             options.insert(
                 "fields".into(),
                 Value::from(fields.iter().cloned().collect::<Vec<_>>()),
-            );
-        }
-        if let Some((rank, world)) = self.part {
-            options.insert(
-                "part".into(),
-                serde_json::json!({"rank": rank, "world_size": world}),
             );
         }
         options.insert(

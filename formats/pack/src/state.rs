@@ -29,6 +29,11 @@ pub struct PlanRecord {
     pub shard: Option<ShardRecord>,
     /// Inputs left out while writing this plan.
     pub skipped: Vec<Skipped>,
+    /// The name the plan's shard has when no plan before it comes out empty
+    /// (`format.shard_name(prefix, plan index)`): the final step of a split run renames
+    /// shards to these names when it numbers them on past an empty plan.
+    #[serde(default)]
+    pub planned: String,
 }
 
 /// True when `entry` is a shard name this format and prefix produce.

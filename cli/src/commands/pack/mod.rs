@@ -2,6 +2,7 @@
 //! report.
 
 mod progress;
+mod task;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -52,7 +53,9 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         validation,
         strict: args.strict,
         force: args.force,
-        part: args.rank.zip(args.world_size),
+        task: task::resolve(args.task_index.as_deref(), args.task_count, &|name| {
+            std::env::var(name).ok()
+        })?,
         fields: args.fields.as_ref().map(|list| {
             list.split(',')
                 .map(|f| f.trim().to_ascii_lowercase())
@@ -61,10 +64,7 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         }),
     };
     settings.check()?;
-    let output_given = match args.rank {
-        Some(rank) => args.output.join(rank.to_string()),
-        None => args.output.clone(),
-    };
+    let output_given = args.output.clone();
     if let Location::Remote(remote) = storage::location(&args.input)? {
         if args.files_from.is_some() {
             bail!("--files-from lists local files; it does not apply to an object store input");
@@ -293,6 +293,12 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     } else {
         &tree
     };
+    if let Some(task) = &resolved.settings.task {
+        printer.note(&format!(
+            "task {} of {} (from {})",
+            task.index, task.count, task.source
+        ));
+    }
     let output = Output::create(&resolved.output)?;
     let sink = output.sink();
     let progress = Progress::new(printer);
@@ -344,6 +350,27 @@ fn summary(report: &PackReport, output: &Output, elapsed: std::time::Duration) -
             listing_sha256: String::new(),
         });
     let mut out = String::new();
+    if let Some(task) = &report.task {
+        let (mine, all) = task.bytes;
+        out.push_str(&format!(
+            "task {} of {}: wrote {} and kept {} of shards {}..{} of the {} planned ({} of {}) in {}\n",
+            task.task.index,
+            task.task.count,
+            report.shards_written,
+            report.shards_resumed,
+            task.plans.start,
+            task.plans.end,
+            task.total_plans,
+            human_bytes(mine),
+            human_bytes(all),
+            seconds(elapsed),
+        ));
+        out.push_str(&format!(
+            "  then, once every task has finished: shardsmith merge {}\n",
+            output.show("")
+        ));
+        return out;
+    }
     if report.already_complete {
         out.push_str(&format!(
             "already complete: {} holds this dataset ({} samples in {} shards); nothing to do\n",

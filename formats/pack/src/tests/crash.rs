@@ -70,8 +70,11 @@ impl OutputSink for FailingSink {
     fn list(&self) -> StoreResult<Vec<String>> {
         self.inner.list()
     }
-    fn lock(&self) -> StoreResult<Box<dyn Send>> {
-        self.inner.lock()
+    fn lock_named(&self, tag: &str) -> StoreResult<Box<dyn Send>> {
+        self.inner.lock_named(tag)
+    }
+    fn rename(&self, from: &str, to: &str) -> StoreResult<()> {
+        self.inner.rename(from, to)
     }
 }
 

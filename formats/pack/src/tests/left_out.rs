@@ -6,7 +6,7 @@ use super::crash::crashed_run;
 use super::*;
 
 /// 60 samples of about 1.1 KiB each; samples 20..=39 have malformed JSON.
-fn mislabelled() -> tempfile::TempDir {
+pub(crate) fn mislabelled() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for i in 0..60 {
         std::fs::write(dir.path().join(format!("{i:04}.bin")), vec![i as u8; 600]).unwrap();
@@ -23,7 +23,7 @@ fn mislabelled() -> tempfile::TempDir {
 /// Each sample takes 2,560 bytes in a tar (two 512-byte headers, 600 bytes of data in
 /// two blocks, the JSON in one): a 13,824-byte shard holds five samples and the end
 /// blocks.
-const SHARD: u64 = 1024 + 5 * 2560;
+pub(crate) const SHARD: u64 = 1024 + 5 * 2560;
 
 fn shard_names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

@@ -391,4 +391,4 @@ fn changed_input_stops_the_run() {
 }
 
 mod crash;
-mod left_out;
+pub(crate) mod left_out;

@@ -1,0 +1,242 @@
+//! `pack` split into tasks that run at once as separate processes (as a scheduler runs
+//! them), finished by `merge`: the single run's bytes, on disk and in a bucket; a killed
+//! task re-run alone; a missing task named; two tasks given one index caught.
+
+use std::process::{Child, Command, Stdio};
+
+use crate::s3::S3;
+use crate::util::*;
+
+/// Starts task `index` of `count` the way a Slurm array starts it: `--task-index auto`
+/// and the array's variables.
+fn spawn_task(args: &[&str], index: u32, count: u32, envs: &[(&str, String)]) -> Child {
+    Command::new(bin())
+        .args(args)
+        .args(["--task-index", "auto"])
+        .env("SLURM_ARRAY_TASK_ID", index.to_string())
+        .env("SLURM_ARRAY_TASK_COUNT", count.to_string())
+        .env("SLURM_ARRAY_TASK_MIN", "0")
+        .env("SLURM_ARRAY_TASK_MAX", (count - 1).to_string())
+        .envs(envs.iter().map(|(k, v)| (k, v)))
+        .env("SHARDSMITH_NO_PROGRESS", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn all_tasks(args: &[&str], count: u32, envs: &[(&str, String)]) {
+    let children: Vec<Child> = (0..count)
+        .map(|i| spawn_task(args, i, count, envs))
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "task {i}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(&format!(
+                "task {i} of {count} (from SLURM_ARRAY_TASK_ID={i}, SLURM_ARRAY_TASK_COUNT={count})"
+            )),
+            "the source is printed: {err}"
+        );
+        assert!(
+            text(&o.stdout).contains("shardsmith merge"),
+            "{}",
+            text(&o.stdout)
+        );
+    }
+}
+
+#[test]
+fn tasks_running_at_once_then_merge_equal_one_process_in_every_format() {
+    let input = corpus(300, 6000);
+    let t = Tree::new();
+    for format in ["webdataset", "mds", "parquet"] {
+        let single = t.s(&format!("{format}-single"));
+        let common = ["--format", format, "--shard-size", "64KiB"];
+        let o = run(&[
+            &["pack", input.path().to_str().unwrap(), &single][..],
+            &common,
+        ]
+        .concat());
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let split = t.s(&format!("{format}-split"));
+        all_tasks(
+            &[
+                &["pack", input.path().to_str().unwrap(), &split][..],
+                &common,
+            ]
+            .concat(),
+            4,
+            &[],
+        );
+        let (code, report) = run_json(&["merge", &split]);
+        assert_eq!(code, 0, "{report}");
+        assert_eq!(report["tasks"], 4);
+        assert_eq!(
+            snapshot(t.join(&format!("{format}-split")).as_path()),
+            snapshot(t.join(&format!("{format}-single")).as_path()),
+            "{format}"
+        );
+        assert_eq!(run(&["verify", &split]).status.code(), Some(0));
+    }
+}
+
+#[test]
+fn a_killed_task_rerun_alone_resumes_and_merge_names_missing_tasks() {
+    let input = corpus(400, 20_000);
+    let t = Tree::new();
+    let single = t.s("single");
+    let common = ["--shard-size", "64KiB", "--jobs", "1"];
+    let o = run(&[
+        &["pack", input.path().to_str().unwrap(), &single][..],
+        &common,
+    ]
+    .concat());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let split = t.s("split");
+    let args = [
+        &["pack", input.path().to_str().unwrap(), &split][..],
+        &common,
+        &["--task-count", "3"],
+    ]
+    .concat();
+    // Task 1 killed once it has committed a shard or two.
+    let task1 = [&args[..], &["--task-index", "1"]].concat();
+    let out = t.join("split");
+    let killed = run_and_kill_when(&task1, &[], || {
+        std::fs::read_dir(&out).is_ok_and(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.ends_with(".tar") && !name.starts_with('.')
+                })
+                .count()
+                >= 2
+        })
+    });
+    assert!(killed, "task 1 was killed mid-run");
+    for i in ["0", "2"] {
+        let o = run(&[&args[..], &["--task-index", i]].concat());
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    // Task 1's share is incomplete: nothing is finished, and it is named.
+    let o = run(&["merge", &split]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("task index(es) 1 left no record"), "{err}");
+    assert!(err.contains("sbatch --array=1"), "{err}");
+    assert!(!out.join("manifest.json").exists());
+    // Re-run alone: it keeps what it had committed.
+    let (code, report) = run_json(&[&args[..], &["--task-index", "1"]].concat());
+    assert_eq!(code, 0, "{report}");
+    assert!(report["shards_resumed"].as_u64().unwrap() >= 1, "{report}");
+    let o = run(&["merge", &split]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(snapshot(&out), snapshot(&t.join("single")));
+    // Merging again, or running a task again, changes nothing.
+    assert!(run(&["merge", &split]).status.success());
+    let o = run(&[&args[..], &["--task-index", "2"]].concat());
+    assert!(
+        text(&o.stdout).contains("already complete"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(snapshot(&out), snapshot(&t.join("single")));
+}
+
+#[test]
+fn two_runs_of_one_index_at_once_are_refused_and_odd_options_too() {
+    let input = corpus(400, 20_000);
+    let t = Tree::new();
+    let split = t.s("split");
+    let args = [
+        "pack",
+        input.path().to_str().unwrap(),
+        &split,
+        "--shard-size",
+        "64KiB",
+        "--jobs",
+        "1",
+        "--task-count",
+        "2",
+        "--task-index",
+        "0",
+    ];
+    let first = Command::new(bin())
+        .args(args)
+        .env("SHARDSMITH_NO_PROGRESS", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The second is started once the first has written something.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !t.join("split/.shardsmith-state").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let second = run(&args);
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    if !second.status.success() {
+        let err = text(&second.stderr);
+        assert_eq!(second.status.code(), Some(2));
+        assert!(err.contains("lock-task-000000"), "{err}");
+    }
+    // Another shard size for task 1: refused before it writes anything.
+    let mut odd = args;
+    odd[4] = "128KiB";
+    odd[10] = "1";
+    let o = run(&odd);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("split run with other options or input"),
+        "{}",
+        text(&o.stderr)
+    );
+    // --force would let one task remove the others' work.
+    let o = run(&[&args[..], &["--force"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--force cannot be combined"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn four_tasks_into_a_bucket_then_merge_equal_one_process_on_disk() {
+    let Some(s3) = S3::start() else { return };
+    let bucket = s3.bucket("tasks");
+    let input = mds_corpus(120);
+    let t = Tree::new();
+    let common = [
+        "--format",
+        "mds",
+        "--shard-size",
+        "16KiB",
+        "--compression",
+        "zstd",
+    ];
+    let o = run(&[
+        &["pack", input.path().to_str().unwrap(), &t.s("single")][..],
+        &common,
+    ]
+    .concat());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    all_tasks(
+        &[
+            &["pack", input.path().to_str().unwrap(), "s3://tasks/mds"][..],
+            &common,
+        ]
+        .concat(),
+        4,
+        &s3.env(),
+    );
+    let (code, report) = s3.json(&["merge", "s3://tasks/mds"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["tasks"], 4);
+    assert_eq!(snapshot(&bucket.join("mds")), snapshot(&t.join("single")));
+    let (code, report) = s3.json(&["verify", "s3://tasks/mds"]);
+    assert_eq!(code, 0, "{report}");
+}
