@@ -353,16 +353,20 @@ fn summary(report: &PackReport, output: &Output, elapsed: std::time::Duration) -
     if let Some(task) = &report.task {
         let (mine, all) = task.bytes;
         out.push_str(&format!(
-            "task {} of {}: wrote {} and kept {} of shards {}..{} of the {} planned ({} of {}) in {}\n",
+            "task {} of {}: planned shards {}..{} of {} ({} of {}): {} written{} in {}\n",
             task.task.index,
             task.task.count,
-            report.shards_written,
-            report.shards_resumed,
             task.plans.start,
             task.plans.end,
             task.total_plans,
             human_bytes(mine),
             human_bytes(all),
+            report.shards_written,
+            if report.shards_resumed > 0 {
+                format!(", {} kept from an interrupted attempt", report.shards_resumed)
+            } else {
+                String::new()
+            },
             seconds(elapsed),
         ));
         out.push_str(&format!(

@@ -19,7 +19,8 @@ pub struct FinishReport {
     pub manifest: Manifest,
     /// Tasks joined.
     pub tasks: u32,
-    /// Where each task's index came from, when they all agree (`SLURM_ARRAY_TASK_ID`).
+    /// Where the tasks' indices came from (`SLURM_ARRAY_TASK_ID`, `--task-index`), each
+    /// once.
     pub sources: Vec<String>,
     /// Shards renamed because a plan before them came out empty.
     pub renamed: usize,
@@ -156,7 +157,11 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
     }
     let found = records(sink)?;
     let count = found.len() as u32;
-    let mut sources: Vec<String> = found.iter().map(|r| r.source.clone()).collect();
+    // `SLURM_ARRAY_TASK_ID=3, ...` and `--task-index 3 ...` told by what was read.
+    let mut sources: Vec<String> = found
+        .iter()
+        .map(|r| r.source.split(['=', ' ']).next().unwrap_or_default().to_string())
+        .collect();
     sources.sort();
     sources.dedup();
     let first = &found[0];
