@@ -8,19 +8,9 @@ use serde_json::Value;
 use shardsmith_shard::content::Validation;
 use shardsmith_shard::{FormatChoice, ShardFormat};
 
-use crate::{Error, Result};
+pub use shardsmith_store::tasks::TaskId;
 
-/// One task of a run split across machines: which, of how many, and where that was
-/// read (`--task-index`, `SLURM_ARRAY_TASK_ID`, `JOB_COMPLETION_INDEX`, ...).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskId {
-    /// 0-based index of this task.
-    pub index: u32,
-    /// Number of tasks.
-    pub count: u32,
-    /// Where the index and count came from, for messages and the task's record.
-    pub source: String,
-}
+use crate::{Error, Result};
 
 /// Settings of a `pack` run, validated by [`PackSettings::check`].
 #[derive(Clone, Debug)]

@@ -42,6 +42,10 @@ pub enum Error {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// The tasks of a split run cannot go on or be finished: one is missing, was run
+    /// with other options, or was run twice at once.
+    #[error("{0}")]
+    Task(String),
     /// A manifest operation failed.
     #[error(transparent)]
     Manifest(#[from] shardsmith_manifest::Error),
@@ -55,6 +59,7 @@ impl Error {
             Error::OutputConflict { .. } => "output_conflict",
             Error::Remote { .. } => "storage",
             Error::Location { .. } => "location",
+            Error::Task(_) => "task",
             Error::Manifest(e) => e.kind(),
         }
     }
@@ -65,6 +70,7 @@ impl Error {
             Error::Io { path, .. } => Some(path.display().to_string()),
             Error::OutputConflict { dir, .. } => Some(dir.clone()),
             Error::Remote { url, .. } | Error::Location { url, .. } => Some(url.clone()),
+            Error::Task(_) => None,
             Error::Manifest(e) => e.path(),
         }
     }

@@ -3,7 +3,8 @@
 //! Owns: the [`InputSource`] and [`OutputSink`] traits and their local implementations
 //! ([`LocalTree`], [`LocalDir`]); the resume state of a run that writes a dataset
 //! ([`resume`]); and the steps every such run ends with ([`finish`]: `SHA256SUMS`, then
-//! the manifest, last, then the state goes). The `pack` and `tokenize` pipelines read and
+//! the manifest, last, then the state goes); and what the tasks of a split run share
+//! ([`tasks`]). The `pack` and `tokenize` pipelines read and
 //! write only through these traits, so an object store is one more implementation here,
 //! with its async runtime kept inside it.
 //!
@@ -20,6 +21,7 @@ pub mod resume;
 pub mod sink;
 pub mod source;
 pub mod stage;
+pub mod tasks;
 mod writeback;
 
 pub use error::{Error, Result};

@@ -72,6 +72,8 @@ pub trait OutputSink: Sync {
     fn lock_named(&self, tag: &str) -> Result<Box<dyn Send>>;
     /// Renames a complete object (`from` must exist; `to` is replaced).
     fn rename(&self, from: &str, to: &str) -> Result<()>;
+    /// The directory `sub` of this output, as an output of its own.
+    fn child(&self, sub: &str) -> Result<Box<dyn OutputSink>>;
     /// A nameless read-write scratch file for data a writer must read back before it
     /// commits (Megatron's document lengths, read three times to build the index). It
     /// vanishes when dropped, also when the process dies. The default is in the system
@@ -325,6 +327,10 @@ impl OutputSink for LocalDir {
     fn scratch(&self) -> Result<std::fs::File> {
         tempfile::tempfile_in(&self.dir)
             .map_err(|e| Error::io("creating a scratch file in", &self.dir, e))
+    }
+
+    fn child(&self, sub: &str) -> Result<Box<dyn OutputSink>> {
+        Ok(Box::new(LocalDir::create(self.full(sub))?))
     }
 
     fn rename(&self, from: &str, to: &str) -> Result<()> {

@@ -4,138 +4,36 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
-use shardsmith_manifest::{FileEntry, MANIFEST_FILE, Manifest, ManifestKind, Skipped, TEMP_PREFIX};
+use shardsmith_manifest::{FileEntry, MANIFEST_FILE, Manifest, Skipped};
 use shardsmith_shard::FormatKind;
 use shardsmith_store::OutputSink;
 use shardsmith_store::resume;
+use shardsmith_store::tasks::{self, FinishReport, Head};
 
-use super::record::{TaskRecord, Tasks, record_file, tasks_file};
+use super::share::{Share, job};
 use crate::{Error, Result};
 
-/// What the final step did.
-#[derive(Debug)]
-pub struct FinishReport {
-    /// The manifest written.
-    pub manifest: Manifest,
-    /// Tasks joined.
-    pub tasks: u32,
-    /// Where the tasks' indices came from (`SLURM_ARRAY_TASK_ID`, `--task-index`), each
-    /// once.
-    pub sources: Vec<String>,
-    /// Shards renamed because a plan before them came out empty.
-    pub renamed: usize,
-}
-
-/// True when `sink` holds the state of a split run (at least one task has started).
-pub fn is_split_run(sink: &dyn OutputSink) -> Result<bool> {
-    Ok(sink.read(&tasks_file())?.is_some())
-}
-
-/// Task indices as a reader re-submits them: `1,5,7-9`.
-fn ranges(indices: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < indices.len() {
-        let mut j = i;
-        while j + 1 < indices.len() && indices[j + 1] == indices[j] + 1 {
-            j += 1;
-        }
-        out.push(if j > i + 1 {
-            format!("{}-{}", indices[i], indices[j])
-        } else if j == i + 1 {
-            format!("{},{}", indices[i], indices[j])
-        } else {
-            indices[i].to_string()
-        });
-        i = j + 1;
-    }
-    out.join(",")
-}
-
-/// Reads every task's record; refuses while one is missing or they disagree.
-fn records(sink: &dyn OutputSink) -> Result<Vec<TaskRecord>> {
-    let bytes = sink.read(&tasks_file())?.unwrap_or_default();
-    let tasks: Tasks = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::Task(format!(
-            "`{}/{}` cannot be read ({e}); run the tasks again",
-            sink.describe(),
-            tasks_file()
-        ))
-    })?;
-    let mut found = Vec::new();
-    let mut missing = Vec::new();
-    for index in 0..tasks.count {
-        match sink
-            .read(&record_file(index))?
-            .and_then(|b| serde_json::from_slice::<TaskRecord>(&b).ok())
-        {
-            Some(record) => found.push(record),
-            None => missing.push(index),
-        }
-    }
-    // A task run with another count says more than the tasks that count leaves missing.
-    for record in &found {
-        if record.count != tasks.count {
-            return Err(Error::Task(format!(
-                "the tasks disagree on their count: task {} was run as one of {} tasks, the task that started last as one of {}; every task of a run needs the same count: run them again with one count",
-                record.index, record.count, tasks.count
-            )));
-        }
-    }
-    if !missing.is_empty() {
-        let list = ranges(&missing);
-        return Err(Error::Task(format!(
-            "{} of {} task(s) have not finished: task index(es) {list} left no record in `{}`; run them again with the same command (Slurm: `sbatch --array={list} ...`; a Kubernetes Indexed Job retries failed indexes itself), then merge again; nothing was finished",
-            missing.len(),
-            tasks.count,
-            sink.describe()
-        )));
-    }
-    let first = &found[0];
-    let job = resume::Job {
-        command: "pack",
-        verb: "packed",
-        kind: ManifestKind::Pack,
-        is_own: &|_| false,
-    };
-    for record in &found {
-        if record.fingerprint != first.fingerprint {
-            let diff = resume::difference(&first.manifest, &record.manifest, &job);
-            return Err(Error::Task(format!(
-                "task {} was run with other options or input than task {} ({}): every task of one run needs the same command; run the odd one again with the others' options",
-                record.index,
-                first.index,
-                if diff.is_empty() {
-                    "another shardsmith version".to_string()
-                } else {
-                    diff
-                }
-            )));
-        }
-    }
-    if resume::run_fingerprint(sink)?.as_deref() != Some(first.fingerprint.as_str()) {
-        return Err(Error::Task(format!(
-            "`{}` holds the start of another run than its tasks recorded; run the tasks again",
-            sink.describe()
-        )));
-    }
+/// Every task's record; refuses while one is missing or they disagree, or their shares
+/// do not tile one plan.
+fn records(sink: &dyn OutputSink) -> Result<Vec<(Head, Share)>> {
+    let found: Vec<(Head, Share)> = tasks::load_all(sink, &job(&|_| false))?;
+    let total = found[0].1.total_plans;
     let mut next = 0;
-    for record in &found {
-        if record.plans.start != next
-            || record.total_plans != first.total_plans
-            || record.records.len() != record.plans.len()
+    for (head, share) in &found {
+        if share.plans.start != next
+            || share.total_plans != total
+            || share.records.len() != share.plans.len()
         {
             return Err(Error::Task(format!(
                 "task {} wrote plans {}..{} of {}, which does not follow on from the task before it (plans up to {next}): the tasks did not plan alike; run them again",
-                record.index, record.plans.start, record.plans.end, record.total_plans
+                head.index, share.plans.start, share.plans.end, share.total_plans
             )));
         }
-        next = record.plans.end;
+        next = share.plans.end;
     }
-    if next != first.total_plans {
+    if next != total {
         return Err(Error::Task(format!(
-            "the tasks wrote plans up to {next} of {}",
-            first.total_plans
+            "the tasks wrote plans up to {next} of {total}"
         )));
     }
     Ok(found)
@@ -157,16 +55,10 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
     }
     let found = records(sink)?;
     let count = found.len() as u32;
-    // `SLURM_ARRAY_TASK_ID=3, ...` and `--task-index 3 ...` told by what was read.
-    let mut sources: Vec<String> = found
-        .iter()
-        .map(|r| r.source.split(['=', ' ']).next().unwrap_or_default().to_string())
-        .collect();
-    sources.sort();
-    sources.dedup();
-    let first = &found[0];
+    let sources = tasks::sources(&found.iter().map(|(h, _)| h).collect::<Vec<_>>());
+    let (first, first_share) = &found[0];
     let mut manifest = first.manifest.clone();
-    let format_state = first.format_state.clone();
+    let format_state = first_share.format_state.clone();
     let kind = manifest
         .format
         .as_deref()
@@ -180,14 +72,14 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
 
     let planned: Vec<String> = found
         .iter()
-        .flat_map(|r| r.records.iter().map(|p| p.planned.clone()))
+        .flat_map(|(_, share)| share.records.iter().map(|p| p.planned.clone()))
         .collect();
     let present: BTreeSet<String> = sink.list()?.into_iter().collect();
     let mut skipped: Vec<Skipped> = std::mem::take(&mut manifest.skipped);
     let mut shards: Vec<(FileEntry, Value)> = Vec::new();
     let mut renamed = 0;
-    for record in &found {
-        for plan in &record.records {
+    for (head, share) in &found {
+        for plan in &share.records {
             skipped.extend(plan.skipped.iter().cloned());
             let Some(shard) = &plan.shard else { continue };
             let mut entry = shard.entry.clone();
@@ -197,12 +89,12 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
                 if present.contains(&entry.path) {
                     sink.rename(&entry.path, target)?;
                 } else if !present.contains(target) {
-                    return Err(missing(sink, &entry.path, record.index));
+                    return Err(missing(sink, &entry.path, head.index));
                 }
                 entry.path.clone_from(target);
                 renamed += 1;
             } else if !present.contains(&entry.path) {
-                return Err(missing(sink, &entry.path, record.index));
+                return Err(missing(sink, &entry.path, head.index));
             }
             shards.push((entry, shard.facts.clone()));
         }
@@ -230,15 +122,7 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
     skipped.sort();
     manifest.skipped = skipped;
     shardsmith_store::finish::seal(sink, &mut manifest)?;
-    // What killed tasks left: temporary files and the locks of their indices. Every task
-    // has finished by now.
-    for entry in sink.list()? {
-        if entry.starts_with(&format!("{TEMP_PREFIX}tmp-"))
-            || entry.starts_with(&format!("{TEMP_PREFIX}lock-task-"))
-        {
-            sink.remove(&entry)?;
-        }
-    }
+    tasks::clean_up(sink)?;
     Ok(FinishReport {
         manifest,
         tasks: count,
@@ -252,16 +136,4 @@ fn missing(sink: &dyn OutputSink, path: &str, task: u32) -> Error {
         "shard `{}/{path}`, written by task {task}, is missing: run task {task} again (it rewrites what is gone), then merge again",
         sink.describe()
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::ranges;
-
-    #[test]
-    fn indices_read_as_slurm_takes_them() {
-        assert_eq!(ranges(&[1]), "1");
-        assert_eq!(ranges(&[1, 2]), "1,2");
-        assert_eq!(ranges(&[1, 2, 3, 5, 7, 8, 9, 10]), "1-3,5,7-10");
-    }
 }

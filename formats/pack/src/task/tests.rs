@@ -7,7 +7,7 @@ use super::*;
 use crate::tree::FileTree;
 use crate::{NoProgress, PackSettings, pack};
 use shardsmith_shard::{FormatChoice, FormatKind, FormatOptions};
-use shardsmith_store::{LocalDir, LocalTree};
+use shardsmith_store::{LocalDir, LocalTree, OutputSink};
 
 fn corpus(n: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -253,14 +253,9 @@ fn a_task_started_twice_at_once_is_found() {
     );
     drop(held);
     // Where locks do not reach (two nodes, a file system without flock), the claim does.
-    let claim = Claim {
-        host: "other-node".into(),
-        pid: 7,
-        nonce: "x".into(),
-    };
     let observer = ClaimStealer {
         sink: &sink,
-        bytes: to_json(&claim),
+        bytes: br#"{"host": "other-node", "pid": 7, "nonce": "x"}"#.to_vec(),
     };
     let err = pack(
         &FileTree::new(&LocalTree::new(input.path())),
@@ -273,7 +268,11 @@ fn a_task_started_twice_at_once_is_found() {
     .to_string();
     assert!(err.contains("two tasks were given the same index"), "{err}");
     assert!(err.contains("process 7 on host `other-node`"), "{err}");
-    assert!(!out.path().join(record_file(1)).exists());
+    assert!(
+        !out.path()
+            .join(".shardsmith-state/task-000001.json")
+            .exists()
+    );
 }
 
 /// Overwrites task 1's claim as soon as the task has planned, as a second run of the
@@ -285,7 +284,9 @@ struct ClaimStealer<'a> {
 
 impl crate::PackObserver for ClaimStealer<'_> {
     fn planned(&self, _samples: u64, _bytes: u64, _shards: usize) {
-        self.sink.write_atomic(&claim_file(1), &self.bytes).unwrap();
+        self.sink
+            .write_atomic(".shardsmith-state/task-000001.claim", &self.bytes)
+            .unwrap();
     }
 }
 

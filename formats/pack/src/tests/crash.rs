@@ -76,6 +76,9 @@ impl OutputSink for FailingSink {
     fn rename(&self, from: &str, to: &str) -> StoreResult<()> {
         self.inner.rename(from, to)
     }
+    fn child(&self, sub: &str) -> StoreResult<Box<dyn OutputSink>> {
+        self.inner.child(sub)
+    }
 }
 
 /// Packs `input` into `out` on `threads` threads through a sink that fails every shard

@@ -432,6 +432,10 @@ impl OutputSink for ObjectDir {
         )?))
     }
 
+    fn child(&self, sub: &str) -> Result<Box<dyn OutputSink>> {
+        Ok(Box::new(ObjectDir::new(Arc::new(self.remote.child(sub)))))
+    }
+
     fn rename(&self, from: &str, to: &str) -> Result<()> {
         let (a, b) = (self.remote.key(from), self.remote.key(to));
         let store = self.remote.store.clone();
