@@ -205,7 +205,7 @@ fn two_runs_of_one_index_at_once_are_refused_and_odd_options_too() {
 }
 
 #[test]
-fn four_tasks_into_a_bucket_then_merge_equal_one_process_on_disk() {
+fn tasks_into_a_bucket_then_merge_equal_one_process_on_disk() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("tasks");
     let input = mds_corpus(120);
@@ -239,4 +239,192 @@ fn four_tasks_into_a_bucket_then_merge_equal_one_process_on_disk() {
     assert_eq!(snapshot(&bucket.join("mds")), snapshot(&t.join("single")));
     let (code, report) = s3.json(&["verify", "s3://tasks/mds"]);
     assert_eq!(code, 0, "{report}");
+    // tokenize: each task's own run goes to a prefix of the output, then is moved into
+    // place by server-side copies.
+    let text_input = jsonl_corpus();
+    let common = ["-t", "gpt2", "--format", "megatron", "--shard-tokens", "8k"];
+    let o = run(&[
+        &[
+            "tokenize",
+            text_input.path().to_str().unwrap(),
+            &t.s("tokens"),
+        ][..],
+        &common,
+    ]
+    .concat());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    all_tasks(
+        &[
+            &[
+                "tokenize",
+                text_input.path().to_str().unwrap(),
+                "s3://tasks/tokens",
+            ][..],
+            &common,
+        ]
+        .concat(),
+        3,
+        &s3.env(),
+    );
+    let (code, report) = s3.json(&["merge", "s3://tasks/tokens"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(
+        payload(&bucket.join("tokens"), "megatron"),
+        payload(&t.join("tokens"), "megatron")
+    );
+    let names: Vec<String> = snapshot(&bucket.join("tokens")).into_keys().collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with('.')),
+        "nothing left behind: {names:?}"
+    );
+    let (code, report) = s3.json(&["verify", "s3://tasks/tokens"]);
+    assert_eq!(code, 0, "{report}");
+}
+
+/// A few JSONL files of varied documents (one of them gzip'd).
+fn jsonl_corpus() -> Tree {
+    let t = Tree::new();
+    let words = ["alpha", "beta", "gamma", "delta", "ünï", "😀", "the", "of"];
+    for f in 0..6 {
+        let mut text = String::new();
+        for i in 0..(80 + f * 40) {
+            let n = 1 + (i * 37 + f * 11) % 200;
+            let doc: Vec<&str> = (0..n)
+                .map(|k| words[(k * 7 + i + f) % words.len()])
+                .collect();
+            text.push_str(&serde_json::json!({ "text": doc.join(" ") }).to_string());
+            text.push('\n');
+        }
+        if f == 3 {
+            use std::io::Write;
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(text.as_bytes()).unwrap();
+            t.file(&format!("part{f}.jsonl.gz"), gz.finish().unwrap());
+        } else {
+            t.file(&format!("part{f}.jsonl"), text);
+        }
+    }
+    t
+}
+
+/// The token payload of every `.bin` in name order, concatenated (llm.c headers cut),
+/// and Megatron's document sizes from the `.idx` files, concatenated.
+fn payload(dir: &std::path::Path, format: &str) -> (Vec<u8>, Vec<u8>) {
+    let (mut bins, mut sizes) = (Vec::new(), Vec::new());
+    for (name, bytes) in snapshot(dir) {
+        if name.ends_with(".bin") {
+            let skip = if format == "llmc" { 1024 } else { 0 };
+            bins.extend_from_slice(&bytes[skip..]);
+        } else if name.ends_with(".idx") {
+            let n = u64::from_le_bytes(bytes[18..26].try_into().unwrap()) as usize;
+            sizes.extend_from_slice(&bytes[34..34 + 4 * n]);
+        }
+    }
+    (bins, sizes)
+}
+
+#[test]
+fn tokenize_tasks_give_the_single_runs_documents_and_tokens_in_order() {
+    let input = jsonl_corpus();
+    let t = Tree::new();
+    for format in ["megatron", "nanogpt", "llmc"] {
+        let common = ["-t", "gpt2", "--format", format, "--shard-tokens", "8k"];
+        let single = t.s(&format!("{format}-single"));
+        let (code, one) = run_json(
+            &[
+                &["tokenize", input.path().to_str().unwrap(), &single][..],
+                &common,
+            ]
+            .concat(),
+        );
+        assert_eq!(code, 0, "{one}");
+        let want = payload(&t.join(&format!("{format}-single")), format);
+        assert!(!want.0.is_empty());
+        for count in [1u32, 2, 3, 7] {
+            let split = t.s(&format!("{format}-{count}"));
+            all_tasks(
+                &[
+                    &["tokenize", input.path().to_str().unwrap(), &split][..],
+                    &common,
+                ]
+                .concat(),
+                count,
+                &[],
+            );
+            let (code, report) = run_json(&["merge", &split]);
+            assert_eq!(code, 0, "{report}");
+            assert_eq!(report["tasks"], count);
+            let dir = t.join(&format!("{format}-{count}"));
+            assert_eq!(payload(&dir, format), want, "{format} in {count} tasks");
+            let m = manifest(&dir);
+            let whole = manifest(&t.join(&format!("{format}-single")));
+            assert_eq!(m["totals"]["documents"], whole["totals"]["documents"]);
+            assert_eq!(m["totals"]["tokens"], whole["totals"]["tokens"]);
+            assert_eq!(m["options"], whole["options"]);
+            assert_eq!(m["input"], whole["input"]);
+            let names: Vec<String> = snapshot(&dir).into_keys().collect();
+            assert!(
+                names.iter().all(|n| !n.starts_with('.')),
+                "nothing left behind: {names:?}"
+            );
+            let o = run(&["verify", &split]);
+            assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+        }
+    }
+}
+
+#[test]
+fn a_tokenize_task_missing_is_named_and_force_is_refused() {
+    let input = jsonl_corpus();
+    let t = Tree::new();
+    let split = t.s("split");
+    let args = [
+        "tokenize",
+        input.path().to_str().unwrap(),
+        &split,
+        "-t",
+        "gpt2",
+        "--task-count",
+        "4",
+    ];
+    for i in ["0", "1", "3"] {
+        let o = run(&[&args[..], &["--task-index", i]].concat());
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let o = run(&["merge", &split]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("task index(es) 2 left no record"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(&[&args[..], &["--task-index", "2", "--force"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--force cannot be combined"),
+        "{}",
+        text(&o.stderr)
+    );
+    // Another tokenizer for the missing task: refused before it writes anything.
+    let o = run(&[
+        "tokenize",
+        input.path().to_str().unwrap(),
+        &split,
+        "-t",
+        "cl100k_base",
+        "--task-count",
+        "4",
+        "--task-index",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("split run with other options or input"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(&[&args[..], &["--task-index", "2"]].concat());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(run(&["merge", &split]).status.success());
+    assert_eq!(run(&["verify", &split]).status.code(), Some(0));
 }

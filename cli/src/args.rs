@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod pack;
+mod task;
 mod tokenize;
 
 pub use pack::{InputFormatArg, PackArgs, ValidateArg};

@@ -109,6 +109,9 @@ pub struct TokenizeArgs {
     /// Replace a different dataset already in OUTPUT (only shardsmith's own files are removed)
     #[arg(long)]
     pub force: bool,
+
+    #[command(flatten)]
+    pub task: super::task::TaskArgs,
 }
 
 impl TokenizeArgs {

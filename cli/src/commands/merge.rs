@@ -106,7 +106,8 @@ fn finish_tasks(args: &MergeArgs, printer: &Printer) -> Result<Option<Status>> {
             &local
         }
     };
-    if !shardsmith_pack::task::is_split_run(sink)? {
+    let split = shardsmith_store::tasks::split_run(sink)?;
+    if split.is_none() {
         // A finished run (split or not: their outputs are the same) has nothing to merge;
         // a finishing job run twice (a requeued Slurm job) is not an error.
         let finished = sink
@@ -148,22 +149,37 @@ fn finish_tasks(args: &MergeArgs, printer: &Printer) -> Result<Option<Status>> {
         });
         return Ok(Some(Status::Clean));
     }
-    let report = shardsmith_pack::task::finish(sink)?;
+    let report = match split.as_deref() {
+        Some("tokenize") => shardsmith_tokens::task::finish(sink)?,
+        _ => shardsmith_pack::task::finish(sink)?,
+    };
     let m = &report.manifest;
+    let contents = match m.totals.documents {
+        Some(documents) => format!(
+            "{documents} documents, {} tokens",
+            m.totals.tokens.unwrap_or(0)
+        ),
+        None => format!("{} samples", m.totals.samples.unwrap_or(0)),
+    };
     let mut text = format!(
-        "finished the run of {} task(s) (index from {}) in {}: {} files, {}, {} samples\n",
+        "finished the run of {} task(s) (index from {}) in {}: {} files, {}, {contents}\n",
         report.tasks,
         report.sources.join("; "),
         args.output.display(),
         m.totals.files,
         human_bytes(m.totals.bytes),
-        m.totals.samples.unwrap_or(0)
     );
     if report.renamed > 0 {
-        text.push_str(&format!(
-            "  renumbered {} shard(s) after planned shards whose samples were all left out\n",
-            report.renamed
-        ));
+        text.push_str(&match split.as_deref() {
+            Some("tokenize") => format!(
+                "  moved {} token file(s) into place, numbered on across the tasks in input order\n",
+                report.renamed
+            ),
+            _ => format!(
+                "  renumbered {} shard(s) after planned shards whose samples were all left out\n",
+                report.renamed
+            ),
+        });
     }
     crate::output::manifest_lines(
         &mut text,

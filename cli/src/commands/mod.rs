@@ -6,6 +6,7 @@ pub mod merge;
 pub mod pack;
 pub mod sign;
 pub mod stage;
+pub mod task;
 pub mod tokenize;
 pub mod verify;
 

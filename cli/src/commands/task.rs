@@ -1,4 +1,4 @@
-//! Which task of a split `pack` run this process is: `--task-index/--task-count`, or
+//! Which task of a split `pack` or `tokenize` run this process is: `--task-index/--task-count`, or
 //! with `--task-index auto` the variables a cluster engine sets. Reading them is opt-in,
 //! so that a `pack` run inside an array job for some other reason never splits itself.
 
@@ -6,6 +6,9 @@ use anyhow::{Context, Result, bail};
 use shardsmith_pack::TaskId;
 
 /// The task, from the flags and (for `auto`) the environment `env`.
+///
+/// `SLURM_ARRAY_TASK_ID` is looked for first, then `JOB_COMPLETION_INDEX`, then
+/// `SLURM_PROCID` (set in every Slurm job step, so the most general).
 pub fn resolve(
     index: Option<&str>,
     count: Option<u32>,

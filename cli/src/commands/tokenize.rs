@@ -26,6 +26,7 @@ struct Resolved {
     output: Location,
     tokenizer: Tokenizer,
     settings: TokenizeSettings,
+    task: Option<shardsmith_store::tasks::TaskId>,
 }
 
 fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
@@ -54,6 +55,26 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         threads: rayon::current_num_threads(),
     };
     settings.check()?;
+    let task = super::task::resolve(
+        args.task.task_index.as_deref(),
+        args.task.task_count,
+        &|name| std::env::var(name).ok(),
+    )?;
+    if let Some(task) = &task {
+        if task.count == 0 || task.index >= task.count {
+            bail!(
+                "task index {} ({}) must be below the task count {}",
+                task.index,
+                task.source,
+                task.count
+            );
+        }
+        if args.force {
+            bail!(
+                "--force cannot be combined with a task index: each task would remove what the others wrote; empty the output first"
+            );
+        }
+    }
     let output = storage::location(args.output())?;
     if let Location::Local(path) = &output {
         std::path::absolute(path)
@@ -107,6 +128,7 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         settings.check()?;
     }
     Ok(Resolved {
+        task,
         inputs,
         output,
         tokenizer,
@@ -172,6 +194,9 @@ pub fn run(args: &TokenizeArgs, printer: &Printer) -> Result<Status> {
     let started = Instant::now();
     let resolved = resolve(args)?;
     let output = Output::create(&resolved.output)?;
+    if let Some(task) = &resolved.task {
+        return run_task(&resolved, task, &output, printer, started);
+    }
     let progress = Progress::new(printer);
     let result = shardsmith_tokens::tokenize(
         &resolved.inputs,
@@ -196,6 +221,78 @@ pub fn run(args: &TokenizeArgs, printer: &Printer) -> Result<Status> {
     }
     printer.summary(&summary(&report, &resolved, &output, elapsed));
     printer.report(&json_report(&report, &resolved, &output, elapsed));
+    Ok(Status::Clean)
+}
+
+/// One task of a split run: its share of the input files, into the shared output.
+fn run_task(
+    resolved: &Resolved,
+    task: &shardsmith_store::tasks::TaskId,
+    output: &Output,
+    printer: &Printer,
+    started: Instant,
+) -> Result<Status> {
+    printer.note(&format!(
+        "task {} of {} (from {})",
+        task.index, task.count, task.source
+    ));
+    let progress = Progress::new(printer);
+    let result = shardsmith_tokens::task::tokenize_share(
+        &resolved.inputs,
+        output.sink(),
+        &resolved.tokenizer,
+        &resolved.settings,
+        task,
+        &progress,
+    );
+    progress.bar.finish_and_clear();
+    let report = result.map_err(|e| super::after_failure(e.into(), output))?;
+    let (files, all) = &report.inputs;
+    let mut text = if report.already_complete {
+        format!(
+            "already complete: {} holds this dataset; nothing to do\n",
+            output.show("")
+        )
+    } else {
+        format!(
+            "task {} of {}: input files {}..{} of {} ({} of {}): {} documents, {} tokens in {} file(s){} in {}\n  then, once every task has finished: shardsmith merge {}\n",
+            task.index,
+            task.count,
+            files.start,
+            files.end,
+            all,
+            human_bytes(report.bytes.0),
+            human_bytes(report.bytes.1),
+            report.documents,
+            report.tokens,
+            report.written + report.resumed,
+            if report.resumed > 0 {
+                format!(" ({} kept from an interrupted attempt)", report.resumed)
+            } else {
+                String::new()
+            },
+            seconds(started.elapsed()),
+            output.show("")
+        )
+    };
+    if printer.verbose() {
+        text.push_str(&format!("  source    {}\n", task.source));
+    }
+    printer.summary(&text);
+    printer.report(&serde_json::json!({
+        "command": "tokenize",
+        "task": task.index,
+        "task_count": task.count,
+        "task_source": task.source,
+        "already_complete": report.already_complete,
+        "input_files": [files.start, files.end],
+        "documents": report.documents,
+        "tokens": report.tokens,
+        "files_written": report.written,
+        "files_resumed": report.resumed,
+        "seconds": started.elapsed().as_secs_f64(),
+        "version": report::VERSION,
+    }));
     Ok(Status::Clean)
 }
 

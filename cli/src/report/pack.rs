@@ -42,6 +42,11 @@ pub struct Pack<'a> {
     /// Inputs left out, each with its path and the reason.
     #[serde(serialize_with = "sorted")]
     pub skipped: &'a [Skipped],
+    /// For one task of a split run: `index`, `count`, `source` (where they were read),
+    /// `plans` (`[first, end)` of the global plan) and `total_plans`; absent otherwise.
+    /// The manifest fields are then empty: `merge` writes the manifest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<serde_json::Value>,
     /// The version of shardsmith.
     pub version: &'static str,
     /// Things worth telling the user (a sample larger than the shard size, ...).

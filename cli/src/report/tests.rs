@@ -54,6 +54,7 @@ fn pack_and_tokenize_print_in_key_order() {
         shards_resumed: 0,
         shards_written: 1,
         skipped: &skipped,
+        task: Some(serde_json::json!({"index": 1, "count": 2})),
         version: VERSION,
         warnings: &warnings,
     });

@@ -34,6 +34,7 @@ pub mod record;
 mod records;
 mod run;
 mod settings;
+pub mod task;
 pub mod tokenizer;
 mod work;
 pub mod write;

@@ -48,19 +48,13 @@ pub fn tokenize(
             detail: ": no .jsonl, .json, .ndjson (optionally .gz or .zst), .parquet, .txt or .md files found".into(),
         });
     }
-    let vocab = tokenizer.vocab_size();
-    let dtype = settings.format.dtype(vocab)?;
-    let eod = if settings.eod {
-        Some(tokenizer.eod(settings.eod_token.as_deref())?)
-    } else {
-        None
-    };
-
-    let mut manifest = Manifest::new(ManifestKind::Tokenize, DEFAULT_CHUNK_SIZE, Vec::new());
-    manifest.format = Some(settings.format.name().into());
-    manifest.options = options(settings, tokenizer, dtype, eod.as_ref());
-    manifest.input = Some(input_summary(inputs));
-    let fingerprint = fingerprint(&manifest);
+    let Candidate {
+        mut manifest,
+        fingerprint,
+        vocab,
+        dtype,
+        eod,
+    } = candidate(inputs, tokenizer, settings)?;
 
     let _lock = sink.lock()?;
     let prefix = settings.prefix.clone();
@@ -158,8 +152,44 @@ pub fn tokenize(
     result
 }
 
+/// What a run of these inputs, tokenizer and settings would write, decided before any
+/// I/O: the manifest without files, and its fingerprint.
+pub(crate) struct Candidate {
+    pub manifest: Manifest,
+    pub fingerprint: String,
+    pub vocab: u32,
+    pub dtype: TokenDtype,
+    pub eod: Option<(String, u32)>,
+}
+
+pub(crate) fn candidate(
+    inputs: &[TextInput],
+    tokenizer: &Tokenizer,
+    settings: &TokenizeSettings,
+) -> Result<Candidate> {
+    let vocab = tokenizer.vocab_size();
+    let dtype = settings.format.dtype(vocab)?;
+    let eod = if settings.eod {
+        Some(tokenizer.eod(settings.eod_token.as_deref())?)
+    } else {
+        None
+    };
+    let mut manifest = Manifest::new(ManifestKind::Tokenize, DEFAULT_CHUNK_SIZE, Vec::new());
+    manifest.format = Some(settings.format.name().into());
+    manifest.options = options(settings, tokenizer, dtype, eod.as_ref());
+    manifest.input = Some(input_summary(inputs));
+    let fingerprint = fingerprint(&manifest);
+    Ok(Candidate {
+        manifest,
+        fingerprint,
+        vocab,
+        dtype,
+        eod,
+    })
+}
+
 /// True for `PREFIX_NNNNNN.bin` and `PREFIX_NNNNNN.idx`.
-fn is_own_file(name: &str, prefix: &str) -> bool {
+pub(crate) fn is_own_file(name: &str, prefix: &str) -> bool {
     let Some(rest) = name.strip_prefix(prefix).and_then(|r| r.strip_prefix('_')) else {
         return false;
     };

@@ -2,7 +2,6 @@
 //! report.
 
 mod progress;
-mod task;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -53,9 +52,11 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         validation,
         strict: args.strict,
         force: args.force,
-        task: task::resolve(args.task_index.as_deref(), args.task_count, &|name| {
-            std::env::var(name).ok()
-        })?,
+        task: super::task::resolve(
+            args.task.task_index.as_deref(),
+            args.task.task_count,
+            &|name| std::env::var(name).ok(),
+        )?,
         fields: args.fields.as_ref().map(|list| {
             list.split(',')
                 .map(|f| f.trim().to_ascii_lowercase())
@@ -363,7 +364,10 @@ fn summary(report: &PackReport, output: &Output, elapsed: std::time::Duration) -
             human_bytes(all),
             report.shards_written,
             if report.shards_resumed > 0 {
-                format!(", {} kept from an interrupted attempt", report.shards_resumed)
+                format!(
+                    ", {} kept from an interrupted attempt",
+                    report.shards_resumed
+                )
             } else {
                 String::new()
             },
@@ -435,6 +439,15 @@ fn json_report<'a>(
         shards_resumed: report.shards_resumed,
         shards_written: report.shards_written,
         skipped: &m.skipped,
+        task: report.task.as_ref().map(|t| {
+            serde_json::json!({
+                "count": t.task.count,
+                "index": t.task.index,
+                "plans": [t.plans.start, t.plans.end],
+                "source": t.task.source,
+                "total_plans": t.total_plans,
+            })
+        }),
         version: report::VERSION,
         warnings: &report.warnings,
     }

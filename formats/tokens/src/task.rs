@@ -1,0 +1,258 @@
+//! `tokenize` split into tasks that share one output, finished by `merge`. The rules
+//! the tasks share with `pack` are in [`shardsmith_store::tasks`].
+//!
+//! The input files, listed alike by every task, are cut into contiguous shares balanced
+//! by bytes, so at document boundaries. Task `i` tokenizes its share as a run of its own
+//! into `OUTPUT/.shardsmith-task-NNNNNN/` (resumable as any run, under its own lock),
+//! then records it. The final step checks that every task recorded its share of the
+//! same run, moves the token files into OUTPUT numbered on across the tasks in input
+//! order, and writes one manifest. The documents and their tokens come out in the same
+//! order as from a single run, so the `.bin` payloads concatenated (after llm.c's
+//! headers) are the same bytes; where a file ends can differ: each task's last file is
+//! cut where its share ends, not at `--shard-tokens`.
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+use shardsmith_manifest::{FileEntry, Manifest, ManifestKind, TEMP_PREFIX};
+use shardsmith_store::OutputSink;
+use shardsmith_store::resume::Job;
+use shardsmith_store::tasks::{self, FinishReport, Head, TaskId};
+
+use super::input::TextInput;
+use super::records::SKIPPED_LISTED;
+use super::run::{Candidate, candidate, is_own_file, tokenize};
+use super::settings::{TokenizeObserver, TokenizeSettings};
+use super::tokenizer::Tokenizer;
+use crate::{Error, Result};
+
+/// What a `tokenize` task records besides the [`Head`].
+#[derive(Serialize, Deserialize)]
+struct Share {
+    /// Its input files (indices into the listing).
+    inputs: Range<usize>,
+    /// Input files in the whole run.
+    total_inputs: usize,
+    /// The manifest of its own run, or none when its files held no document.
+    manifest: Option<Manifest>,
+}
+
+/// What one task did.
+#[derive(Clone, Debug)]
+pub struct TaskReport {
+    /// Which task, of how many, and where that was read.
+    pub task: TaskId,
+    /// Its input files (indices into the listing), of how many.
+    pub inputs: (Range<usize>, usize),
+    /// Bytes of its input files, and of all.
+    pub bytes: (u64, u64),
+    /// Files it wrote, and files kept from an interrupted attempt.
+    pub written: usize,
+    pub resumed: usize,
+    /// Documents and tokens it wrote.
+    pub documents: u64,
+    pub tokens: u64,
+    /// The run was finished already: nothing was done.
+    pub already_complete: bool,
+}
+
+fn job(is_own: &dyn Fn(&str) -> bool) -> Job<'_> {
+    Job {
+        command: "tokenize",
+        verb: "tokenized",
+        kind: ManifestKind::Tokenize,
+        is_own,
+    }
+}
+
+/// Where task `index` writes its own run.
+fn task_dir(index: u32) -> String {
+    format!("{TEMP_PREFIX}task-{index:06}")
+}
+
+/// Tokenizes task `task`'s share of `inputs` into the shared output `sink`.
+pub fn tokenize_share(
+    inputs: &[TextInput],
+    sink: &dyn OutputSink,
+    tokenizer: &Tokenizer,
+    settings: &TokenizeSettings,
+    task: &TaskId,
+    observer: &dyn TokenizeObserver,
+) -> Result<TaskReport> {
+    settings.check()?;
+    if settings.force {
+        return Err(Error::Setting(
+            "--force cannot be combined with a task index: each task would remove what the others wrote; empty the output first".into(),
+        ));
+    }
+    let Candidate {
+        manifest: candidate,
+        fingerprint,
+        ..
+    } = candidate(inputs, tokenizer, settings)?;
+    let prefix = settings.prefix.clone();
+    let is_own = |name: &str| is_own_file(name, &prefix);
+    let sizes: Vec<u64> = inputs.iter().map(|f| f.size).collect();
+    let range = tasks::share(&sizes, task.index, task.count);
+    let mut report = TaskReport {
+        task: task.clone(),
+        inputs: (range.clone(), inputs.len()),
+        bytes: (sizes[range.clone()].iter().sum(), sizes.iter().sum()),
+        written: 0,
+        resumed: 0,
+        documents: 0,
+        tokens: 0,
+        already_complete: false,
+    };
+    let _lock = sink.lock_named(&tasks::lock_tag(task.index))?;
+    if tasks::prepare(sink, &job(&is_own), &candidate, &fingerprint)?.is_some() {
+        report.already_complete = true;
+        return Ok(report);
+    }
+    let claim = tasks::claim(sink, task, "tokenize")?;
+    let manifest = if range.is_empty() {
+        None
+    } else {
+        let own = sink.child(&task_dir(task.index))?;
+        match tokenize(
+            &inputs[range.clone()],
+            own.as_ref(),
+            tokenizer,
+            settings,
+            observer,
+        ) {
+            Ok(done) => {
+                report.written = done.shards_written;
+                report.resumed = done.shards_resumed;
+                report.documents = done.manifest.totals.documents.unwrap_or(0);
+                report.tokens = done.manifest.totals.tokens.unwrap_or(0);
+                Some(done.manifest)
+            }
+            // Files that hold no document are a share with nothing in it.
+            Err(Error::NoDocuments { .. }) if !settings.strict => None,
+            Err(e) => return Err(e),
+        }
+    };
+    let head = Head {
+        fingerprint,
+        index: task.index,
+        count: task.count,
+        source: task.source.clone(),
+        host: tasks::host(),
+        pid: std::process::id(),
+        manifest: candidate,
+    };
+    let share = Share {
+        inputs: range,
+        total_inputs: inputs.len(),
+        manifest,
+    };
+    tasks::save(sink, &head, &claim, &share)?;
+    Ok(report)
+}
+
+/// The number in `PREFIX_NNNNNN.EXT`, and the extension.
+fn numbered<'a>(name: &'a str, prefix: &str) -> Option<(usize, &'a str)> {
+    let rest = name.strip_prefix(prefix)?.strip_prefix('_')?;
+    let (digits, ext) = rest.split_once('.')?;
+    Some((digits.parse().ok()?, ext))
+}
+
+/// Finishes a split `tokenize` run in `sink`: the token files moved into place and
+/// numbered on across the tasks, then `SHA256SUMS` and the manifest.
+pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
+    let found: Vec<(Head, Share)> = tasks::load_all(sink, &job(&|_| false))?;
+    let total = found[0].1.total_inputs;
+    let mut next = 0;
+    for (head, share) in &found {
+        if share.inputs.start != next || share.total_inputs != total {
+            return Err(Error::Setting(format!(
+                "task {} tokenized input files {}..{} of {}, which does not follow on from the task before it (files up to {next}): the tasks did not list the input alike; run them again",
+                head.index, share.inputs.start, share.inputs.end, share.total_inputs
+            )));
+        }
+        next = share.inputs.end;
+    }
+    let sources = tasks::sources(&found.iter().map(|(h, _)| h).collect::<Vec<_>>());
+    let mut manifest = found[0].0.manifest.clone();
+    let prefix = manifest
+        .options
+        .get("prefix")
+        .and_then(|p| p.as_str())
+        .unwrap_or_default()
+        .to_string();
+    let present: std::collections::BTreeSet<String> = sink.list()?.into_iter().collect();
+    let mut files: Vec<FileEntry> = Vec::new();
+    let mut skipped = Vec::new();
+    let mut skipped_total = 0;
+    let mut offset = 0;
+    let mut renamed = 0;
+    for (head, share) in &found {
+        let Some(own) = &share.manifest else { continue };
+        let dir = task_dir(head.index);
+        let mut shards = 0;
+        for entry in &own.files {
+            let Some((n, ext)) = numbered(&entry.path, &prefix) else {
+                continue;
+            };
+            shards = shards.max(n + 1);
+            let target = format!("{prefix}_{:06}.{ext}", offset + n);
+            let from = format!("{dir}/{}", entry.path);
+            // A re-run of an interrupted merge finds it moved already.
+            if sink.size(&from)?.is_some() {
+                sink.rename(&from, &target)?;
+            } else if !present.contains(&target) {
+                return Err(Error::Setting(format!(
+                    "`{}/{from}`, written by task {}, is missing: run task {} again, then merge again",
+                    sink.describe(),
+                    head.index,
+                    head.index
+                )));
+            }
+            renamed += 1;
+            let mut moved = entry.clone();
+            moved.path = target;
+            files.push(moved);
+        }
+        offset += shards;
+        skipped.extend(own.skipped.iter().cloned());
+        skipped_total += own.skipped_total.unwrap_or(0);
+    }
+    if files.is_empty() {
+        return Err(Error::NoDocuments {
+            root: sink.describe(),
+            detail: ": no task found a document in its input files".into(),
+        });
+    }
+    skipped.truncate(SKIPPED_LISTED);
+    manifest.files = files;
+    manifest.skipped = skipped;
+    manifest.skipped_total = (skipped_total > 0).then_some(skipped_total);
+    // The tasks' own runs go before the manifest: a merge killed in between finds the
+    // files where they were moved (the task records say which).
+    for (head, _) in &found {
+        sink.remove(&task_dir(head.index))?;
+    }
+    shardsmith_store::finish::seal(sink, &mut manifest)?;
+    tasks::clean_up(sink)?;
+    Ok(FinishReport {
+        manifest,
+        tasks: found.len() as u32,
+        sources,
+        renamed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_file_names_are_numbered_on() {
+        assert_eq!(numbered("tok_000012.bin", "tok"), Some((12, "bin")));
+        assert_eq!(numbered("tok_000012.idx", "tok"), Some((12, "idx")));
+        assert_eq!(numbered("a_b_1234567.bin", "a_b"), Some((1_234_567, "bin")));
+        assert_eq!(numbered("other_000001.bin", "tok"), None);
+        assert_eq!(numbered("manifest.json", "tok"), None);
+    }
+}
