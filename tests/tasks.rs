@@ -428,3 +428,47 @@ fn a_tokenize_task_missing_is_named_and_force_is_refused() {
     assert!(run(&["merge", &split]).status.success());
     assert_eq!(run(&["verify", &split]).status.code(), Some(0));
 }
+
+#[test]
+fn one_big_jsonl_file_is_cut_between_tasks_at_line_starts() {
+    let t = Tree::new();
+    let mut text = String::new();
+    for i in 0..600 {
+        if i == 433 {
+            text.push_str("{\"text\": \"not closed\n");
+            continue;
+        }
+        let doc = "ünï 😀 word ".repeat(1 + (i * 13) % 90);
+        text.push_str(&serde_json::json!({ "text": doc, "i": i }).to_string());
+        text.push('\n');
+    }
+    t.file("in/all.jsonl", &text);
+    let common = ["-t", "gpt2", "--format", "nanogpt", "--shard-tokens", "5k"];
+    let input = t.s("in");
+    let (code, one) = run_json(&[&["tokenize", &input, &t.s("single")][..], &common].concat());
+    assert_eq!(code, 0, "{one}");
+    let want = payload(&t.join("single"), "nanogpt");
+    let whole = manifest(&t.join("single"));
+    for count in [2u32, 3, 7, 64] {
+        let split = t.s(&format!("split-{count}"));
+        all_tasks(
+            &[&["tokenize", &input, &split][..], &common].concat(),
+            count,
+            &[],
+        );
+        let (code, report) = run_json(&["merge", &split]);
+        assert_eq!(code, 0, "{report}");
+        let dir = t.join(&format!("split-{count}"));
+        assert_eq!(payload(&dir, "nanogpt"), want, "{count} tasks");
+        let m = manifest(&dir);
+        assert_eq!(m["totals"]["documents"], whole["totals"]["documents"]);
+        assert_eq!(m["skipped_total"], 1);
+        let reason = m["skipped"][0]["reason"].as_str().unwrap();
+        // Line 434 of the whole file; inside a later task's span it is told by byte.
+        assert!(
+            reason.starts_with("line 434:") || reason.starts_with("the line at byte "),
+            "{reason}"
+        );
+        assert_eq!(run(&["verify", &split]).status.code(), Some(0));
+    }
+}

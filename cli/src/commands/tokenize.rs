@@ -248,6 +248,11 @@ fn run_task(
     progress.bar.finish_and_clear();
     let report = result.map_err(|e| super::after_failure(e.into(), output))?;
     let (files, all) = &report.inputs;
+    let files = match files {
+        Some((first, last)) if first == last => format!("input file {first}"),
+        Some((first, last)) => format!("input files {first}..={last}"),
+        None => "no input".to_string(),
+    };
     let mut text = if report.already_complete {
         format!(
             "already complete: {} holds this dataset; nothing to do\n",
@@ -255,12 +260,9 @@ fn run_task(
         )
     } else {
         format!(
-            "task {} of {}: input files {}..{} of {} ({} of {}): {} documents, {} tokens in {} file(s){} in {}\n  then, once every task has finished: shardsmith merge {}\n",
+            "task {} of {}: {files} of {all} ({} of {}): {} documents, {} tokens in {} file(s){} in {}\n  then, once every task has finished: shardsmith merge {}\n",
             task.index,
             task.count,
-            files.start,
-            files.end,
-            all,
             human_bytes(report.bytes.0),
             human_bytes(report.bytes.1),
             report.documents,
@@ -285,7 +287,7 @@ fn run_task(
         "task_count": task.count,
         "task_source": task.source,
         "already_complete": report.already_complete,
-        "input_files": [files.start, files.end],
+        "input_files": report.inputs.0.map(|(a, b)| [a, b]),
         "documents": report.documents,
         "tokens": report.tokens,
         "files_written": report.written,

@@ -74,6 +74,10 @@ pub struct TextInput {
     pub size: u64,
     /// How it holds documents.
     pub kind: InputKind,
+    /// Only the lines that start in this byte range (an uncompressed JSONL file cut
+    /// between the tasks of a split run); the whole file when `None`. Line numbers are
+    /// not known inside a span that starts past 0: records there are told by byte offset.
+    pub span: Option<std::ops::Range<u64>>,
 }
 
 impl std::fmt::Debug for TextInput {
@@ -101,6 +105,7 @@ pub fn list(roots: &[InputRoot]) -> Result<Vec<TextInput>> {
                 display: root.display.clone(),
                 size: *size,
                 kind: kind_of(Path::new(rel)).unwrap_or(InputKind::Text),
+                span: None,
             });
             continue;
         }
@@ -115,6 +120,7 @@ pub fn list(roots: &[InputRoot]) -> Result<Vec<TextInput>> {
                 rel: f.rel,
                 size: f.size,
                 kind,
+                span: None,
             });
         }
     }
@@ -233,6 +239,28 @@ impl<'a> Reader<'a> {
                         zstd::stream::read::Decoder::new(raw).map_err(|e| self.io_err(e))?,
                     )),
                 };
+                // A span past the file's start begins with the first line that starts in
+                // it: the partial line before is skipped (it belongs to the span before).
+                if let Some(span) = &input.span
+                    && from.offset == 0
+                    && span.start > 0
+                {
+                    drop(reader);
+                    let file = input
+                        .source
+                        .open_at(&input.rel, span.start - 1)
+                        .map_err(|e| self.io_err(e))?;
+                    let mut reader: Box<dyn BufRead + Send> =
+                        Box::new(BufReader::with_capacity(1 << 20, counting(file)));
+                    let n = reader
+                        .read_until(b'\n', &mut Vec::new())
+                        .map_err(|e| self.io_err(e))?;
+                    return Ok(Open::Lines {
+                        reader,
+                        offset: span.start - 1 + n as u64,
+                        line: 0,
+                    });
+                }
                 if compression != StreamCompression::None && from.offset > 0 {
                     let skipped = io::copy(&mut (&mut reader).take(from.offset), &mut io::sink())
                         .map_err(|e| self.io_err(e))?;
@@ -284,9 +312,17 @@ impl<'a> Reader<'a> {
                     line,
                 } => {
                     let start = batch.data.len();
-                    let n = reader
-                        .read_until(b'\n', &mut batch.data)
-                        .map_err(|e| Error::io("reading input", &self.files[file].display, e))?;
+                    let past_span = self.files[file]
+                        .span
+                        .as_ref()
+                        .is_some_and(|span| *offset >= span.end);
+                    let n = if past_span {
+                        0
+                    } else {
+                        reader
+                            .read_until(b'\n', &mut batch.data)
+                            .map_err(|e| Error::io("reading input", &self.files[file].display, e))?
+                    };
                     if n == 0 {
                         true
                     } else {
@@ -304,7 +340,10 @@ impl<'a> Reader<'a> {
                             kind: RecordKind::Json,
                         });
                         *offset += n as u64;
-                        *line += 1;
+                        // 0: unknown inside a span (records are told by byte offset).
+                        if *line > 0 {
+                            *line += 1;
+                        }
                         false
                     }
                 }

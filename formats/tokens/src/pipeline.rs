@@ -218,18 +218,31 @@ impl Output<'_> {
 
     fn problem(&mut self, pos: Position, reason: &str) -> Result<()> {
         let path = self.inputs[pos.file].display.clone();
+        // Inside a span of a file cut between tasks the line number is not known.
+        let at = if pos.line == 0 {
+            format!("the line at byte {}", pos.offset)
+        } else {
+            format!("line {}", pos.line)
+        };
         if self.strict {
             return Err(Error::BadRecord {
                 path,
                 line: pos.line,
-                reason: format!("{reason} (--strict makes every malformed record an error)"),
+                reason: format!(
+                    "{}{reason} (--strict makes every malformed record an error)",
+                    if pos.line == 0 {
+                        format!("{at}: ")
+                    } else {
+                        String::new()
+                    }
+                ),
             });
         }
         self.stats.skipped_total += 1;
         if self.stats.skipped.len() < SKIPPED_LISTED {
             self.stats.skipped.push(Skipped {
                 path,
-                reason: format!("line {}: {reason}", pos.line),
+                reason: format!("{at}: {reason}"),
             });
         }
         Ok(())

@@ -271,6 +271,10 @@ fn input_summary(inputs: &[TextInput]) -> InputSummary {
         lines.extend_from_slice(f.display.as_bytes());
         lines.push(0);
         lines.extend_from_slice(f.size.to_string().as_bytes());
+        // A task's span of a file is another input than the file.
+        if let Some(span) = &f.span {
+            lines.extend_from_slice(format!("\0{}-{}", span.start, span.end).as_bytes());
+        }
         lines.push(b'\n');
     }
     InputSummary {

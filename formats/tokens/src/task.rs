@@ -19,22 +19,66 @@ use shardsmith_store::OutputSink;
 use shardsmith_store::resume::Job;
 use shardsmith_store::tasks::{self, FinishReport, Head, TaskId};
 
-use super::input::TextInput;
+use super::input::{InputKind, StreamCompression, TextInput};
 use super::records::SKIPPED_LISTED;
 use super::run::{Candidate, candidate, is_own_file, tokenize};
 use super::settings::{TokenizeObserver, TokenizeSettings};
 use super::tokenizer::Tokenizer;
 use crate::{Error, Result};
 
+/// A task's part of one input file: the whole file, or a span of its bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Piece {
+    file: usize,
+    span: Option<Range<u64>>,
+}
+
 /// What a `tokenize` task records besides the [`Head`].
 #[derive(Serialize, Deserialize)]
 struct Share {
-    /// Its input files (indices into the listing).
-    inputs: Range<usize>,
-    /// Input files in the whole run.
-    total_inputs: usize,
-    /// The manifest of its own run, or none when its files held no document.
+    /// Its pieces of the input, in order.
+    pieces: Vec<Piece>,
+    /// Input files in the whole run, and their sizes.
+    sizes: Vec<u64>,
+    /// The manifest of its own run, or none when its input held no document.
     manifest: Option<Manifest>,
+}
+
+/// True when a file can be cut between tasks at any byte: uncompressed JSONL, whose
+/// records are lines (a task takes the lines that start in its span).
+fn splittable(input: &TextInput) -> bool {
+    input.kind == InputKind::Jsonl(StreamCompression::None)
+}
+
+/// The pieces of task `index` of `count`: the bytes of all input files, in order, cut
+/// into `count` equal ranges; a file that lies across a cut is split there when it can
+/// be ([`splittable`]), else it goes whole to the task in whose range it starts.
+fn pieces(inputs: &[TextInput], index: u32, count: u32) -> Vec<Piece> {
+    let total: u128 = inputs.iter().map(|f| u128::from(f.size)).sum();
+    let cut = |k: u32| total * u128::from(k) / u128::from(count);
+    let (lo, hi) = (cut(index), cut(index + 1));
+    let last = index + 1 == count;
+    let mut out = Vec::new();
+    let mut start = 0u128;
+    for (file, input) in inputs.iter().enumerate() {
+        let end = start + u128::from(input.size);
+        let starts_here = start >= lo && (start < hi || (last && start == total));
+        if splittable(input) && input.size > 0 {
+            let (a, b) = (start.max(lo), end.min(hi));
+            if a < b {
+                let span = ((a - start) as u64)..((b - start) as u64);
+                let whole = span.start == 0 && span.end == input.size;
+                out.push(Piece {
+                    file,
+                    span: (!whole).then_some(span),
+                });
+            }
+        } else if starts_here {
+            out.push(Piece { file, span: None });
+        }
+        start = end;
+    }
+    out
 }
 
 /// What one task did.
@@ -42,8 +86,9 @@ struct Share {
 pub struct TaskReport {
     /// Which task, of how many, and where that was read.
     pub task: TaskId,
-    /// Its input files (indices into the listing), of how many.
-    pub inputs: (Range<usize>, usize),
+    /// Its first and last input file (indices into the listing; a file cut between tasks
+    /// is in two), of how many.
+    pub inputs: (Option<(usize, usize)>, usize),
     /// Bytes of its input files, and of all.
     pub bytes: (u64, u64),
     /// Files it wrote, and files kept from an interrupted attempt.
@@ -93,11 +138,26 @@ pub fn tokenize_share(
     let prefix = settings.prefix.clone();
     let is_own = |name: &str| is_own_file(name, &prefix);
     let sizes: Vec<u64> = inputs.iter().map(|f| f.size).collect();
-    let range = tasks::share(&sizes, task.index, task.count);
+    let mine = pieces(inputs, task.index, task.count);
+    let share_inputs: Vec<TextInput> = mine
+        .iter()
+        .map(|p| TextInput {
+            span: p.span.clone(),
+            ..inputs[p.file].clone()
+        })
+        .collect();
     let mut report = TaskReport {
         task: task.clone(),
-        inputs: (range.clone(), inputs.len()),
-        bytes: (sizes[range.clone()].iter().sum(), sizes.iter().sum()),
+        inputs: (
+            mine.first().zip(mine.last()).map(|(a, b)| (a.file, b.file)),
+            inputs.len(),
+        ),
+        bytes: (
+            mine.iter()
+                .map(|p| p.span.as_ref().map_or(sizes[p.file], |s| s.end - s.start))
+                .sum(),
+            sizes.iter().sum(),
+        ),
         written: 0,
         resumed: 0,
         documents: 0,
@@ -110,17 +170,11 @@ pub fn tokenize_share(
         return Ok(report);
     }
     let claim = tasks::claim(sink, task, "tokenize")?;
-    let manifest = if range.is_empty() {
+    let manifest = if share_inputs.is_empty() {
         None
     } else {
         let own = sink.child(&task_dir(task.index))?;
-        match tokenize(
-            &inputs[range.clone()],
-            own.as_ref(),
-            tokenizer,
-            settings,
-            observer,
-        ) {
+        match tokenize(&share_inputs, own.as_ref(), tokenizer, settings, observer) {
             Ok(done) => {
                 report.written = done.shards_written;
                 report.resumed = done.shards_resumed;
@@ -143,12 +197,45 @@ pub fn tokenize_share(
         manifest: candidate,
     };
     let share = Share {
-        inputs: range,
-        total_inputs: inputs.len(),
+        pieces: mine,
+        sizes,
         manifest,
     };
     tasks::save(sink, &head, &claim, &share)?;
     Ok(report)
+}
+
+/// Checks that the tasks' pieces cover every input file exactly once, in order.
+fn covered(found: &[(Head, Share)]) -> Result<()> {
+    let sizes = &found[0].1.sizes;
+    // The next file and byte every piece must start at.
+    let (mut file, mut at) = (0usize, 0u64);
+    for (head, share) in found {
+        for piece in &share.pieces {
+            let span = piece
+                .span
+                .clone()
+                .unwrap_or(0..sizes.get(piece.file).copied().unwrap_or(0));
+            if share.sizes != *sizes || piece.file != file || span.start != at {
+                return Err(Error::Setting(format!(
+                    "task {} took input file {} from byte {}, where the tasks before it left off at file {file} byte {at}: the tasks did not list the input alike; run them again",
+                    head.index, piece.file, span.start
+                )));
+            }
+            at = span.end;
+            if at >= sizes[file] {
+                (file, at) = (file + 1, 0);
+            }
+        }
+    }
+    // Files nobody took can only be empty ones at the end.
+    if sizes[file.min(sizes.len())..].iter().any(|&n| n > 0) {
+        return Err(Error::Setting(format!(
+            "the tasks took input files up to {file} of {}: the tasks did not list the input alike; run them again",
+            sizes.len()
+        )));
+    }
+    Ok(())
 }
 
 /// The number in `PREFIX_NNNNNN.EXT`, and the extension.
@@ -162,17 +249,7 @@ fn numbered<'a>(name: &'a str, prefix: &str) -> Option<(usize, &'a str)> {
 /// numbered on across the tasks, then `SHA256SUMS` and the manifest.
 pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
     let found: Vec<(Head, Share)> = tasks::load_all(sink, &job(&|_| false))?;
-    let total = found[0].1.total_inputs;
-    let mut next = 0;
-    for (head, share) in &found {
-        if share.inputs.start != next || share.total_inputs != total {
-            return Err(Error::Setting(format!(
-                "task {} tokenized input files {}..{} of {}, which does not follow on from the task before it (files up to {next}): the tasks did not list the input alike; run them again",
-                head.index, share.inputs.start, share.inputs.end, share.total_inputs
-            )));
-        }
-        next = share.inputs.end;
-    }
+    covered(&found)?;
     let sources = tasks::sources(&found.iter().map(|(h, _)| h).collect::<Vec<_>>());
     let mut manifest = found[0].0.manifest.clone();
     let prefix = manifest
@@ -246,6 +323,107 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn inputs(sizes: &[(u64, bool)]) -> Vec<TextInput> {
+        let dir = tempfile::tempdir().unwrap();
+        let source: std::sync::Arc<dyn shardsmith_store::InputSource> =
+            std::sync::Arc::new(shardsmith_store::LocalTree::new(dir.path()));
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &(size, plain))| TextInput {
+                source: source.clone(),
+                rel: format!("{i}"),
+                display: format!("{i}"),
+                size,
+                kind: InputKind::Jsonl(if plain {
+                    StreamCompression::None
+                } else {
+                    StreamCompression::Gzip
+                }),
+                span: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plain_jsonl_is_cut_at_the_byte_a_compressed_file_goes_whole() {
+        let one = inputs(&[(1000, true)]);
+        let spans: Vec<_> = (0..4).map(|i| pieces(&one, i, 4)).collect();
+        assert_eq!(
+            spans[0],
+            [Piece {
+                file: 0,
+                span: Some(0..250)
+            }]
+        );
+        assert_eq!(
+            spans[3],
+            [Piece {
+                file: 0,
+                span: Some(750..1000)
+            }]
+        );
+        assert_eq!(
+            pieces(&one, 0, 1),
+            [Piece {
+                file: 0,
+                span: None
+            }]
+        );
+        let mixed = inputs(&[
+            (100, false),
+            (300, true),
+            (0, true),
+            (600, false),
+            (0, false),
+        ]);
+        let all: Vec<Vec<Piece>> = (0..3).map(|i| pieces(&mixed, i, 3)).collect();
+        // Cuts at 333 and 666: the plain file is split at 333; the gzip'd one starting at
+        // 400 goes whole to the task whose range holds its start; the empty files follow
+        // their neighbours.
+        assert_eq!(
+            all[0],
+            [
+                Piece {
+                    file: 0,
+                    span: None
+                },
+                Piece {
+                    file: 1,
+                    span: Some(0..233)
+                }
+            ]
+        );
+        assert_eq!(
+            all[1],
+            [
+                Piece {
+                    file: 1,
+                    span: Some(233..300)
+                },
+                Piece {
+                    file: 2,
+                    span: None
+                },
+                Piece {
+                    file: 3,
+                    span: None
+                }
+            ]
+        );
+        assert_eq!(
+            all[2],
+            [Piece {
+                file: 4,
+                span: None
+            }]
+        );
+        for count in [1, 2, 3, 7, 64] {
+            let n: usize = (0..count).map(|i| pieces(&mixed, i, count).len()).sum();
+            assert!(n >= mixed.len(), "{count}: every file is somewhere");
+        }
+    }
 
     #[test]
     fn token_file_names_are_numbered_on() {
