@@ -17,14 +17,15 @@ pub struct Merge<'a> {
     pub output: String,
     /// The part directory names, in merge order.
     pub parts: &'a [String],
+    /// Files a split run's final step moved into place (pack: shards renumbered after a
+    /// planned shard that came out empty; tokenize: every token file).
+    pub renamed: usize,
     /// The root manifest's root digest (SHA-256 of its canonical JSON).
     pub root_sha256: &'a str,
     /// Samples in all parts (null if the manifest counts none).
     pub samples: Option<u64>,
     /// Tasks of a split run joined (0 when parts were merged).
     pub tasks: u32,
-    /// Shards renamed because a planned shard before them came out empty.
-    pub renamed: usize,
     /// The version of shardsmith.
     pub version: &'static str,
 }
