@@ -31,6 +31,7 @@ mod s3_pack;
 mod s3_verify;
 mod sign;
 mod sign_interop;
+mod slurm;
 mod tasks;
 mod tokenize;
 mod tokenize_interop;

@@ -1,0 +1,429 @@
+//! `pack` split into the tasks of a real Slurm array, on a one-node cluster started per
+//! test (tests/servers/slurm.sh: slurmctld + slurmd on 127.0.0.1, munge), finished by a
+//! `merge` job that depends on the array: the single run's bytes. A cancelled task
+//! resubmitted alone (`sbatch --array=2`) completes the run and changes nothing else.
+//! Needs root (the script installs slurm-wlm with apt-get when missing); without it the
+//! tests are not run, except under CI, where that is a failure.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+/// One cluster at a time in this test process (each uses free ports of its own).
+static CLUSTER: Mutex<()> = Mutex::new(());
+
+/// A running one-node Slurm cluster; stopped (its jobs cancelled) on drop.
+pub struct Slurm {
+    dir: tempfile::TempDir,
+    conf: PathBuf,
+    _one: MutexGuard<'static, ()>,
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/servers/slurm.sh")
+}
+
+fn failed(o: &Output) -> String {
+    let (err, out) = (text(&o.stderr), text(&o.stdout));
+    [err.trim(), out.trim()].join(" ").trim().to_string()
+}
+
+impl Slurm {
+    /// Installs and starts the cluster, or `None` (test not run, with a note) when that is
+    /// not possible outside CI; under CI (`CI` set) that is a failure.
+    pub fn start() -> Option<Self> {
+        let one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+        let skip = |why: String| -> Option<Self> {
+            if std::env::var_os("CI").is_some() {
+                panic!("no Slurm cluster under CI: {why}");
+            }
+            eprintln!("Slurm test NOT RUN: {why}");
+            None
+        };
+        let o = Command::new(script()).arg("install").output().unwrap();
+        if !o.status.success() {
+            return skip(format!("slurm.sh install: {}", failed(&o)));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new(script())
+            .arg("start")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let out = text(&o.stdout);
+        let conf = out.lines().find_map(|l| l.strip_prefix("SLURM_CONF="));
+        match conf {
+            Some(conf) if o.status.success() => Some(Self {
+                conf: PathBuf::from(conf),
+                dir,
+                _one: one,
+            }),
+            _ => {
+                let _ = Command::new(script()).arg("stop").arg(dir.path()).output();
+                skip(format!("slurm.sh start: {}", failed(&o)))
+            }
+        }
+    }
+
+    /// A Slurm client command talking to this cluster.
+    fn client(&self, name: &str) -> Command {
+        let mut c = Command::new(name);
+        c.env("SLURM_CONF", &self.conf);
+        c
+    }
+
+    fn ok(&self, c: &mut Command) -> String {
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{c:?}: {}\n{}", failed(&o), self.log());
+        text(&o.stdout)
+    }
+
+    /// The end of slurmctld's and slurmd's logs, for failure messages.
+    fn log(&self) -> String {
+        ["slurmctld", "slurmd"]
+            .iter()
+            .map(|d| {
+                let all = std::fs::read_to_string(self.dir.path().join(format!("log/{d}.log")))
+                    .unwrap_or_default();
+                let lines: Vec<&str> = all.lines().collect();
+                format!(
+                    "--- {d}.log\n{}",
+                    lines[lines.len().saturating_sub(15)..].join("\n")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Submits the batch script `script` (given on stdin) with `extra_args`; returns the
+    /// job id (of an array: the array's).
+    pub fn sbatch(&self, script: &str, extra_args: &[&str]) -> String {
+        let mut child = self
+            .client("sbatch")
+            .arg("--parsable")
+            .args(extra_args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(script.as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "sbatch {extra_args:?}: {}", failed(&o));
+        // `--parsable` prints `ID` or `ID;CLUSTER`.
+        let id = text(&o.stdout)
+            .trim()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_string();
+        assert!(id.parse::<u64>().is_ok(), "sbatch printed {id:?}");
+        id
+    }
+
+    /// The jobs (or array tasks, `ID_I`) of `jobs` in the queue: `(id, state, reason)`.
+    pub fn queue(&self, jobs: &[&str]) -> Vec<(String, String, String)> {
+        let out =
+            self.ok(self
+                .client("squeue")
+                .args(["-h", "-o", "%i %T %r", "-j", &jobs.join(",")]));
+        out.lines()
+            .map(|l| {
+                let mut w = l.split_whitespace().map(str::to_string);
+                let mut next = || w.next().unwrap_or_default();
+                (next(), next(), next())
+            })
+            .collect()
+    }
+
+    /// Waits until none of `jobs` is pending or running (a job whose dependency failed
+    /// counts as done), then returns the state of each job and array task (`ID` or
+    /// `ARRAY_I` → `COMPLETED`, `FAILED`, `CANCELLED`, `PENDING (DependencyNeverSatisfied)`).
+    pub fn wait(&self, jobs: &[&str], timeout: Duration) -> BTreeMap<String, String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let q = self.queue(jobs);
+            if q.iter().all(|(_, _, r)| r == "DependencyNeverSatisfied") {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "jobs still queued after {timeout:?}: {q:?}\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let mut states = BTreeMap::new();
+        for job in jobs {
+            let base = job.split('_').next().unwrap();
+            for line in self
+                .ok(self.client("scontrol").args(["show", "job", "-o", base]))
+                .lines()
+            {
+                let field = |name: &str| {
+                    line.split_whitespace()
+                        .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
+                        .map(str::to_string)
+                };
+                let id = match (field("ArrayJobId"), field("ArrayTaskId")) {
+                    (Some(a), Some(i)) => format!("{a}_{i}"),
+                    _ => field("JobId").unwrap(),
+                };
+                if *job != base && id != *job {
+                    continue;
+                }
+                let mut state = field("JobState").unwrap();
+                if field("Reason").as_deref() == Some("DependencyNeverSatisfied") {
+                    state += " (DependencyNeverSatisfied)";
+                }
+                states.insert(id, state);
+            }
+        }
+        states
+    }
+
+    /// Cancels a job or one array task (`ID_I`).
+    pub fn scancel(&self, job: &str) {
+        self.ok(self.client("scancel").arg(job));
+    }
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        let _ = Command::new(script())
+            .arg("stop")
+            .arg(self.dir.path())
+            .output();
+    }
+}
+
+/// `s` quoted for bash.
+fn q(s: impl AsRef<std::ffi::OsStr>) -> String {
+    format!("'{}'", s.as_ref().to_string_lossy().replace('\'', r"'\''"))
+}
+
+/// A job script running `shardsmith ARGS` after the shell lines `pre`.
+fn job(pre: &str, args: &[&str]) -> String {
+    let args: Vec<String> = args.iter().map(q).collect();
+    format!(
+        "#!/bin/bash\nset -e\nexport SHARDSMITH_NO_PROGRESS=1\n{pre}\n{} {}\n",
+        q(bin()),
+        args.join(" ")
+    )
+}
+
+/// What `sbatch --output=DIR/NAME` jobs wrote, for failure messages.
+fn outputs(dir: &Path) -> String {
+    snapshot(dir)
+        .into_iter()
+        .filter(|(name, _)| name.ends_with(".out"))
+        .map(|(name, bytes)| format!("--- {name}\n{}", text(&bytes)))
+        .collect()
+}
+
+/// Every path under `dir`, directories included (a state directory left behind shows).
+fn paths(dir: &Path, root: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        out.push(
+            path.strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned(),
+        );
+        if path.is_dir() {
+            paths(&path, root, out);
+        }
+    }
+}
+
+fn assert_same(split: &Path, single: &Path, what: &str) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    paths(split, split, &mut a);
+    paths(single, single, &mut b);
+    a.sort();
+    b.sort();
+    assert_eq!(a, b, "{what}: the files and directories");
+    let (a, b) = (snapshot(split), snapshot(single));
+    let differ: Vec<&String> = a.keys().filter(|k| a.get(*k) != b.get(*k)).collect();
+    assert!(differ.is_empty(), "{what}: the bytes of {differ:?} differ");
+}
+
+fn states(pairs: &[(String, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.clone(), (*v).to_string()))
+        .collect()
+}
+
+const LIMIT: Duration = Duration::from_secs(300);
+
+#[test]
+fn a_4_task_array_pack_and_a_dependent_merge_equal_one_process() {
+    let Some(slurm) = Slurm::start() else { return };
+    let input = corpus(300, 6000);
+    let inp = input.path().to_str().unwrap();
+    let t = Tree::new();
+    let logs = t.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for format in ["webdataset", "mds"] {
+        let common = ["--format", format, "--shard-size", "64KiB"];
+        let (single, split) = (
+            t.s(&format!("{format}-single")),
+            t.s(&format!("{format}-split")),
+        );
+        let o = run(&[&["pack", inp, &single][..], &common].concat());
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let shards = std::fs::read_dir(&single).unwrap().count();
+        assert!(shards >= 10, "{format}: {shards} files, too few to split");
+        let task = job(
+            "",
+            &[
+                &["pack", inp, &split][..],
+                &common,
+                &["--task-index", "auto"],
+            ]
+            .concat(),
+        );
+        let array = slurm.sbatch(
+            &task,
+            &[
+                "--array=0-3",
+                &format!("--output={}/{format}-task-%a.out", logs.display()),
+            ],
+        );
+        let merge = slurm.sbatch(
+            &job("", &["merge", &split]),
+            &[
+                &format!("--dependency=afterok:{array}"),
+                &format!("--output={}/{format}-merge.out", logs.display()),
+            ],
+        );
+        let got = slurm.wait(&[&array, &merge], LIMIT);
+        let mut want: Vec<(String, &str)> = (0..4)
+            .map(|i| (format!("{array}_{i}"), "COMPLETED"))
+            .collect();
+        want.push((merge.clone(), "COMPLETED"));
+        assert_eq!(got, states(&want), "{format}\n{}", outputs(&logs));
+        assert_same(Path::new(&split), Path::new(&single), format);
+        for i in 0..4 {
+            let out = std::fs::read_to_string(logs.join(format!("{format}-task-{i}.out"))).unwrap();
+            assert!(
+                out.contains(&format!(
+                    "task {i} of 4 (from SLURM_ARRAY_TASK_ID={i}, SLURM_ARRAY_TASK_COUNT=4)"
+                )),
+                "{format} task {i}: {out}"
+            );
+        }
+        let out = std::fs::read_to_string(logs.join(format!("{format}-merge.out"))).unwrap();
+        assert!(out.contains("finished the run of 4 task(s)"), "{out}");
+    }
+}
+
+#[test]
+fn a_cancelled_array_task_resubmitted_alone_changes_nothing_else() {
+    let Some(slurm) = Slurm::start() else { return };
+    let input = corpus(400, 20_000);
+    let inp = input.path().to_str().unwrap();
+    let t = Tree::new();
+    let logs = t.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let common = ["--shard-size", "64KiB", "--jobs", "1"];
+    let (single, split) = (t.s("single"), t.s("split"));
+    let o = run(&[&["pack", inp, &single][..], &common].concat());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let pack = [
+        &["pack", inp, &split][..],
+        &common,
+        &["--task-index", "auto"],
+    ]
+    .concat();
+    let output = |name: &str| format!("--output={}/{name}", logs.display());
+    // Task 2 hangs until it is cancelled; the others finish.
+    let hang = job(
+        r#"if [ "$SLURM_ARRAY_TASK_ID" = 2 ]; then sleep 600; fi"#,
+        &pack,
+    );
+    let array = slurm.sbatch(&hang, &["--array=0-3", &output("task-%a.out")]);
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let q = slurm.queue(&[&array]);
+        if q == [(
+            format!("{array}_2"),
+            "RUNNING".to_string(),
+            "None".to_string(),
+        )] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{q:?}\n{}", outputs(&logs));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    slurm.scancel(&format!("{array}_2"));
+    let got = slurm.wait(&[&array], LIMIT);
+    let want: Vec<(String, &str)> = (0..4)
+        .map(|i| {
+            (
+                format!("{array}_{i}"),
+                if i == 2 { "CANCELLED" } else { "COMPLETED" },
+            )
+        })
+        .collect();
+    assert_eq!(got, states(&want), "{}", outputs(&logs));
+    // merge names the missing task and finishes nothing.
+    let o = run(&["merge", &split]);
+    assert_eq!(o.status.code(), Some(2), "{}", failed(&o));
+    let err = text(&o.stderr);
+    assert!(err.contains("task index(es) 2 left no record"), "{err}");
+    assert!(!t.join("split/manifest.json").exists());
+    let before = snapshot(&t.join("split"));
+    // Resubmitted alone, the index is an array of one: `auto` needs the run's task count.
+    let alone = slurm.sbatch(&job("", &pack), &["--array=2", &output("alone-%a.out")]);
+    let got = slurm.wait(&[&alone], LIMIT);
+    assert_eq!(
+        got,
+        states(&[(format!("{alone}_2"), "FAILED")]),
+        "{}",
+        outputs(&logs)
+    );
+    let out = std::fs::read_to_string(logs.join("alone-2.out")).unwrap();
+    assert!(out.contains("give --task-count N"), "{out}");
+    assert!(
+        snapshot(&t.join("split")) == before,
+        "a refused task wrote nothing"
+    );
+    // With it, the task does its share, and merge makes the single run's bytes.
+    let again = [&pack[..], &["--task-count", "4"]].concat();
+    let retry = slurm.sbatch(&job("", &again), &["--array=2", &output("retry-%a.out")]);
+    let got = slurm.wait(&[&retry], LIMIT);
+    assert_eq!(
+        got,
+        states(&[(format!("{retry}_2"), "COMPLETED")]),
+        "{}",
+        outputs(&logs)
+    );
+    let out = std::fs::read_to_string(logs.join("retry-2.out")).unwrap();
+    assert!(
+        out.contains("task 2 of 4 (from SLURM_ARRAY_TASK_ID=2, --task-count 4)"),
+        "{out}"
+    );
+    let after = snapshot(&t.join("split"));
+    for (name, bytes) in &before {
+        assert!(
+            after.get(name) == Some(bytes),
+            "{name} changed or went away"
+        );
+    }
+    let o = run(&["merge", &split]);
+    assert!(o.status.success(), "{}", failed(&o));
+    assert_same(Path::new(&split), Path::new(&single), "after the retry");
+}
