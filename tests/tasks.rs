@@ -282,7 +282,7 @@ fn tasks_into_a_bucket_then_merge_equal_one_process_on_disk() {
 }
 
 /// A few JSONL files of varied documents (one of them gzip'd).
-fn jsonl_corpus() -> Tree {
+pub fn jsonl_corpus() -> Tree {
     let t = Tree::new();
     let words = ["alpha", "beta", "gamma", "delta", "ünï", "😀", "the", "of"];
     for f in 0..6 {
@@ -309,7 +309,7 @@ fn jsonl_corpus() -> Tree {
 
 /// The token payload of every `.bin` in name order, concatenated (llm.c headers cut),
 /// and Megatron's document sizes from the `.idx` files, concatenated.
-fn payload(dir: &std::path::Path, format: &str) -> (Vec<u8>, Vec<u8>) {
+pub fn payload(dir: &std::path::Path, format: &str) -> (Vec<u8>, Vec<u8>) {
     let (mut bins, mut sizes) = (Vec::new(), Vec::new());
     for (name, bytes) in snapshot(dir) {
         if name.ends_with(".bin") {

@@ -1,8 +1,9 @@
-//! `pack` split into the tasks of a real Slurm array, on a one-node cluster started per
-//! test (tests/servers/slurm.sh: slurmctld + slurmd on 127.0.0.1, munge), finished by a
-//! `merge` job that depends on the array: the single run's bytes. A cancelled task
-//! resubmitted alone (`sbatch --array=2`) completes the run and changes nothing else.
-//! Needs root (the script installs slurm-wlm with apt-get when missing); without it the
+//! `pack` and `tokenize` split into the tasks of a real Slurm array, on a one-node
+//! cluster started per test (tests/servers/slurm.sh: slurmctld + slurmd on 127.0.0.1,
+//! munge), finished by a `merge` job that depends on the array: the single run's bytes
+//! (`array.rs`), its tokens (`more.rs`), on disk and bucket to bucket on the S3 server
+//! (`more.rs`). A cancelled task resubmitted alone (`sbatch --array=2`) completes the run
+//! and changes nothing else. Needs root (the script installs slurm-wlm with apt-get when missing); without it the
 //! tests are not run, except under CI, where that is a failure.
 
 use std::collections::BTreeMap;
@@ -13,6 +14,9 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::util::*;
+
+mod array;
+mod more;
 
 /// One cluster at a time in this test process (each uses free ports of its own).
 static CLUSTER: Mutex<()> = Mutex::new(());
@@ -266,164 +270,54 @@ fn states(pairs: &[(String, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// How long a test waits for its jobs.
 const LIMIT: Duration = Duration::from_secs(300);
 
-#[test]
-fn a_4_task_array_pack_and_a_dependent_merge_equal_one_process() {
-    let Some(slurm) = Slurm::start() else { return };
-    let input = corpus(300, 6000);
-    let inp = input.path().to_str().unwrap();
-    let t = Tree::new();
-    let logs = t.join("logs");
-    std::fs::create_dir_all(&logs).unwrap();
-    for format in ["webdataset", "mds"] {
-        let common = ["--format", format, "--shard-size", "64KiB"];
-        let (single, split) = (
-            t.s(&format!("{format}-single")),
-            t.s(&format!("{format}-split")),
-        );
-        let o = run(&[&["pack", inp, &single][..], &common].concat());
-        assert!(o.status.success(), "{}", text(&o.stderr));
-        let shards = std::fs::read_dir(&single).unwrap().count();
-        assert!(shards >= 10, "{format}: {shards} files, too few to split");
-        let task = job(
-            "",
-            &[
-                &["pack", inp, &split][..],
-                &common,
-                &["--task-index", "auto"],
-            ]
-            .concat(),
-        );
-        let array = slurm.sbatch(
-            &task,
-            &[
-                "--array=0-3",
-                &format!("--output={}/{format}-task-%a.out", logs.display()),
-            ],
-        );
-        let merge = slurm.sbatch(
-            &job("", &["merge", &split]),
-            &[
-                &format!("--dependency=afterok:{array}"),
-                &format!("--output={}/{format}-merge.out", logs.display()),
-            ],
-        );
-        let got = slurm.wait(&[&array, &merge], LIMIT);
-        let mut want: Vec<(String, &str)> = (0..4)
-            .map(|i| (format!("{array}_{i}"), "COMPLETED"))
-            .collect();
-        want.push((merge.clone(), "COMPLETED"));
-        assert_eq!(got, states(&want), "{format}\n{}", outputs(&logs));
-        assert_same(Path::new(&split), Path::new(&single), format);
-        for i in 0..4 {
-            let out = std::fs::read_to_string(logs.join(format!("{format}-task-{i}.out"))).unwrap();
-            assert!(
-                out.contains(&format!(
-                    "task {i} of 4 (from SLURM_ARRAY_TASK_ID={i}, SLURM_ARRAY_TASK_COUNT=4)"
-                )),
-                "{format} task {i}: {out}"
-            );
-        }
-        let out = std::fs::read_to_string(logs.join(format!("{format}-merge.out"))).unwrap();
-        assert!(out.contains("finished the run of 4 task(s)"), "{out}");
-    }
-}
-
-#[test]
-fn a_cancelled_array_task_resubmitted_alone_changes_nothing_else() {
-    let Some(slurm) = Slurm::start() else { return };
-    let input = corpus(400, 20_000);
-    let inp = input.path().to_str().unwrap();
-    let t = Tree::new();
-    let logs = t.join("logs");
-    std::fs::create_dir_all(&logs).unwrap();
-    let common = ["--shard-size", "64KiB", "--jobs", "1"];
-    let (single, split) = (t.s("single"), t.s("split"));
-    let o = run(&[&["pack", inp, &single][..], &common].concat());
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let pack = [
-        &["pack", inp, &split][..],
-        &common,
-        &["--task-index", "auto"],
-    ]
-    .concat();
-    let output = |name: &str| format!("--output={}/{name}", logs.display());
-    // Task 2 hangs until it is cancelled; the others finish.
-    let hang = job(
-        r#"if [ "$SLURM_ARRAY_TASK_ID" = 2 ]; then sleep 600; fi"#,
-        &pack,
+/// Submits `task` (a job script) as the array `0-(count-1)` and `merge OUTPUT` (after the
+/// shell lines `pre`) as a job that depends on it; waits for both and checks that every
+/// array task and the merge completed, and that each task printed where its index came
+/// from. Job output goes to `logs/NAME-task-I.out` and `logs/NAME-merge.out`.
+fn array_then_merge(
+    slurm: &Slurm,
+    task: &str,
+    count: u32,
+    pre: &str,
+    output: &str,
+    logs: &Path,
+    name: &str,
+) {
+    let array = slurm.sbatch(
+        task,
+        &[
+            &format!("--array=0-{}", count - 1),
+            &format!("--output={}/{name}-task-%a.out", logs.display()),
+        ],
     );
-    let array = slurm.sbatch(&hang, &["--array=0-3", &output("task-%a.out")]);
-    let deadline = Instant::now() + LIMIT;
-    loop {
-        let q = slurm.queue(&[&array]);
-        if q == [(
-            format!("{array}_2"),
-            "RUNNING".to_string(),
-            "None".to_string(),
-        )] {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{q:?}\n{}", outputs(&logs));
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    slurm.scancel(&format!("{array}_2"));
-    let got = slurm.wait(&[&array], LIMIT);
-    let want: Vec<(String, &str)> = (0..4)
-        .map(|i| {
-            (
-                format!("{array}_{i}"),
-                if i == 2 { "CANCELLED" } else { "COMPLETED" },
-            )
-        })
+    let merge = slurm.sbatch(
+        &job(pre, &["merge", output]),
+        &[
+            &format!("--dependency=afterok:{array}"),
+            &format!("--output={}/{name}-merge.out", logs.display()),
+        ],
+    );
+    let got = slurm.wait(&[&array, &merge], LIMIT);
+    let mut want: Vec<(String, &str)> = (0..count)
+        .map(|i| (format!("{array}_{i}"), "COMPLETED"))
         .collect();
-    assert_eq!(got, states(&want), "{}", outputs(&logs));
-    // merge names the missing task and finishes nothing.
-    let o = run(&["merge", &split]);
-    assert_eq!(o.status.code(), Some(2), "{}", failed(&o));
-    let err = text(&o.stderr);
-    assert!(err.contains("task index(es) 2 left no record"), "{err}");
-    assert!(!t.join("split/manifest.json").exists());
-    let before = snapshot(&t.join("split"));
-    // Resubmitted alone, the index is an array of one: `auto` needs the run's task count.
-    let alone = slurm.sbatch(&job("", &pack), &["--array=2", &output("alone-%a.out")]);
-    let got = slurm.wait(&[&alone], LIMIT);
-    assert_eq!(
-        got,
-        states(&[(format!("{alone}_2"), "FAILED")]),
-        "{}",
-        outputs(&logs)
-    );
-    let out = std::fs::read_to_string(logs.join("alone-2.out")).unwrap();
-    assert!(out.contains("give --task-count N"), "{out}");
-    assert!(
-        snapshot(&t.join("split")) == before,
-        "a refused task wrote nothing"
-    );
-    // With it, the task does its share, and merge makes the single run's bytes.
-    let again = [&pack[..], &["--task-count", "4"]].concat();
-    let retry = slurm.sbatch(&job("", &again), &["--array=2", &output("retry-%a.out")]);
-    let got = slurm.wait(&[&retry], LIMIT);
-    assert_eq!(
-        got,
-        states(&[(format!("{retry}_2"), "COMPLETED")]),
-        "{}",
-        outputs(&logs)
-    );
-    let out = std::fs::read_to_string(logs.join("retry-2.out")).unwrap();
-    assert!(
-        out.contains("task 2 of 4 (from SLURM_ARRAY_TASK_ID=2, --task-count 4)"),
-        "{out}"
-    );
-    let after = snapshot(&t.join("split"));
-    for (name, bytes) in &before {
+    want.push((merge.clone(), "COMPLETED"));
+    assert_eq!(got, states(&want), "{name}\n{}", outputs(logs));
+    for i in 0..count {
+        let out = std::fs::read_to_string(logs.join(format!("{name}-task-{i}.out"))).unwrap();
         assert!(
-            after.get(name) == Some(bytes),
-            "{name} changed or went away"
+            out.contains(&format!(
+                "task {i} of {count} (from SLURM_ARRAY_TASK_ID={i}, SLURM_ARRAY_TASK_COUNT={count})"
+            )),
+            "{name} task {i}: {out}"
         );
     }
-    let o = run(&["merge", &split]);
-    assert!(o.status.success(), "{}", failed(&o));
-    assert_same(Path::new(&split), Path::new(&single), "after the retry");
+    let out = std::fs::read_to_string(logs.join(format!("{name}-merge.out"))).unwrap();
+    assert!(
+        out.contains(&format!("finished the run of {count} task(s)")),
+        "{name}: {out}"
+    );
 }
