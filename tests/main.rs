@@ -17,6 +17,7 @@ mod interop_mds;
 mod interop_parquet;
 mod interop_wds_compressed;
 mod layers;
+mod list;
 mod manifest_cmd;
 mod mds;
 mod pack;

@@ -207,12 +207,22 @@ pub enum Command {
     ///
     /// Example: shardsmith stage s3://shards/wds /nvme/wds
     Stage(StageArgs),
+
+    /// List the input files `pack` would read, with their sizes, for `pack --files-from`
+    ///
+    /// One `PATH<TAB>SIZE` line per file, sorted by path, relative to INPUT (a directory
+    /// or an object store prefix), leaving out what `pack` leaves out (with the reason on
+    /// stderr). Made once and given to every task of a split run, it spares each task
+    /// its own walk of the input (a `stat` per file, or a listing of the bucket).
+    ///
+    /// Example: shardsmith list s3://raw/images -o files.tsv
+    List(ListArgs),
 }
 
 impl Command {
     /// Every subcommand's name, as typed.
-    pub const NAMES: [&str; 8] = [
-        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit", "stage",
+    pub const NAMES: [&str; 9] = [
+        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit", "stage", "list",
     ];
 
     /// This subcommand's name, as typed.
@@ -226,6 +236,7 @@ impl Command {
             Command::Audit(_) => "audit",
             Command::Sign(_) => "sign",
             Command::Stage(_) => "stage",
+            Command::List(_) => "list",
         }
     }
 }
@@ -244,6 +255,18 @@ pub struct StageArgs {
     /// copy then goes unnoticed. Example: `--trust-existing`.
     #[arg(long)]
     pub trust_existing: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// The input: a directory, s3://, gs://, az:// or file:// prefix
+    pub input: PathBuf,
+
+    /// Write the list to LIST (replaced whole, never left half-written) instead of stdout
+    ///
+    /// Example: `-o files.tsv`, then `shardsmith pack INPUT OUT --files-from files.tsv`.
+    #[arg(short = 'o', long = "output", value_name = "LIST")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

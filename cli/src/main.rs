@@ -121,6 +121,7 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Audit(args) => commands::audit::run(args, printer),
         Command::Sign(args) => commands::sign::run(args, printer),
         Command::Stage(args) => commands::stage::run(args, printer),
+        Command::List(args) => commands::list::run(args, printer),
     }
 }
 

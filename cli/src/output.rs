@@ -35,6 +35,11 @@ impl Printer {
         self.verbose && !self.quiet
     }
 
+    /// True with `--json` (one report on stdout, no summary).
+    pub fn json(&self) -> bool {
+        self.json
+    }
+
     /// A byte progress bar, hidden unless stderr is a terminal and progress is wanted.
     pub fn bytes_bar(&self, what: &str) -> Bar {
         self.bytes_bar_with(what, Arc::new(String::new))

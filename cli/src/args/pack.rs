@@ -63,8 +63,11 @@ pub struct PackArgs {
 
     /// Pack only the files listed in LIST (one path relative to INPUT per line; `-` for stdin)
     ///
-    /// Example: `(cd raw && find train -type f) > train.txt` then
-    /// `shardsmith pack raw shards --files-from train.txt`.
+    /// A line `PATH<TAB>SIZE` gives the file's size too, which is then not asked of the
+    /// file system or store (each read still checks it): the tasks of a split run share
+    /// one listing made once, by `shardsmith list INPUT -o LIST` or `find`. For an
+    /// object store INPUT every line gives its size. Example: `(cd raw && find train
+    /// -type f) > train.txt` then `shardsmith pack raw shards --files-from train.txt`.
     #[arg(long, value_name = "LIST")]
     pub files_from: Option<PathBuf>,
 

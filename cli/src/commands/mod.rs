@@ -1,6 +1,7 @@
 //! One module per subcommand; each returns the process exit status.
 
 pub mod audit;
+pub mod list;
 pub mod manifest;
 pub mod merge;
 pub mod pack;

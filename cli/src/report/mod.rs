@@ -12,6 +12,7 @@
 
 mod audit;
 mod error;
+mod list;
 mod manifest;
 mod merge;
 mod pack;
@@ -23,6 +24,7 @@ mod verify;
 
 pub use audit::Audit;
 pub use error::{Error, ErrorDetail};
+pub use list::List;
 pub use manifest::Manifest;
 pub use merge::Merge;
 pub use pack::Pack;

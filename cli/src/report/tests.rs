@@ -34,6 +34,20 @@ fn skipped() -> Vec<Skipped> {
 }
 
 #[test]
+fn list_prints_in_key_order() {
+    same_as_value(&List {
+        bytes: 10,
+        command: "list",
+        files: 2,
+        input: "s3://raw/images".into(),
+        list: "files.tsv".into(),
+        seconds: 0.5,
+        skipped: &skipped(),
+        version: VERSION,
+    });
+}
+
+#[test]
 fn pack_and_tokenize_print_in_key_order() {
     let skipped = skipped();
     let warnings = vec!["sample `a` is large".to_string()];

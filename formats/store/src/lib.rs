@@ -14,6 +14,7 @@
 pub mod digest_all;
 mod error;
 pub mod finish;
+pub mod given;
 pub mod local;
 #[cfg(feature = "object")]
 pub mod object;

@@ -6,10 +6,10 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rayon::prelude::*;
 use shardsmith_manifest::Skipped;
 use shardsmith_manifest::walk;
 
+use crate::given;
 use crate::source::{InputListing, InputSource, ListedFile, RangeRead, ReadError};
 use crate::{Error, Result};
 
@@ -117,36 +117,8 @@ impl LocalTree {
                 io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
             ));
         }
-        // Sorted borrowed names: repeats become neighbours, and the listing comes out in
-        // order with one allocation per packed name (lists of millions of lines).
-        let mut rels: Vec<&str> = given
-            .iter()
-            .map(|line| line.trim_start_matches("./"))
-            .filter(|rel| !rel.is_empty())
-            .collect();
-        rels.par_sort_unstable();
-        let verdicts: Vec<std::result::Result<u64, String>> = rels
-            .par_iter()
-            .enumerate()
-            .map(|(i, rel)| self.examine_listed(rel, i > 0 && rels[i - 1] == *rel))
-            .collect();
-        let mut listing = InputListing::default();
-        listing
-            .files
-            .reserve_exact(verdicts.iter().filter(|v| v.is_ok()).count());
-        for (rel, verdict) in rels.into_iter().zip(verdicts) {
-            match verdict {
-                Ok(size) => listing.files.push(ListedFile {
-                    rel: rel.to_string(),
-                    size,
-                }),
-                Err(reason) => listing.skipped.push(Skipped {
-                    path: rel.to_string(),
-                    reason,
-                }),
-            }
-        }
-        Ok(listing)
+        let given = given::sorted(given);
+        Ok(given::listing(&given, &|rel| self.size_of_listed(rel)))
     }
 
     /// [`InputSource::every_file`] below `dir` (`prefix` is its relative path).
@@ -190,18 +162,8 @@ impl LocalTree {
         true
     }
 
-    /// The size of a `--files-from` entry, or why it is left out.
-    fn examine_listed(&self, rel: &str, repeated: bool) -> std::result::Result<u64, String> {
-        let bad = Path::new(rel).is_absolute()
-            || rel
-                .split('/')
-                .any(|part| part.is_empty() || part == "." || part == "..");
-        if bad {
-            return Err("is not a plain relative path inside INPUT".into());
-        }
-        if repeated {
-            return Err("is listed more than once in --files-from".into());
-        }
+    /// The size of a `--files-from` entry that gives none, or why it is left out.
+    fn size_of_listed(&self, rel: &str) -> std::result::Result<u64, String> {
         match std::fs::symlink_metadata(self.path(rel)) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 Err("is listed in --files-from but does not exist".into())
@@ -336,8 +298,9 @@ impl InputSource for LocalTree {
     /// through symlinks are not followed (as [`InputSource::list`] does not).
     fn every_file(&self, test: &dyn Fn(&str) -> Option<bool>) -> bool {
         if let Some(given) = &self.files_from {
-            return given.iter().all(|rel| test(rel) != Some(false))
-                && given.iter().any(|rel| test(rel) == Some(true));
+            let rels = || given.iter().map(|line| given::Given::parse(line).rel);
+            return rels().all(|rel| test(rel) != Some(false))
+                && rels().any(|rel| test(rel) == Some(true));
         }
         let mut seen = false;
         self.every_below(&self.root, "", test, &mut seen) && seen

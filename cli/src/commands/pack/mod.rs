@@ -67,12 +67,14 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
     settings.check()?;
     let output_given = args.output.clone();
     if let Location::Remote(remote) = storage::location(&args.input)? {
-        if args.files_from.is_some() {
-            bail!("--files-from lists local files; it does not apply to an object store input");
+        if args.files_from.is_some() && args.input_format == InputFormatArg::Parquet {
+            bail!("--files-from selects raw files; it does not apply to Parquet input");
         }
         let parquet_input = match args.input_format {
             InputFormatArg::Files => false,
             InputFormatArg::Parquet => true,
+            // A list of files names raw files; telling by content would list the prefix.
+            InputFormatArg::Auto if args.files_from.is_some() => false,
             InputFormatArg::Auto => {
                 let (tree, only) = ObjectTree::for_remote(remote.clone())?;
                 is_parquet_input(&tree, only.as_ref().map(|(rel, _)| rel.as_str()))
@@ -91,7 +93,7 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
             parquet_input,
             output,
             choice,
-            files_from: None,
+            files_from: args.files_from.as_deref().map(read_list).transpose()?,
             exclude: None,
             settings,
         });
@@ -130,10 +132,7 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         );
     }
     let exclude = output_abs.strip_prefix(&input).ok().map(Path::to_path_buf);
-    let files_from = match &args.files_from {
-        None => None,
-        Some(list) => Some(read_list(list)?),
-    };
+    let files_from = args.files_from.as_deref().map(read_list).transpose()?;
     let output = match storage::location(&output_given)? {
         Location::Local(_) => Location::Local(output_given),
         remote => remote,
@@ -244,7 +243,7 @@ fn read_list(list: &Path) -> Result<Vec<String>> {
             .and_then(|mut f| f.read_to_string(&mut text))
             .with_context(|| {
                 format!(
-                    "reading the file list `{}` (one UTF-8 path per line)",
+                    "reading the file list `{}` (one UTF-8 path per line, or PATH<TAB>SIZE)",
                     list.display()
                 )
             })?;
@@ -269,7 +268,13 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
             }
             Box::new(source)
         }
-        Location::Remote(remote) => Box::new(ObjectTree::new(remote.clone())),
+        Location::Remote(remote) => {
+            let mut source = ObjectTree::new(remote.clone());
+            if let Some(files) = resolved.files_from.clone() {
+                source = source.with_files(files);
+            }
+            Box::new(source)
+        }
     };
     let tree = FileTree::new(source.as_ref());
     let rows;

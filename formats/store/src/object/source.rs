@@ -14,6 +14,7 @@ use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, TEMP_PREFIX};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 use super::remote::{Remote, explain, is_not_found, runtime};
+use crate::given;
 use crate::source::{InputListing, InputSource, ListedFile, Prefetched, RangeRead, ReadError};
 use crate::{Error, Result};
 
@@ -29,6 +30,9 @@ const PREFETCH_BUDGET: u64 = 256 << 20;
 /// The objects under a prefix.
 pub struct ObjectTree {
     remote: Arc<Remote>,
+    /// Only these keys (relative to the prefix), each with its size (`--files-from`):
+    /// nothing is listed.
+    files_from: Option<Vec<String>>,
     /// Bounds the bytes fetched ahead and not yet taken (in KiB permits).
     budget: Arc<Semaphore>,
 }
@@ -38,6 +42,7 @@ impl ObjectTree {
     pub fn new(remote: Arc<Remote>) -> Self {
         Self {
             remote,
+            files_from: None,
             budget: Arc::new(Semaphore::new((PREFETCH_BUDGET >> 10) as usize)),
         }
     }
@@ -76,6 +81,14 @@ impl ObjectTree {
             Err(e) if is_not_found(&e) => Ok((Self::new(remote), None)),
             Err(e) => Err(remote.error("examining", "", &e)),
         }
+    }
+
+    /// Only the listed keys, relative to the prefix, each line `KEY<TAB>SIZE` (see
+    /// [`crate::given`]): the prefix is not listed at all, so the tasks of a split run
+    /// share one listing instead of each making its own.
+    pub fn with_files(mut self, files: Vec<String>) -> Self {
+        self.files_from = Some(files);
+        self
     }
 
     /// Every object under the prefix but shardsmith's temporary and state entries,
@@ -190,6 +203,20 @@ impl InputSource for ObjectTree {
     }
 
     fn list(&self) -> Result<InputListing> {
+        if let Some(lines) = &self.files_from {
+            let given = given::sorted(lines);
+            if let Some(first) = given.iter().find(|g| g.size.is_none()) {
+                return Err(Error::Location {
+                    url: self.remote.url(""),
+                    message: format!(
+                        "--files-from gives no size for `{}`: for an object store input every line is KEY<TAB>SIZE (`shardsmith list {}` writes such a list), so that nothing has to be asked of the store",
+                        first.rel,
+                        self.remote.url("")
+                    ),
+                });
+            }
+            return Ok(given::listing(&given, &|_| Err("no size given".into())));
+        }
         let mut listing = self.list_all()?;
         self.drop_own_metadata(&mut listing.files);
         Ok(listing)
