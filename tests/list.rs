@@ -95,12 +95,15 @@ fn a_bucket_listed_once_is_packed_without_listing_it_again() {
     let input = corpus(80, 4000);
     copy_dir(input.path(), &s3.bucket("raw").join("images"));
     let t = Tree::new();
-    let list = t.s("files.tsv");
-    let (code, report) = s3.json(&["list", "s3://raw/images", "-o", &list]);
+    // The list goes where every pod of an Indexed Job can read it: beside the output.
+    let list = "s3://shards/mds-files.tsv";
+    let (code, report) = s3.json(&["list", "s3://raw/images", "-o", list]);
     assert_eq!(code, 0, "{report}");
+    assert_eq!(report["list"], list);
     let local = run(&["list", input.path().to_str().unwrap()]);
+    let listed = std::fs::read_to_string(s3.bucket("shards").join("mds-files.tsv")).unwrap();
     assert_eq!(
-        std::fs::read_to_string(&list).unwrap(),
+        listed,
         text(&local.stdout),
         "a prefix lists as the same files on disk"
     );
@@ -113,7 +116,7 @@ fn a_bucket_listed_once_is_packed_without_listing_it_again() {
             "--format",
             "mds",
             "--files-from",
-            &list,
+            list,
             "--task-index",
             &i.to_string(),
             "--task-count",
@@ -125,10 +128,7 @@ fn a_bucket_listed_once_is_packed_without_listing_it_again() {
     assert_eq!(code, 0, "{report}");
     assert_eq!(snapshot(&s3.bucket("shards").join("mds")), want);
     // A bucket list without sizes would need a request per key: refused, saying how.
-    let names: String = entries(&std::fs::read_to_string(&list).unwrap())
-        .into_keys()
-        .map(|k| k + "\n")
-        .collect();
+    let names: String = entries(&listed).into_keys().map(|k| k + "\n").collect();
     std::fs::write(t.join("names.txt"), names).unwrap();
     let o = s3.run(&[
         "pack",
@@ -138,9 +138,24 @@ fn a_bucket_listed_once_is_packed_without_listing_it_again() {
         &t.s("names.txt"),
     ]);
     assert_eq!(o.status.code(), Some(2));
+    assert!(!t.join("out").exists(), "nothing was written");
     let err = text(&o.stderr);
     assert!(
         err.contains("KEY<TAB>SIZE") && err.contains("shardsmith list s3://raw/images"),
+        "{err}"
+    );
+    // A list that is not there is named.
+    let o = s3.run(&[
+        "pack",
+        "s3://raw/images",
+        &t.s("out"),
+        "--files-from",
+        "s3://shards/no-such-list.tsv",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("s3://shards/no-such-list.tsv") && err.contains("does not exist"),
         "{err}"
     );
 }

@@ -262,9 +262,12 @@ pub struct ListArgs {
     /// The input: a directory, s3://, gs://, az:// or file:// prefix
     pub input: PathBuf,
 
-    /// Write the list to LIST (replaced whole, never left half-written) instead of stdout
+    /// Write the list to LIST, a file or an object URL, instead of stdout
     ///
-    /// Example: `-o files.tsv`, then `shardsmith pack INPUT OUT --files-from files.tsv`.
+    /// Written whole under a temporary name then renamed (one PUT in a bucket), so a
+    /// task never reads half a list. Example: `-o s3://shards/wds-files.tsv`, then
+    /// `shardsmith pack s3://raw/images s3://shards/wds --files-from
+    /// s3://shards/wds-files.tsv --task-index auto`.
     #[arg(short = 'o', long = "output", value_name = "LIST")]
     pub output: Option<PathBuf>,
 }

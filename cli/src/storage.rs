@@ -58,6 +58,71 @@ pub fn is_remote(path: &Path) -> bool {
     path.to_str().is_some_and(Location::is_remote)
 }
 
+/// A small file named by a path or URL (a list of files): where it is, and its name
+/// there. A remote one is the object `NAME` under the prefix before it.
+fn file_at(path: &Path) -> Result<(Location, String)> {
+    let text = path.to_str().unwrap_or_default();
+    if is_remote(path) {
+        let (parent, name) = text
+            .trim_end_matches('/')
+            .rsplit_once('/')
+            .filter(|(parent, name)| {
+                !name.is_empty() && !parent.ends_with(':') && !parent.ends_with("//")
+            })
+            .ok_or_else(|| anyhow::anyhow!("`{text}` names no object: write s3://BUCKET/KEY"))?;
+        return Ok((location(Path::new(parent))?, name.to_string()));
+    }
+    let Location::Local(local) = location(path)? else {
+        bail!("`{text}` is not a file");
+    };
+    let name = local
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| anyhow::anyhow!("`{}` is not a file name", local.display()))?
+        .to_string();
+    let parent = match local.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    Ok((Location::Local(parent), name))
+}
+
+/// The whole of the small file at `path` (a local path or an object URL).
+pub fn read_small(path: &Path) -> Result<Vec<u8>> {
+    use shardsmith_store::{InputSource, ObjectTree, ReadError};
+    use std::io::Read;
+    let (at, name) = file_at(path)?;
+    let shown = path.display();
+    let mut bytes = Vec::new();
+    match at {
+        Location::Local(dir) => {
+            bytes = std::fs::read(dir.join(&name)).with_context(|| format!("reading `{shown}`"))?;
+        }
+        Location::Remote(remote) => {
+            let mut reader = match ObjectTree::new(remote).open(&name) {
+                Ok(reader) => reader,
+                Err(ReadError::Vanished) => anyhow::bail!("`{shown}` does not exist"),
+                Err(e) => {
+                    return Err(anyhow::Error::new(std::io::Error::from(e)))
+                        .with_context(|| format!("reading `{shown}`"));
+                }
+            };
+            reader
+                .read_to_end(&mut bytes)
+                .with_context(|| format!("reading `{shown}`"))?;
+        }
+    }
+    Ok(bytes)
+}
+
+/// Writes `bytes` as the file at `path` (a local path or an object URL): under a
+/// temporary name then renamed, or as one PUT, so no reader finds it half-written.
+pub fn write_small(path: &Path, bytes: &[u8]) -> Result<()> {
+    let (at, name) = file_at(path)?;
+    Output::create(&at)?.sink().write_atomic(&name, bytes)?;
+    Ok(())
+}
+
 /// An output being written: a local directory or an object store prefix.
 pub enum Output {
     /// A local directory.

@@ -61,7 +61,7 @@ pub struct PackArgs {
     #[arg(long, value_enum, default_value = "auto", value_name = "KIND")]
     pub input_format: InputFormatArg,
 
-    /// Pack only the files listed in LIST (one path relative to INPUT per line; `-` for stdin)
+    /// Pack only the files listed in LIST (one path relative to INPUT per line; a file, an object URL, or `-` for stdin)
     ///
     /// A line `PATH<TAB>SIZE` gives the file's size too, which is then not asked of the
     /// file system or store (each read still checks it): the tasks of a split run share

@@ -2,12 +2,11 @@
 //! a list `pack --files-from` reads back (one listing shared by the tasks of a split run).
 
 use std::io::Write;
-use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use shardsmith_store::given;
-use shardsmith_store::{InputSource, LocalDir, LocalTree, Location, ObjectTree, OutputSink};
+use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
 
 use super::Status;
 use crate::args::ListArgs;
@@ -50,7 +49,7 @@ pub fn run(args: &ListArgs, printer: &Printer) -> Result<Status> {
             .context("writing the list to stdout")?;
         return Ok(Status::Clean);
     };
-    write_list(list, text.as_bytes())?;
+    storage::write_small(list, text.as_bytes())?;
     let elapsed = started.elapsed();
     printer.summary(&format!(
         "listed {} files ({}) of {} into {} in {}\n",
@@ -71,25 +70,4 @@ pub fn run(args: &ListArgs, printer: &Printer) -> Result<Status> {
         version: report::VERSION,
     });
     Ok(Status::Clean)
-}
-
-/// Writes `bytes` to the local file `list` under a temporary name, then renames it: a
-/// task never reads a half-written list.
-fn write_list(list: &Path, bytes: &[u8]) -> Result<()> {
-    let name = list
-        .file_name()
-        .and_then(|n| n.to_str())
-        .with_context(|| format!("`{}` is not a file name", list.display()))?;
-    if storage::is_remote(list) {
-        bail!(
-            "-o takes a local file (`pack --files-from` reads a local list): `{}`",
-            list.display()
-        );
-    }
-    let parent = match list.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    LocalDir::create(parent)?.write_atomic(name, bytes)?;
-    Ok(())
 }

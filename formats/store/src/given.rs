@@ -46,11 +46,12 @@ fn trim(rel: &str) -> &str {
 }
 
 /// The lines of a list, empty ones dropped, sorted by path (repeats become neighbours,
-/// and the listing comes out in order with one allocation per packed name).
-pub fn sorted(lines: &[String]) -> Vec<Given<'_>> {
-    let mut given: Vec<Given<'_>> = lines
-        .iter()
-        .map(|line| Given::parse(line))
+/// and the listing comes out in order with one allocation per packed name: the list
+/// itself is borrowed, never copied line by line).
+pub fn sorted(list: &str) -> Vec<Given<'_>> {
+    let mut given: Vec<Given<'_>> = list
+        .lines()
+        .map(Given::parse)
         .filter(|g| !g.rel.is_empty())
         .collect();
     given.par_sort_unstable_by(|a, b| a.rel.cmp(b.rel));
@@ -156,10 +157,7 @@ mod tests {
 
     #[test]
     fn sizes_given_are_kept_the_rest_asked_and_bad_lines_left_out() {
-        let lines: Vec<String> = ["b\t5", "a", "b\t5", "../up\t1", "", "c"]
-            .map(String::from)
-            .to_vec();
-        let given = sorted(&lines);
+        let given = sorted("b\t5\na\r\nb\t5\n../up\t1\n\nc\n");
         let asked = std::sync::Mutex::new(Vec::new());
         let listing = listing(&given, &|rel| {
             asked.lock().unwrap().push(rel.to_string());

@@ -50,7 +50,7 @@ impl RangeRead for LocalFile {
 /// relative paths (`--files-from`).
 pub struct LocalTree {
     root: PathBuf,
-    files_from: Option<Vec<String>>,
+    files_from: Option<String>,
     exclude: Option<PathBuf>,
 }
 
@@ -64,9 +64,10 @@ impl LocalTree {
         }
     }
 
-    /// Only the listed relative paths (one per entry, in any order).
-    pub fn with_files(mut self, files: Vec<String>) -> Self {
-        self.files_from = Some(files);
+    /// Only the files of `list`: one path relative to the root per line, in any order,
+    /// or `PATH<TAB>SIZE` (see [`given`]).
+    pub fn with_files(mut self, list: String) -> Self {
+        self.files_from = Some(list);
         self
     }
 
@@ -103,11 +104,11 @@ impl LocalTree {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        let tree = Self::new(parent).with_files(vec![name.clone()]);
+        let tree = Self::new(parent).with_files(name.clone());
         Ok((tree, Some((name, meta.len()))))
     }
 
-    fn list_given(&self, given: &[String]) -> Result<InputListing> {
+    fn list_given(&self, given: &str) -> Result<InputListing> {
         let meta =
             std::fs::metadata(&self.root).map_err(|e| Error::io("reading", &self.root, e))?;
         if !meta.is_dir() {
@@ -298,7 +299,12 @@ impl InputSource for LocalTree {
     /// through symlinks are not followed (as [`InputSource::list`] does not).
     fn every_file(&self, test: &dyn Fn(&str) -> Option<bool>) -> bool {
         if let Some(given) = &self.files_from {
-            let rels = || given.iter().map(|line| given::Given::parse(line).rel);
+            let rels = || {
+                given
+                    .lines()
+                    .map(|line| given::Given::parse(line).rel)
+                    .filter(|rel| !rel.is_empty())
+            };
             return rels().all(|rel| test(rel) != Some(false))
                 && rels().any(|rel| test(rel) == Some(true));
         }
@@ -322,11 +328,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("d")).unwrap();
         std::fs::write(dir.path().join("d/a.txt"), "aa").unwrap();
-        let tree = LocalTree::new(dir.path()).with_files(
-            ["./d/a.txt", "d/a.txt", "../x.txt", "missing.txt", "d", ""]
-                .map(String::from)
-                .to_vec(),
-        );
+        let tree = LocalTree::new(dir.path())
+            .with_files("./d/a.txt\nd/a.txt\n../x.txt\nmissing.txt\nd\n\n".into());
         let listing = tree.list().unwrap();
         assert_eq!(
             listing.files,

@@ -34,7 +34,8 @@ struct Resolved {
     parquet_input: bool,
     output: Location,
     choice: FormatChoice,
-    files_from: Option<Vec<String>>,
+    /// The `--files-from` list, as read.
+    files_from: Option<String>,
     exclude: Option<PathBuf>,
     settings: PackSettings,
 }
@@ -232,35 +233,40 @@ fn format_options(args: &PackArgs) -> Result<FormatOptions> {
     Ok(options)
 }
 
-fn read_list(list: &Path) -> Result<Vec<String>> {
-    let mut text = String::new();
-    if list == Path::new("-") {
+/// The lines of `--files-from LIST`: a local file, `-` for stdin, or an object URL (a
+/// list written once for all the tasks of a split run).
+fn read_list(list: &Path) -> Result<String> {
+    let what = || {
+        format!(
+            "reading the file list `{}` (one UTF-8 path per line, or PATH<TAB>SIZE)",
+            list.display()
+        )
+    };
+    let bytes = if list == Path::new("-") {
+        let mut bytes = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading the file list from stdin")?;
+            .read_to_end(&mut bytes)
+            .with_context(what)?;
+        bytes
     } else {
-        std::fs::File::open(list)
-            .and_then(|mut f| f.read_to_string(&mut text))
-            .with_context(|| {
-                format!(
-                    "reading the file list `{}` (one UTF-8 path per line, or PATH<TAB>SIZE)",
-                    list.display()
-                )
-            })?;
-    }
-    Ok(text
-        .lines()
-        .map(|l| l.trim_end_matches('\r').to_string())
-        .collect())
+        storage::read_small(list).with_context(what)?
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: byte {} is not UTF-8",
+            what(),
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
-    let resolved = resolve(args)?;
+    let mut resolved = resolve(args)?;
     let started = Instant::now();
     let source: Box<dyn InputSource> = match &resolved.input {
         Location::Local(path) => {
             let mut source = LocalTree::new(path);
-            if let Some(files) = resolved.files_from.clone() {
+            if let Some(files) = resolved.files_from.take() {
                 source = source.with_files(files);
             }
             if let Some(exclude) = &resolved.exclude {
@@ -270,7 +276,7 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
         }
         Location::Remote(remote) => {
             let mut source = ObjectTree::new(remote.clone());
-            if let Some(files) = resolved.files_from.clone() {
+            if let Some(files) = resolved.files_from.take() {
                 source = source.with_files(files);
             }
             Box::new(source)

@@ -32,7 +32,7 @@ pub struct ObjectTree {
     remote: Arc<Remote>,
     /// Only these keys (relative to the prefix), each with its size (`--files-from`):
     /// nothing is listed.
-    files_from: Option<Vec<String>>,
+    files_from: Option<String>,
     /// Bounds the bytes fetched ahead and not yet taken (in KiB permits).
     budget: Arc<Semaphore>,
 }
@@ -86,8 +86,8 @@ impl ObjectTree {
     /// Only the listed keys, relative to the prefix, each line `KEY<TAB>SIZE` (see
     /// [`crate::given`]): the prefix is not listed at all, so the tasks of a split run
     /// share one listing instead of each making its own.
-    pub fn with_files(mut self, files: Vec<String>) -> Self {
-        self.files_from = Some(files);
+    pub fn with_files(mut self, list: String) -> Self {
+        self.files_from = Some(list);
         self
     }
 
@@ -203,8 +203,8 @@ impl InputSource for ObjectTree {
     }
 
     fn list(&self) -> Result<InputListing> {
-        if let Some(lines) = &self.files_from {
-            let given = given::sorted(lines);
+        if let Some(list) = &self.files_from {
+            let given = given::sorted(list);
             if let Some(first) = given.iter().find(|g| g.size.is_none()) {
                 return Err(Error::Location {
                     url: self.remote.url(""),
