@@ -16,6 +16,7 @@ mod interop;
 mod interop_mds;
 mod interop_parquet;
 mod interop_wds_compressed;
+mod job_files;
 mod layers;
 mod list;
 mod manifest_cmd;

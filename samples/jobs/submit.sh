@@ -1,15 +1,32 @@
 #!/bin/bash
-# Submits the 8 pack tasks of samples/jobs/pack-array.sbatch, then `shardsmith merge`,
-# which Slurm starts only once every task has succeeded (afterok). If a task fails, merge
-# never starts (squeue shows it pending, reason DependencyNeverSatisfied): scancel it,
-# resubmit the failed index alone (`sbatch --array=5 samples/jobs/pack-array.sbatch`) and
-# then run `sbatch --wrap 'shardsmith merge s3://shards/wds'` (or merge by hand).
+# Submits a split `shardsmith pack` as three dependent Slurm jobs:
+#   1. `shardsmith list INPUT -o OUTPUT-files.tsv`: the input listed once (each task
+#      would otherwise walk or list the whole input again);
+#   2. the TASKS array tasks of samples/jobs/pack-array.sbatch, after 1 succeeded;
+#   3. `shardsmith merge OUTPUT`, which Slurm starts only once every task has succeeded
+#      (afterok).
+# If a task fails, merge never starts (squeue shows it pending, reason
+# DependencyNeverSatisfied): scancel it, resubmit the failed index alone
+# (`TASKS=8 sbatch --array=5 samples/jobs/pack-array.sbatch`), then run
+# `sbatch --wrap 'shardsmith merge OUTPUT'` (or merge by hand).
 #
-# Needs: run on a Slurm login node from the repository root; the environment of
-# pack-array.sbatch (sbatch passes this shell's on to both jobs).
+#   samples/jobs/submit.sh [SBATCH-OPTION...]     options given to all three jobs
+#   INPUT=/lustre/raw OUTPUT=/lustre/shards TASKS=64 samples/jobs/submit.sh --partition=cpu
+#
+# Needs: a Slurm login node; the environment of pack-array.sbatch (sbatch passes this
+# shell's on to all three jobs). Prints the three job ids last: `jobs LIST ARRAY MERGE`.
 set -euo pipefail
-array=$(sbatch --parsable samples/jobs/pack-array.sbatch)
-array=${array%%;*} # --parsable prints ID or ID;CLUSTER
-merge=$(sbatch --parsable --dependency=afterok:"$array" --job-name=shardsmith-merge \
-    --output=shardsmith-merge-%j.out --wrap 'shardsmith merge s3://shards/wds')
-echo "pack: array job $array (tasks 0-7); merge: job ${merge%%;*} after all of them succeed"
+here=$(cd "$(dirname "$0")" && pwd)
+export INPUT=${INPUT:-s3://raw/images} OUTPUT=${OUTPUT:-s3://shards/wds} TASKS=${TASKS:-8}
+q() { printf '%q' "$1"; }
+id() { echo "${1%%;*}"; } # --parsable prints ID or ID;CLUSTER
+list=$(id "$(sbatch --parsable "$@" --job-name=shardsmith-list \
+    --output=shardsmith-list-%j.out \
+    --wrap "shardsmith list $(q "$INPUT") -o $(q "$OUTPUT-files.tsv")")")
+array=$(id "$(sbatch --parsable "$@" --array=0-$((TASKS - 1)) \
+    --dependency=afterok:"$list" "$here/pack-array.sbatch")")
+merge=$(id "$(sbatch --parsable "$@" --dependency=afterok:"$array" \
+    --job-name=shardsmith-merge --output=shardsmith-merge-%j.out \
+    --wrap "shardsmith merge $(q "$OUTPUT")")")
+echo "list: job $list; pack: array job $array (tasks 0-$((TASKS - 1))); merge: job $merge after all of them succeed"
+echo "jobs $list $array $merge"

@@ -1,6 +1,7 @@
 //! `tokenize` as a 4-task array with a dependent `merge`: the single run's documents and
-//! tokens; and the job files' own case, a bucket-to-bucket `pack` (and `tokenize`) on the
-//! S3 server: the single run's bytes.
+//! tokens; and the job files' own case, a bucket-to-bucket `pack` on the S3 server
+//! submitted by samples/jobs/submit.sh as written (list, array, merge): the single run's
+//! bytes; and a bucket-to-bucket `tokenize`.
 
 use std::path::Path;
 
@@ -52,7 +53,7 @@ fn a_4_task_array_tokenize_and_a_dependent_merge_give_the_single_runs_tokens() {
 }
 
 #[test]
-fn a_4_task_array_packs_bucket_to_bucket_as_one_process_packs_to_disk() {
+fn the_job_files_pack_bucket_to_bucket_as_one_process_packs_to_disk() {
     let Some(slurm) = Slurm::start() else { return };
     let Some(s3) = S3::start() else { return };
     let input = corpus(300, 6000);
@@ -70,6 +71,8 @@ fn a_4_task_array_packs_bucket_to_bucket_as_one_process_packs_to_disk() {
         .map(|(k, v)| format!("export {k}={}\n", q(v)))
         .collect();
 
+    // The job files as written (samples/jobs/submit.sh: list, array, merge), sized for
+    // the test node, with the binary on PATH and the S3 variables in the environment.
     let common = ["--format", "webdataset", "--shard-size", "64KiB"];
     let single = t.s("wds-single");
     let o = run(&[
@@ -78,20 +81,51 @@ fn a_4_task_array_packs_bucket_to_bucket_as_one_process_packs_to_disk() {
     ]
     .concat());
     assert!(o.status.success(), "{}", text(&o.stderr));
-    let task = job(
-        &pre,
-        &[
-            &["pack", "s3://raw/images", "s3://shards/wds"][..],
-            &common,
-            &["--task-index", "auto"],
-        ]
-        .concat(),
+    let path = format!(
+        "{}:{}",
+        bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
     );
-    array_then_merge(&slurm, &task, 4, &pre, "s3://shards/wds", &logs, "wds");
+    let submit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/jobs/submit.sh");
+    let o = slurm
+        .client("bash")
+        .arg(submit)
+        .args(["--cpus-per-task=1", "--mem=200M"])
+        .current_dir(&logs)
+        .envs(s3.env())
+        .env("PATH", path)
+        .env("SHARDSMITH_NO_PROGRESS", "1")
+        .env("INPUT", "s3://raw/images")
+        .env("OUTPUT", "s3://shards/wds")
+        .env("TASKS", "4")
+        .env("SHARD_SIZE", "64KiB")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "submit.sh: {}", failed(&o));
+    let out = text(&o.stdout);
+    let ids: Vec<String> = out
+        .lines()
+        .find_map(|l| l.strip_prefix("jobs "))
+        .unwrap_or_else(|| panic!("no job ids: {out}"))
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let [list, array, merge] = &ids[..] else {
+        panic!("three job ids: {out}")
+    };
+    let got = slurm.wait(&[list, array, merge], LIMIT);
+    let mut want: Vec<(String, &str)> =
+        vec![(list.clone(), "COMPLETED"), (merge.clone(), "COMPLETED")];
+    want.extend((0..4).map(|i| (format!("{array}_{i}"), "COMPLETED")));
+    assert_eq!(got, states(&want), "{}", outputs(&logs));
     assert_eq!(
         snapshot(&shards.join("wds")),
         snapshot(&t.join("wds-single")),
         "the bucket holds the single run's bytes, and nothing else"
+    );
+    assert!(
+        shards.join("wds-files.tsv").is_file(),
+        "the list the tasks shared is beside the output"
     );
     let (code, report) = s3.json(&["verify", "s3://shards/wds"]);
     assert_eq!(code, 0, "{report}");
