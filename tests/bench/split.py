@@ -2,7 +2,8 @@
 """Cost of splitting a run into tasks, on this machine, in one run, best of K. Not a
 test: nothing asserts a time.
 
-  pack      1 process with -j 2   vs  2 tasks with -j 1 each (run at once), then merge
+  pack      1 process with -j 2   vs  2 tasks with -j 1 each (run at once), then merge,
+            and vs `shardsmith list` once, then the 2 tasks with --files-from, then merge
   tokenize  1 process with -j 2   vs  2 tasks with -j 1 each (run at once), then merge
 
 and what each task repeats: listing and planning the whole input, measured as a task
@@ -15,7 +16,9 @@ usage: tests/bench/run.sh split [--samples 30000] [--text-mb 100] [--repeat 3]
 """
 import argparse
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,9 +37,33 @@ def run(cmd):
 
 
 def timed(fn):
+    """Wall seconds and CPU seconds (user + system, of every child process) of fn()."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     fn()
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+class Times:
+    """Runs of one variant: best and median wall time, median CPU time."""
+
+    def __init__(self):
+        self.runs = []
+
+    def add(self, wall_cpu):
+        self.runs.append(wall_cpu)
+
+    def best(self):
+        return min(w for w, _ in self.runs)
+
+    def median(self):
+        return statistics.median(w for w, _ in self.runs)
+
+    def cpu(self):
+        return statistics.median(c for _, c in self.runs)
 
 
 def at_once(cmds):
@@ -74,7 +101,18 @@ def compare(kind, inp, args, work, repeat, same):
         shutil.rmtree(split, ignore_errors=True)
         at_once([[BIN, kind, inp, split, "-j", "1", "-q", "--task-index", str(i), "--task-count", "2"] + args
                  for i in range(2)])
-        merge_time.append(timed(lambda: run([BIN, "merge", split, "-q"])))
+        merge_time.append(timed(lambda: run([BIN, "merge", split, "-q"]))[0])
+
+    shared = os.path.join(work, f"{kind}-shared")
+    listing = os.path.join(work, f"{kind}-files.tsv")
+
+    def listed():
+        # `shardsmith list` once, then every task reads the list (no walk, no stat).
+        shutil.rmtree(shared, ignore_errors=True)
+        run([BIN, "list", inp, "-o", listing, "-q"])
+        at_once([[BIN, kind, inp, shared, "-j", "1", "-q", "--files-from", listing,
+                  "--task-index", str(i), "--task-count", "2"] + args for i in range(2)])
+        run([BIN, "merge", shared, "-q"])
 
     empty = os.path.join(work, f"{kind}-empty")
 
@@ -82,14 +120,24 @@ def compare(kind, inp, args, work, repeat, same):
         shutil.rmtree(empty, ignore_errors=True)
         run([BIN, kind, inp, empty, "-j", "1", "-q", "--task-index", "0", "--task-count", "1000000"] + args)
 
-    t1, t2, tp = [], [], []
+    def plan_from_list():
+        shutil.rmtree(empty, ignore_errors=True)
+        run([BIN, kind, inp, empty, "-j", "1", "-q", "--files-from", listing,
+             "--task-index", "0", "--task-count", "1000000"] + args)
+
+    t1, t2, t3, tp, tl = Times(), Times(), Times(), Times(), Times()
     for _ in range(repeat):
-        t1.append(timed(one))
-        t2.append(timed(two))
-        tp.append(timed(list_and_plan))
+        t1.add(timed(one))
+        t2.add(timed(two))
+        if kind == "pack":
+            t3.add(timed(listed))
+            tl.add(timed(plan_from_list))
+        tp.add(timed(list_and_plan))
     if not same(single, split):
         sys.exit(f"{kind}: the split run differs from the single run")
-    return min(t1), min(t2), min(merge_time), min(tp)
+    if t3.runs and not same(single, shared):
+        sys.exit(f"{kind}: the split run from a shared list differs from the single run")
+    return t1, t2, (t3, tl.best()) if t3.runs else None, min(merge_time), tp.best()
 
 
 def main():
@@ -118,15 +166,22 @@ def main():
             ("pack", corpus, ["--shard-size", "16MiB"], lambda a, b: tree(a) == tree(b), files),
             ("tokenize", text, ["-t", "gpt2", "--format", "megatron"], lambda a, b: payload(a) == payload(b), texts),
         ]:
-            one, two, merge, plan = compare(kind, inp, extra, work, args.repeat, same)
-            rows.append((kind, one, two, merge, plan, n))
+            one, two, three, merge, plan = compare(kind, inp, extra, work, args.repeat, same)
+            rows.append((kind, one, two, three, merge, plan, n))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"split runs on {os.cpu_count()} cores, best of {args.repeat}; 2 tasks at once with -j 1 vs 1 process with -j 2")
-    print(f"{'command':<10} {'1 process':>10} {'2 tasks+merge':>14} {'merge':>8} {'overhead':>9} {'list+plan/task':>15} {'per file':>10}")
-    for kind, one, two, merge, plan, n in rows:
+    print(f"split runs on {os.cpu_count()} cores, {args.repeat} runs each; 2 tasks at once with -j 1 vs 1 process with -j 2")
+    print("wall: best / median seconds; overhead: of the medians; cpu: median user+system seconds of all processes")
+    print(f"{'command':<10} {'1 process':>16} {'2 tasks+merge':>16} {'overhead':>9} {'cpu 1 / 2':>12} {'merge':>7} {'list+plan/task':>15} {'per file':>10}")
+    for kind, one, two, three, merge, plan, n in rows:
         per = f"{plan / n * 1e6:>8.1f}us" if n > 1 else f"{'-':>10}"
-        print(f"{kind:<10} {one:>9.2f}s {two:>13.2f}s {merge:>7.2f}s {two / one - 1:>+8.1%} {plan:>14.2f}s {per}")
+        print(f"{kind:<10} {one.best():>7.2f} / {one.median():>5.2f}s {two.best():>7.2f} / {two.median():>5.2f}s "
+              f"{two.median() / one.median() - 1:>+8.1%} {one.cpu():>5.2f} / {two.cpu():>4.2f}s {merge:>6.2f}s {plan:>14.2f}s {per}")
+        if three is not None:
+            three, from_list = three
+            print(f"{'  listed once':<10}       {'':>10}{three.best():>7.2f} / {three.median():>5.2f}s "
+                  f"{three.median() / one.median() - 1:>+8.1%}   {'':>5} {three.cpu():>4.2f}s {'':>7} {from_list:>14.2f}s "
+                  f"{from_list / n * 1e6:>8.1f}us  (list, then 2 tasks --files-from, then merge)")
 
 
 if __name__ == "__main__":
