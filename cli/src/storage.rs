@@ -58,6 +58,15 @@ pub fn is_remote(path: &Path) -> bool {
     path.to_str().is_some_and(Location::is_remote)
 }
 
+/// The files at `location` as an input: a local directory tree or the objects under a
+/// prefix, everything listed.
+pub fn source(location: &Location) -> Box<dyn shardsmith_store::InputSource> {
+    match location {
+        Location::Local(path) => Box::new(shardsmith_store::LocalTree::new(path)),
+        Location::Remote(remote) => Box::new(shardsmith_store::ObjectTree::new(remote.clone())),
+    }
+}
+
 /// A small file named by a path or URL (a list of files): where it is, and its name
 /// there. A remote one is the object `NAME` under the prefix before it.
 fn file_at(path: &Path) -> Result<(Location, String)> {

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use shardsmith_store::Location;
 use shardsmith_store::given;
-use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
 
 use super::Status;
 use crate::args::ListArgs;
@@ -21,14 +21,10 @@ pub fn run(args: &ListArgs, printer: &Printer) -> Result<Status> {
         bail!("--json needs -o LIST: without it the list itself is what goes to stdout");
     }
     let input = storage::location(&args.input)?;
-    let source: Box<dyn InputSource> = match &input {
-        Location::Local(path) => {
-            crate::output::need_directory(path)?;
-            Box::new(LocalTree::new(path))
-        }
-        Location::Remote(remote) => Box::new(ObjectTree::new(remote.clone())),
-    };
-    let listing = source.list()?;
+    if let Location::Local(path) = &input {
+        crate::output::need_directory(path)?;
+    }
+    let listing = storage::source(&input).list()?;
     let text = given::render(&listing.files);
     let bytes: u64 = listing.files.iter().map(|f| f.size).sum();
     // Left out as `pack` leaves them out: the first five, or all with -v.

@@ -4,22 +4,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
+use shardsmith_store::Location;
 use shardsmith_store::stage::{StageOptions, stage};
-use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
 
 use super::Status;
 use crate::args::StageArgs;
 use crate::output::{Printer, seconds};
 use crate::report;
 use crate::size::human_bytes;
-use crate::storage::{self, Output};
-
-fn source(location: &Location) -> Box<dyn InputSource> {
-    match location {
-        Location::Local(path) => Box::new(LocalTree::new(path)),
-        Location::Remote(remote) => Box::new(ObjectTree::new(remote.clone())),
-    }
-}
+use crate::storage::{self, Output, source};
 
 pub fn run(args: &StageArgs, printer: &Printer) -> Result<Status> {
     let started = Instant::now();
