@@ -1,0 +1,306 @@
+//! Images for `pack`: decode, orient, flatten, resize and re-encode one image, as
+//! img2dataset's `Resizer` does, refusing what cannot or should not be decoded.
+//!
+//! Owns: the pixels of one image ([`transform`]): what format it really is ([`sniff`]),
+//! the decompression-bomb, size and aspect-ratio limits (checked from the header,
+//! before any pixel is decoded), EXIF orientation, conversion of CMYK, greyscale,
+//! palette, 16-bit and alpha images to 8-bit RGB, the output geometry ([`geometry`]),
+//! resampling, and encoding (JPEG, PNG, lossless WebP, `.npy` arrays).
+//!
+//! Must not know: samples, shards or files. Pure functions of bytes and options: the
+//! same input gives the same output bytes whatever thread runs it.
+
+pub mod geometry;
+mod options;
+mod pixels;
+
+use std::io::Cursor;
+
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
+
+pub use self::geometry::{Filter, Geometry, geometry};
+pub use self::options::{DEFAULT_MAX_AREA, ImageOptions, OutputFormat, ResizeMode, Size, StoreAs};
+
+/// Why an image is left out.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum Error {
+    /// No image signature.
+    #[error(
+        "is not an image: its first bytes match no format shardsmith decodes (JPEG, PNG, GIF, WebP, BMP, TIFF)"
+    )]
+    NotAnImage,
+    /// The header declares too many pixels.
+    #[error(
+        "declares {width} x {height} pixels ({pixels}), more than --max-image-area {limit}: refused before decoding (a decompression bomb?)"
+    )]
+    TooManyPixels {
+        /// Declared width.
+        width: u32,
+        /// Declared height.
+        height: u32,
+        /// Their product.
+        pixels: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A zero side.
+    #[error("declares an empty image ({width} x {height} pixels)")]
+    Empty {
+        /// Declared width.
+        width: u32,
+        /// Declared height.
+        height: u32,
+    },
+    /// Smaller than `--min-image-size`.
+    #[error("is {width} x {height} pixels: its smaller side is below --min-image-size {min}")]
+    TooSmall {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+        /// The limit.
+        min: u32,
+    },
+    /// Longer than `--max-aspect-ratio` allows.
+    #[error(
+        "is {width} x {height} pixels: aspect ratio {ratio:.2} exceeds --max-aspect-ratio {max}"
+    )]
+    AspectRatio {
+        /// Width.
+        width: u32,
+        /// Height.
+        height: u32,
+        /// Longer side / shorter side.
+        ratio: f64,
+        /// The limit.
+        max: f64,
+    },
+    /// The decoder failed.
+    #[error("{format} does not decode: {detail}")]
+    Decode {
+        /// The format it was decoded as.
+        format: &'static str,
+        /// The decoder's message.
+        detail: String,
+    },
+    /// The encoder failed.
+    #[error("cannot be encoded as {format}: {detail}")]
+    Encode {
+        /// The output format.
+        format: &'static str,
+        /// The encoder's message.
+        detail: String,
+    },
+}
+
+/// The formats images are decoded from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// JPEG.
+    Jpeg,
+    /// PNG.
+    Png,
+    /// GIF (first frame).
+    Gif,
+    /// WebP.
+    Webp,
+    /// BMP.
+    Bmp,
+    /// TIFF.
+    Tiff,
+}
+
+impl Kind {
+    /// The format's usual extension, as content checks name it (`jpeg`, `png`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Jpeg => "jpeg",
+            Kind::Png => "png",
+            Kind::Gif => "gif",
+            Kind::Webp => "webp",
+            Kind::Bmp => "bmp",
+            Kind::Tiff => "tiff",
+        }
+    }
+
+    /// The format a field extension names (`jpg`, `seg.png`, `TIF`), if an image one.
+    pub fn from_ext(ext: &str) -> Option<Kind> {
+        let last = ext.rsplit('.').next().unwrap_or(ext).to_ascii_lowercase();
+        Some(match last.as_str() {
+            "jpg" | "jpeg" => Kind::Jpeg,
+            "png" => Kind::Png,
+            "gif" => Kind::Gif,
+            "webp" => Kind::Webp,
+            "bmp" => Kind::Bmp,
+            "tif" | "tiff" => Kind::Tiff,
+            _ => return None,
+        })
+    }
+
+    fn image_format(self) -> ImageFormat {
+        match self {
+            Kind::Jpeg => ImageFormat::Jpeg,
+            Kind::Png => ImageFormat::Png,
+            Kind::Gif => ImageFormat::Gif,
+            Kind::Webp => ImageFormat::WebP,
+            Kind::Bmp => ImageFormat::Bmp,
+            Kind::Tiff => ImageFormat::Tiff,
+        }
+    }
+}
+
+/// What an image is, from its first bytes (not its name).
+pub fn sniff(data: &[u8]) -> Option<Kind> {
+    Some(match image::guess_format(data).ok()? {
+        ImageFormat::Jpeg => Kind::Jpeg,
+        ImageFormat::Png => Kind::Png,
+        ImageFormat::Gif => Kind::Gif,
+        ImageFormat::WebP => Kind::Webp,
+        ImageFormat::Bmp => Kind::Bmp,
+        ImageFormat::Tiff => Kind::Tiff,
+        _ => return None,
+    })
+}
+
+/// One image, transformed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transformed {
+    /// The bytes to store (the original bytes when `kept_original`).
+    pub bytes: Vec<u8>,
+    /// No change was needed and `skip_reencode` kept the input as it was.
+    pub kept_original: bool,
+    /// Final width.
+    pub width: u32,
+    /// Final height.
+    pub height: u32,
+    /// Width as displayed (EXIF orientation applied), before resizing.
+    pub original_width: u32,
+    /// Height as displayed, before resizing.
+    pub original_height: u32,
+    /// The format it was decoded as.
+    pub source: Kind,
+}
+
+/// Transforms one image (`data`, whose content says it is `kind`: see [`sniff`]).
+pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Transformed, Error> {
+    let format = kind.name();
+    let decode_err = |e: image::ImageError| Error::Decode {
+        format,
+        detail: e.to_string(),
+    };
+    let mut reader = ImageReader::with_format(Cursor::new(data), kind.image_format());
+    let mut limits = Limits::default();
+    // The pixel limit is ours; the allocation limit only backs it up (RGBA16 is 8 bytes
+    // a pixel; decoders' own buffers come on top).
+    limits.max_alloc = Some(options.max_area.saturating_mul(8).max(512 << 20));
+    reader.limits(limits);
+    let mut decoder = reader.into_decoder().map_err(decode_err)?;
+    let (width, height) = decoder.dimensions();
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > options.max_area {
+        return Err(Error::TooManyPixels {
+            width,
+            height,
+            pixels,
+            limit: options.max_area,
+        });
+    }
+    if pixels == 0 {
+        return Err(Error::Empty { width, height });
+    }
+    let orientation = decoder
+        .orientation()
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    let (shown_w, shown_h) = if rotates(orientation) {
+        (height, width)
+    } else {
+        (width, height)
+    };
+    check_shape(shown_w, shown_h, options)?;
+    let mut decoded = DynamicImage::from_decoder(decoder).map_err(decode_err)?;
+    decoded.apply_orientation(orientation);
+    let keep_alpha = options.store == StoreAs::Encoded && options.format == OutputFormat::Png;
+    let had_alpha = decoded.color().has_alpha();
+    let plain = decoded.color() == image::ColorType::Rgb8;
+    let geometry = geometry(shown_w, shown_h, options);
+    let unchanged = geometry.resize.is_none() && geometry.crop.is_none() && geometry.pad.is_none();
+    let same_format = match options.format {
+        OutputFormat::Jpeg => kind == Kind::Jpeg,
+        OutputFormat::Png => kind == Kind::Png,
+        OutputFormat::Webp => kind == Kind::Webp,
+    };
+    if options.skip_reencode
+        && options.store == StoreAs::Encoded
+        && unchanged
+        && same_format
+        && orientation == image::metadata::Orientation::NoTransforms
+        && (!had_alpha || keep_alpha)
+    {
+        return Ok(Transformed {
+            bytes: data.to_vec(),
+            kept_original: true,
+            width: shown_w,
+            height: shown_h,
+            original_width: shown_w,
+            original_height: shown_h,
+            source: kind,
+        });
+    }
+    let mut image = if had_alpha && keep_alpha {
+        pixels::Pixels::rgba(decoded.into_rgba8())
+    } else if had_alpha {
+        pixels::Pixels::flattened(&decoded.into_rgba8())
+    } else if plain {
+        pixels::Pixels::rgb(decoded.into_rgb8())
+    } else {
+        pixels::Pixels::rgb(decoded.to_rgb8())
+    };
+    image = image.apply(&geometry).map_err(|detail| Error::Encode {
+        format: "pixels",
+        detail,
+    })?;
+    let bytes = match options.store {
+        StoreAs::Tensor => image.npy(),
+        StoreAs::Encoded => image.encode(options.format, options.quality)?,
+    };
+    Ok(Transformed {
+        bytes,
+        kept_original: false,
+        width: geometry.width,
+        height: geometry.height,
+        original_width: shown_w,
+        original_height: shown_h,
+        source: kind,
+    })
+}
+
+fn rotates(orientation: image::metadata::Orientation) -> bool {
+    use image::metadata::Orientation::*;
+    matches!(
+        orientation,
+        Rotate90 | Rotate270 | Rotate90FlipH | Rotate270FlipH
+    )
+}
+
+fn check_shape(width: u32, height: u32, options: &ImageOptions) -> Result<(), Error> {
+    if width.min(height) < options.min_size {
+        return Err(Error::TooSmall {
+            width,
+            height,
+            min: options.min_size,
+        });
+    }
+    let ratio = f64::from(width.max(height)) / f64::from(width.min(height));
+    if ratio > options.max_aspect_ratio {
+        return Err(Error::AspectRatio {
+            width,
+            height,
+            ratio,
+            max: options.max_aspect_ratio,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
