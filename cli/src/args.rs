@@ -5,10 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod images;
 mod pack;
 mod task;
 mod tokenize;
 
+pub use images::{ImageArgs, ImageAsArg, ImageFormatArg, ResizeModeArg};
 pub use pack::{InputFormatArg, PackArgs, ValidateArg};
 pub use tokenize::{TokenFormatArg, TokenizeArgs};
 

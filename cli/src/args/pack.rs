@@ -137,6 +137,9 @@ pub struct PackArgs {
     pub row_group_size: Option<String>,
 
     #[command(flatten)]
+    pub images: super::images::ImageArgs,
+
+    #[command(flatten)]
     pub task: super::task::TaskArgs,
 
     /// Shuffle the sample order before sharding (deterministic: see --seed)

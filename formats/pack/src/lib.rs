@@ -25,6 +25,7 @@
 mod commit;
 mod error;
 mod group;
+pub mod images;
 mod left_out;
 pub mod merge;
 mod observer;
@@ -65,6 +66,23 @@ pub fn pack(
     observer: &dyn PackObserver,
 ) -> Result<PackReport> {
     settings.check()?;
+    let images = match &settings.images {
+        Some(image_settings) => Some(
+            images::ImageSource::new(
+                source,
+                image_settings,
+                images::Target::for_format(choice.kind().name()),
+                settings.validation,
+                settings.fields.as_ref(),
+            )
+            .map_err(|e| Error::io("creating", &image_settings.scratch, e))?,
+        ),
+        None => None,
+    };
+    let source: &dyn SampleSource = match &images {
+        Some(images) => images,
+        None => source,
+    };
     let Listed {
         samples,
         skipped,
@@ -75,7 +93,14 @@ pub fn pack(
     let mut manifest = Manifest::new(ManifestKind::Pack, DEFAULT_CHUNK_SIZE, Vec::new());
     manifest.format = Some(format.name().to_string());
     manifest.options = settings.options(choice, format);
-    manifest.input = Some(input_summary(source, &samples));
+    manifest.input = Some(match &images {
+        Some(images) => {
+            let originals: Vec<SampleSpec> =
+                samples.iter().map(|s| images.original(s).clone()).collect();
+            input_summary(images.inner(), &originals)
+        }
+        None => input_summary(source, &samples),
+    });
     let fingerprint = fingerprint(&manifest);
 
     if let Some(task) = &settings.task {
@@ -127,7 +152,14 @@ pub fn pack(
         fingerprint: &fingerprint,
         resuming,
     };
-    let result = write(&run, &samples, skipped).and_then(|written| finish(&run, written, manifest));
+    let result = write(&run, &samples, skipped)
+        .map(|mut written| {
+            if let Some(images) = &images {
+                written.warnings.extend(images.warnings());
+            }
+            written
+        })
+        .and_then(|written| finish(&run, written, manifest));
     if result.is_err() {
         // Nothing committed: the output is left as it was, not locked by a run that
         // cannot be finished. Otherwise the state stays for a resume.
@@ -154,7 +186,12 @@ fn list(
     let listing = source.samples()?;
     let mut skipped = listing.skipped;
     let mut samples = listing.samples;
-    if let Some(fields) = &settings.fields {
+    // With images, the source applied `--fields` to the input's names.
+    if let Some(fields) = settings
+        .fields
+        .as_ref()
+        .filter(|_| settings.images.is_none())
+    {
         for sample in &mut samples {
             sample.fields.retain(|f| fields.contains(&*f.ext));
         }
@@ -163,6 +200,7 @@ fn list(
     let format = choice.build(&samples, source.suggested_encodings())?;
     refine(source, format.as_ref(), &mut samples, &mut skipped);
     skipped.sort();
+    skipped.dedup();
     if settings.strict
         && let Some(first) = first_cause(&skipped)
     {
@@ -262,6 +300,7 @@ fn write(run: &Run<'_>, samples: &[SampleSpec], mut skipped: Vec<Skipped>) -> Re
         shards.push(shard);
     }
     skipped.sort();
+    skipped.dedup();
     if shards.is_empty() {
         return Err(shardsmith_shard::Error::EmptyInput {
             root: source.describe(),

@@ -30,6 +30,8 @@ pub struct PackSettings {
     pub task: Option<TaskId>,
     /// Pack only these fields (all when `None`); other files are not inputs of this run.
     pub fields: Option<std::collections::BTreeSet<String>>,
+    /// Decode, resize and re-encode image fields ([`crate::images`]).
+    pub images: Option<crate::images::ImageSettings>,
 }
 
 impl Default for PackSettings {
@@ -42,6 +44,7 @@ impl Default for PackSettings {
             force: false,
             task: None,
             fields: None,
+            images: None,
         }
     }
 }
@@ -59,6 +62,14 @@ impl PackSettings {
             if self.force {
                 return Err(Error::Setting(
                     "--force cannot be combined with a task index: each task would remove what the others wrote; empty the output first".into(),
+                ));
+            }
+        }
+        if let Some(images) = &self.images {
+            images.options.check().map_err(Error::Setting)?;
+            if self.task.is_some() {
+                return Err(Error::Setting(
+                    "image options cannot be split into tasks: the shared plan needs every transformed image's size, which only a run that transforms them all knows. Pack each part into its own output and combine them with `shardsmith merge`".into(),
                 ));
             }
         }
@@ -90,6 +101,9 @@ impl PackSettings {
                 "fields".into(),
                 Value::from(fields.iter().cloned().collect::<Vec<_>>()),
             );
+        }
+        if let Some(images) = &self.images {
+            options.insert("images".into(), images.to_json());
         }
         options.insert(
             "validation".into(),

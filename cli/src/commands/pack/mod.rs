@@ -20,12 +20,16 @@ use shardsmith_shard::{FormatChoice, FormatOptions};
 use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
 
 use super::{Status, brace_pattern};
-use crate::args::{InputFormatArg, PackArgs, ValidateArg};
+use crate::args::{
+    ImageArgs, ImageAsArg, ImageFormatArg, InputFormatArg, PackArgs, ResizeModeArg, ValidateArg,
+};
 use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
 use crate::report;
 use crate::size::{human_bytes, parse_count, parse_size};
 use crate::storage::{self, Output};
 use progress::Progress;
+use shardsmith_image::{ImageOptions, OutputFormat, ResizeMode, Size, StoreAs};
+use shardsmith_pack::images::ImageSettings;
 
 /// `pack` arguments resolved and checked before any file is touched.
 struct Resolved {
@@ -58,12 +62,8 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
             args.task.task_count,
             &|name| std::env::var(name).ok(),
         )?,
-        fields: args.fields.as_ref().map(|list| {
-            list.split(',')
-                .map(|f| f.trim().to_ascii_lowercase())
-                .filter(|f| !f.is_empty())
-                .collect()
-        }),
+        fields: args.fields.as_deref().map(field_list),
+        images: images(&args.images, &args.output)?,
     };
     settings.check()?;
     let output_given = args.output.clone();
@@ -147,6 +147,65 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         exclude,
         settings,
     })
+}
+
+/// A comma-separated list of field names, lowercased.
+fn field_list(list: &str) -> std::collections::BTreeSet<String> {
+    list.split(',')
+        .map(|f| f.trim().to_ascii_lowercase())
+        .filter(|f| !f.is_empty())
+        .collect()
+}
+
+/// The image settings, when any image option is given.
+fn images(args: &ImageArgs, output: &Path) -> Result<Option<ImageSettings>> {
+    if !args.any() {
+        return Ok(None);
+    }
+    let defaults = ImageOptions::default();
+    let options = ImageOptions {
+        size: match &args.image_size {
+            Some(text) => Size::parse(text).map_err(|e| anyhow::anyhow!("--image-size: {e}"))?,
+            None => defaults.size,
+        },
+        mode: match args.resize_mode {
+            None => defaults.mode,
+            Some(ResizeModeArg::No) => ResizeMode::No,
+            Some(ResizeModeArg::KeepRatio) => ResizeMode::KeepRatio,
+            Some(ResizeModeArg::KeepRatioLargest) => ResizeMode::KeepRatioLargest,
+            Some(ResizeModeArg::CenterCrop) => ResizeMode::CenterCrop,
+            Some(ResizeModeArg::Border) => ResizeMode::Border,
+        },
+        only_if_bigger: args.resize_only_if_bigger,
+        format: match args.image_format {
+            None | Some(ImageFormatArg::Jpg) => OutputFormat::Jpeg,
+            Some(ImageFormatArg::Png) => OutputFormat::Png,
+            Some(ImageFormatArg::Webp) => OutputFormat::Webp,
+        },
+        quality: args.image_quality.unwrap_or(match args.image_format {
+            // img2dataset's encode_quality is the zlib level for png.
+            Some(ImageFormatArg::Png) => 9,
+            _ => defaults.quality,
+        }),
+        min_size: args.min_image_size.unwrap_or(0),
+        max_area: args.max_image_area.unwrap_or(defaults.max_area),
+        max_aspect_ratio: args.max_aspect_ratio.unwrap_or(f64::INFINITY),
+        skip_reencode: args.skip_reencode,
+        store: match args.image_as {
+            Some(ImageAsArg::Tensor) => StoreAs::Tensor,
+            _ => StoreAs::Encoded,
+        },
+    };
+    let scratch = match &args.scratch_dir {
+        Some(dir) => dir.clone(),
+        None if storage::is_remote(output) => std::env::temp_dir(),
+        None => output.to_path_buf(),
+    };
+    Ok(Some(ImageSettings {
+        options,
+        fields: args.image_fields.as_deref().map(field_list),
+        scratch,
+    }))
 }
 
 /// True when the run goes through Arrow buffers: Parquet output or Parquet input (an

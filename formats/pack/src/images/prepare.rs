@@ -1,0 +1,274 @@
+//! One sample with images: read whole, each image transformed, metadata added, every
+//! output field stored in the scratch file.
+
+use std::io::Read;
+
+use shardsmith_image::{Kind, StoreAs, sniff, transform};
+use shardsmith_manifest::Skipped;
+use shardsmith_shard::content;
+use shardsmith_shard::sample::Loaded;
+use shardsmith_shard::{FieldSpec, SampleSpec};
+
+use super::meta;
+use super::{ImageSource, Target};
+
+/// Where one output field's bytes are.
+pub(crate) struct Origin {
+    /// In the scratch file.
+    pub offset: u64,
+    /// Length.
+    pub len: u64,
+    /// The input field it comes from (index into the listed sample's fields).
+    pub from: usize,
+}
+
+/// A sample ready to be planned.
+pub(crate) struct Prepared {
+    /// Its output fields, or `None` when it has no image and is read as listed.
+    pub spec: Option<SampleSpec>,
+    /// Per output field.
+    pub origins: Option<Vec<Origin>>,
+    /// Images that are not the format their name says (`a.jpg` is a PNG).
+    pub mislabelled: Vec<String>,
+}
+
+/// A sample left out (every input named, the cause first) or a failure that stops the
+/// run (an input that changed, a full scratch disk).
+pub(crate) type Outcome = Result<Result<Prepared, Vec<Skipped>>, shardsmith_shard::Error>;
+
+/// One output field before it is stored.
+struct Out {
+    name: String,
+    source_ext: std::sync::Arc<str>,
+    bytes: Vec<u8>,
+    from: usize,
+}
+
+pub(crate) fn prepare(src: &ImageSource<'_>, sample: &SampleSpec) -> Outcome {
+    let settings = src.settings;
+    if !sample.fields.iter().any(|f| settings.is_image(&f.ext)) {
+        return Ok(Ok(Prepared {
+            spec: None,
+            origins: None,
+            mislabelled: Vec::new(),
+        }));
+    }
+    let paths: Vec<String> = sample
+        .fields
+        .iter()
+        .map(|f| src.inner.field_path(sample, f))
+        .collect();
+    let leave_out = |bad: usize, reason: String| -> Vec<Skipped> {
+        paths
+            .iter()
+            .enumerate()
+            .map(|(i, path)| Skipped {
+                path: path.clone(),
+                reason: if i == bad {
+                    reason.clone()
+                } else {
+                    format!(
+                        "left out with `{}`, another file of sample `{}`",
+                        paths[bad], sample.key
+                    )
+                },
+            })
+            .collect()
+    };
+    let values = match read_whole(src, sample)? {
+        Ok(values) => values,
+        Err(skips) => return Ok(Err(skips)),
+    };
+
+    let options = &settings.options;
+    let mut outs: Vec<Out> = Vec::with_capacity(sample.fields.len() + 5);
+    let mut metadata = Vec::new();
+    let mut mislabelled = Vec::new();
+    let mut json_at = None;
+    for (i, (field, data)) in sample.fields.iter().zip(&values).enumerate() {
+        if !settings.is_image(&field.ext) {
+            if &*field.ext == "json" && src.target == Target::WebDataset {
+                json_at = Some(outs.len());
+            }
+            outs.push(Out {
+                name: field.ext.to_string(),
+                source_ext: field.source_ext.clone(),
+                bytes: data.clone(),
+                from: i,
+            });
+            continue;
+        }
+        let Some(kind) = sniff(data) else {
+            let reason = if data.is_empty() {
+                "is empty, which is not a valid image".to_string()
+            } else {
+                shardsmith_image::Error::NotAnImage.to_string()
+            };
+            return Ok(Err(leave_out(i, reason)));
+        };
+        if let Err(reason) = content::check(kind.name(), data, src.validation) {
+            return Ok(Err(leave_out(i, reason)));
+        }
+        if let Some(declared) = Kind::from_ext(&field.ext)
+            && declared != kind
+        {
+            mislabelled.push(format!(
+                "`{}` is a {}",
+                paths[i],
+                kind.name().to_uppercase()
+            ));
+        }
+        let done = match transform(data, kind, options) {
+            Ok(done) => done,
+            Err(e) => return Ok(Err(leave_out(i, e.to_string()))),
+        };
+        let name = output_name(&field.ext, options.output_ext());
+        if options.store == StoreAs::Encoded {
+            src.images
+                .lock()
+                .expect("not poisoned")
+                .insert(name.clone());
+        } else {
+            src.tensor_shapes
+                .lock()
+                .expect("not poisoned")
+                .entry(name.clone())
+                .or_default()
+                .insert((done.height, done.width, 3));
+        }
+        metadata.push((
+            i,
+            meta::entries(&meta::prefix(metadata.is_empty(), &field.ext), &done),
+        ));
+        outs.push(Out {
+            name,
+            source_ext: field.source_ext.clone(),
+            bytes: done.bytes,
+            from: i,
+        });
+    }
+    let first_image = metadata.first().map_or(0, |(i, _)| *i);
+    let entries: Vec<_> = metadata.into_iter().flat_map(|(_, e)| e).collect();
+    if src.target == Target::WebDataset {
+        match json_at {
+            Some(at) => match meta::merge(&outs[at].bytes, &entries) {
+                Ok(merged) => outs[at].bytes = merged,
+                Err(reason) => return Ok(Err(leave_out(outs[at].from, reason))),
+            },
+            None => outs.push(Out {
+                name: "json".into(),
+                source_ext: "json".into(),
+                bytes: meta::object(&entries),
+                from: first_image,
+            }),
+        }
+    } else {
+        let mut columns = src.columns.lock().expect("not poisoned");
+        for (name, value) in &entries {
+            columns.insert(name.clone());
+            outs.push(Out {
+                name: name.clone(),
+                source_ext: name.as_str().into(),
+                bytes: meta::text(value),
+                from: first_image,
+            });
+        }
+    }
+    outs.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(pair) = outs.windows(2).find(|w| w[0].name == w[1].name) {
+        let (a, b) = (&pair[0], &pair[1]);
+        let reason = format!(
+            "`{}` and `{}` would both be stored as field `{}`",
+            paths[a.from], paths[b.from], a.name
+        );
+        return Ok(Err(leave_out(b.from, reason)));
+    }
+    let mut origins = Vec::with_capacity(outs.len());
+    let mut fields = Vec::with_capacity(outs.len());
+    for out in outs {
+        let offset = src
+            .spill
+            .put(&out.bytes)
+            .map_err(|e| shardsmith_shard::Error::Io {
+                op: "storing a transformed sample in the scratch file",
+                path: src.spill.dir().into(),
+                source: e,
+            })?;
+        let len = out.bytes.len() as u64;
+        origins.push(Origin {
+            offset,
+            len,
+            from: out.from,
+        });
+        let mut spec = FieldSpec::new(&out.name, len);
+        spec.source_ext = out.source_ext;
+        fields.push(spec);
+    }
+    Ok(Ok(Prepared {
+        spec: Some(SampleSpec {
+            key: sample.key.clone(),
+            fields,
+            origin: sample.origin,
+        }),
+        origins: Some(origins),
+        mislabelled,
+    }))
+}
+
+/// The name an image field gets: its image extension replaced by the output's
+/// (`seg.png` -> `seg.jpg`); a field named otherwise (`--image-fields image`) keeps it.
+fn output_name(ext: &str, out: &str) -> String {
+    if Kind::from_ext(ext).is_none() {
+        return ext.to_string();
+    }
+    match ext.rsplit_once('.') {
+        Some((stem, _)) => format!("{stem}.{out}"),
+        None => out.to_string(),
+    }
+}
+
+/// Every field of `sample`, read whole through the inner source.
+fn read_whole(
+    src: &ImageSource<'_>,
+    sample: &SampleSpec,
+) -> Result<Result<Vec<Vec<u8>>, Vec<Skipped>>, shardsmith_shard::Error> {
+    let mut buf = Vec::new();
+    let mut reader = src
+        .inner
+        .reader(std::slice::from_ref(sample), src.validation)?;
+    match reader.load(0, &mut buf)? {
+        Err(skips) => Ok(Err(skips)),
+        Ok(Loaded::Memory(ranges)) => Ok(Ok(ranges
+            .into_iter()
+            .map(|(start, end)| buf[start..end].to_vec())
+            .collect())),
+        Ok(Loaded::Streams(readers)) => {
+            let mut values = Vec::with_capacity(readers.len());
+            for (field, mut reader) in sample.fields.iter().zip(readers) {
+                let mut value = Vec::with_capacity(field.size as usize);
+                reader
+                    .read_to_end(&mut value)
+                    .map_err(|e| shardsmith_shard::Error::Io {
+                        op: "reading input",
+                        path: src.inner.field_path(sample, field).into(),
+                        source: e,
+                    })?;
+                values.push(value);
+            }
+            Ok(Ok(values))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::output_name;
+
+    #[test]
+    fn image_fields_take_the_output_extension() {
+        assert_eq!(output_name("jpeg", "jpg"), "jpg");
+        assert_eq!(output_name("png", "npy"), "npy");
+        assert_eq!(output_name("seg.png", "jpg"), "seg.jpg");
+        assert_eq!(output_name("image", "jpg"), "image");
+    }
+}
