@@ -12,6 +12,7 @@ mod faults;
 mod first_contact;
 mod gcs;
 mod hostile;
+mod images;
 mod interop;
 mod interop_mds;
 mod interop_parquet;

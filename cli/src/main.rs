@@ -26,7 +26,8 @@ fn main() -> ExitCode {
         Err(err) => return usage_error(err),
     };
     alloc::configure(match &cli.command {
-        Command::Pack(args) => commands::pack::uses_arrow(args),
+        // Decoded images are megabytes each, allocated and freed image after image.
+        Command::Pack(args) => commands::pack::uses_arrow(args) || args.images.any(),
         Command::Tokenize(_) => true,
         _ => false,
     });

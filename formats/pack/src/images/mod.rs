@@ -188,10 +188,11 @@ impl SampleSource for ImageSource<'_> {
             }
             listing.samples.retain(|s| !s.fields.is_empty());
         }
+        // Runs of samples small enough to balance the cores, each read by one reader.
         let outcomes: Vec<prepare::Outcome> = listing
             .samples
-            .par_iter()
-            .map(|sample| prepare::prepare(self, sample))
+            .par_chunks(16)
+            .flat_map_iter(|run| prepare::prepare_run(self, run))
             .collect();
         let mut mislabelled = Vec::new();
         let mut entries = Vec::with_capacity(outcomes.len());

@@ -6,7 +6,7 @@ use std::io::Read;
 use shardsmith_image::{Kind, StoreAs, sniff, transform};
 use shardsmith_manifest::Skipped;
 use shardsmith_shard::content;
-use shardsmith_shard::sample::Loaded;
+use shardsmith_shard::sample::{Loaded, SampleReader};
 use shardsmith_shard::{FieldSpec, SampleSpec};
 
 use super::meta;
@@ -44,15 +44,42 @@ struct Out {
     from: usize,
 }
 
-pub(crate) fn prepare(src: &ImageSource<'_>, sample: &SampleSpec) -> Outcome {
-    let settings = src.settings;
-    if !sample.fields.iter().any(|f| settings.is_image(&f.ext)) {
-        return Ok(Ok(Prepared {
-            spec: None,
-            origins: None,
-            mislabelled: Vec::new(),
-        }));
+/// Prepares the samples of one contiguous run of the listing, read through one reader
+/// of the inner source (a Parquet file is then opened once per run, an object store
+/// fetches ahead).
+pub(crate) fn prepare_run(src: &ImageSource<'_>, samples: &[SampleSpec]) -> Vec<Outcome> {
+    let mut reader = None;
+    let mut out = Vec::with_capacity(samples.len());
+    for (index, sample) in samples.iter().enumerate() {
+        if !sample.fields.iter().any(|f| src.settings.is_image(&f.ext)) {
+            out.push(Ok(Ok(Prepared {
+                spec: None,
+                origins: None,
+                mislabelled: Vec::new(),
+            })));
+            continue;
+        }
+        let reader = match &mut reader {
+            Some(reader) => reader,
+            None => match src.inner.reader(samples, src.validation) {
+                Ok(r) => reader.insert(r),
+                Err(e) => {
+                    out.push(Err(e));
+                    return out;
+                }
+            },
+        };
+        out.push(match read_whole(src, reader.as_mut(), index, sample) {
+            Err(e) => Err(e),
+            Ok(Err(skips)) => Ok(Err(skips)),
+            Ok(Ok(values)) => prepare(src, sample, &values),
+        });
     }
+    out
+}
+
+fn prepare(src: &ImageSource<'_>, sample: &SampleSpec, values: &[Vec<u8>]) -> Outcome {
+    let settings = src.settings;
     let paths: Vec<String> = sample
         .fields
         .iter()
@@ -75,17 +102,12 @@ pub(crate) fn prepare(src: &ImageSource<'_>, sample: &SampleSpec) -> Outcome {
             })
             .collect()
     };
-    let values = match read_whole(src, sample)? {
-        Ok(values) => values,
-        Err(skips) => return Ok(Err(skips)),
-    };
-
     let options = &settings.options;
     let mut outs: Vec<Out> = Vec::with_capacity(sample.fields.len() + 5);
     let mut metadata = Vec::new();
     let mut mislabelled = Vec::new();
     let mut json_at = None;
-    for (i, (field, data)) in sample.fields.iter().zip(&values).enumerate() {
+    for (i, (field, data)) in sample.fields.iter().zip(values).enumerate() {
         if !settings.is_image(&field.ext) {
             if &*field.ext == "json" && src.target == Target::WebDataset {
                 json_at = Some(outs.len());
@@ -227,16 +249,15 @@ fn output_name(ext: &str, out: &str) -> String {
     }
 }
 
-/// Every field of `sample`, read whole through the inner source.
+/// Every field of `sample` (number `index` of the reader's run), read whole.
 fn read_whole(
     src: &ImageSource<'_>,
+    reader: &mut dyn SampleReader,
+    index: usize,
     sample: &SampleSpec,
 ) -> Result<Result<Vec<Vec<u8>>, Vec<Skipped>>, shardsmith_shard::Error> {
     let mut buf = Vec::new();
-    let mut reader = src
-        .inner
-        .reader(std::slice::from_ref(sample), src.validation)?;
-    match reader.load(0, &mut buf)? {
+    match reader.load(index, &mut buf)? {
         Err(skips) => Ok(Err(skips)),
         Ok(Loaded::Memory(ranges)) => Ok(Ok(ranges
             .into_iter()
