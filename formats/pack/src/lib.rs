@@ -70,6 +70,7 @@ pub fn pack(
         Some(image_settings) => Some(
             images::ImageSource::new(
                 source,
+                observer,
                 image_settings,
                 images::Target::for_format(choice.kind().name()),
                 settings.validation,

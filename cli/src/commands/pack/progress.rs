@@ -18,6 +18,9 @@ pub(super) struct Progress {
 struct Counts {
     done: AtomicU64,
     total: AtomicU64,
+    /// Listed samples gone through by the image transforms, and how many there are.
+    transformed: AtomicU64,
+    to_transform: AtomicU64,
 }
 
 impl Progress {
@@ -28,6 +31,13 @@ impl Progress {
             "packing",
             Arc::new(move || {
                 let total = shown.total.load(Ordering::Relaxed);
+                let to_transform = shown.to_transform.load(Ordering::Relaxed);
+                if total == 0 && to_transform > 0 {
+                    return format!(
+                        "transforming images: {}/{to_transform} samples",
+                        shown.transformed.load(Ordering::Relaxed)
+                    );
+                }
                 if total == 0 {
                     return "listing inputs".into();
                 }
@@ -47,5 +57,15 @@ impl PackObserver for Progress {
     fn advanced(&self, samples: u64, bytes: u64) {
         self.counts.done.fetch_add(samples, Ordering::Relaxed);
         self.bar.inc(bytes);
+    }
+
+    fn transforming(&self, samples: u64) {
+        self.counts.to_transform.store(samples, Ordering::Relaxed);
+    }
+
+    fn transformed(&self, samples: u64) {
+        self.counts
+            .transformed
+            .fetch_add(samples, Ordering::Relaxed);
     }
 }

@@ -98,6 +98,7 @@ pub(crate) struct Entry {
 /// A source whose images come out transformed.
 pub struct ImageSource<'a> {
     inner: &'a dyn SampleSource,
+    observer: &'a dyn crate::PackObserver,
     settings: &'a ImageSettings,
     target: Target,
     validation: Validation,
@@ -119,6 +120,7 @@ impl<'a> ImageSource<'a> {
     /// are renamed).
     pub fn new(
         inner: &'a dyn SampleSource,
+        observer: &'a dyn crate::PackObserver,
         settings: &'a ImageSettings,
         target: Target,
         validation: Validation,
@@ -135,6 +137,7 @@ impl<'a> ImageSource<'a> {
         })?;
         Ok(Self {
             inner,
+            observer,
             settings,
             target,
             validation,
@@ -189,10 +192,15 @@ impl SampleSource for ImageSource<'_> {
             listing.samples.retain(|s| !s.fields.is_empty());
         }
         // Runs of samples small enough to balance the cores, each read by one reader.
+        self.observer.transforming(listing.samples.len() as u64);
         let outcomes: Vec<prepare::Outcome> = listing
             .samples
             .par_chunks(16)
-            .flat_map_iter(|run| prepare::prepare_run(self, run))
+            .flat_map_iter(|run| {
+                let done = prepare::prepare_run(self, run);
+                self.observer.transformed(run.len() as u64);
+                done
+            })
             .collect();
         let mut mislabelled = Vec::new();
         let mut entries = Vec::with_capacity(outcomes.len());
