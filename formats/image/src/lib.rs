@@ -10,6 +10,7 @@
 //! Must not know: samples, shards or files. Pure functions of bytes and options: the
 //! same input gives the same output bytes whatever thread runs it.
 
+mod area;
 pub mod geometry;
 mod options;
 mod pixels;
@@ -222,6 +223,15 @@ pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Tran
     let keep_alpha = options.store == StoreAs::Encoded && options.format == OutputFormat::Png;
     let had_alpha = decoded.color().has_alpha();
     let plain = decoded.color() == image::ColorType::Rgb8;
+    // Only 8-bit grey or RGB(A) is kept as it is: a CMYK/YCCK JPEG (decoded to RGB here,
+    // differently by every other library) or a 16-bit PNG is re-encoded.
+    let eight_bit = matches!(
+        decoded.color(),
+        image::ColorType::L8
+            | image::ColorType::La8
+            | image::ColorType::Rgb8
+            | image::ColorType::Rgba8
+    ) && !(kind == Kind::Jpeg && jpeg_components(data) == Some(4));
     let geometry = geometry(shown_w, shown_h, options);
     let unchanged = geometry.resize.is_none() && geometry.crop.is_none() && geometry.pad.is_none();
     let same_format = match options.format {
@@ -234,6 +244,7 @@ pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Tran
         && unchanged
         && same_format
         && orientation == image::metadata::Orientation::NoTransforms
+        && eight_bit
         && (!had_alpha || keep_alpha)
     {
         return Ok(Transformed {
@@ -272,6 +283,31 @@ pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Tran
         original_height: shown_h,
         source: kind,
     })
+}
+
+/// The number of colour components a JPEG's frame header declares (4: CMYK or YCCK).
+fn jpeg_components(data: &[u8]) -> Option<u8> {
+    let mut at = 2;
+    while at + 4 <= data.len() {
+        if data[at] != 0xFF {
+            return None;
+        }
+        let marker = data[at + 1];
+        if marker == 0xFF {
+            at += 1; // fill byte
+            continue;
+        }
+        let len = usize::from(u16::from_be_bytes([data[at + 2], data[at + 3]]));
+        // SOF0..SOF15, except DHT (C4), JPG (C8) and DAC (CC).
+        if (0xC0..=0xCF).contains(&marker) && !matches!(marker, 0xC4 | 0xC8 | 0xCC) {
+            return data.get(at + 9).copied();
+        }
+        if marker == 0xDA {
+            return None; // scan data before any frame header
+        }
+        at += 2 + len;
+    }
+    None
 }
 
 fn rotates(orientation: image::metadata::Orientation) -> bool {

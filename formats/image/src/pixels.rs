@@ -80,13 +80,30 @@ impl Pixels {
     }
 
     fn resized(self, width: u32, height: u32, filter: Filter) -> Result<Self, String> {
+        if filter == Filter::Area && width <= self.width && height <= self.height {
+            let data = crate::area::shrink(
+                &self.data,
+                self.width as usize,
+                self.height as usize,
+                self.channels as usize,
+                width as usize,
+                height as usize,
+            );
+            return Ok(Self {
+                data,
+                width,
+                height,
+                channels: self.channels,
+            });
+        }
         let pixel_type = self.pixel_type();
         let channels = self.channels;
         let src = Image::from_vec_u8(self.width, self.height, self.data, pixel_type)
             .map_err(|e| e.to_string())?;
         let mut dst = Image::new(width, height, pixel_type);
         let algorithm = match filter {
-            Filter::Area => ResizeAlg::Convolution(FilterType::Box),
+            // Only when one side grows (never with img2dataset's geometry).
+            Filter::Area => ResizeAlg::Convolution(FilterType::Bilinear),
             Filter::Lanczos => ResizeAlg::Convolution(FilterType::Lanczos3),
         };
         RESIZER

@@ -225,6 +225,32 @@ fn skip_reencode_keeps_bytes_only_when_nothing_changes() {
     // Rotated: the pixels change, so it is encoded.
     let rotated = jpeg_with_orientation(&marked(), 6);
     assert!(!transform(&rotated, Kind::Jpeg, &o).unwrap().kept_original);
+    // CMYK: decoded differently by every library, so re-encoded as RGB.
+    let mut cmyk = Vec::new();
+    jpeg_encoder::Encoder::new(&mut cmyk, 90)
+        .encode(
+            &[0, 0, 0, 0].repeat(16 * 8),
+            16,
+            8,
+            jpeg_encoder::ColorType::Cmyk,
+        )
+        .unwrap();
+    assert_eq!(super::jpeg_components(&cmyk), Some(4));
+    assert_eq!(super::jpeg_components(&bytes), Some(3));
+    let out = transform(&cmyk, Kind::Jpeg, &o).unwrap();
+    assert!(!out.kept_original);
+    assert_eq!(super::jpeg_components(&out.bytes), Some(3));
+    // 16-bit: brought to 8 bits, so encoded.
+    let mut p = keep(OutputFormat::Png);
+    p.skip_reencode = true;
+    let deep = png(&DynamicImage::ImageRgb16(image::ImageBuffer::from_pixel(
+        8,
+        8,
+        image::Rgb([40_000u16, 2, 65_535]),
+    )));
+    assert!(!transform(&deep, Kind::Png, &p).unwrap().kept_original);
+    let flat = png(&DynamicImage::ImageRgb8(marked()));
+    assert!(transform(&flat, Kind::Png, &p).unwrap().kept_original);
     // Another format: encoded.
     o.format = OutputFormat::Png;
     o.quality = 6;
