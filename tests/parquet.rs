@@ -205,3 +205,66 @@ fn parquet_damage_is_found() {
         )]
     );
 }
+
+#[test]
+fn int32_and_static_ndarray_columns_have_their_parquet_types() {
+    let input = Tree::new();
+    for i in 0..5u8 {
+        input.file(&format!("s{i}.cls"), format!("{}", -7 * i32::from(i)));
+        input.file(&format!("s{i}.npy"), npy("|u1", &[2, 3], &[i; 6]));
+    }
+    // A value of another shape is left out with its sample, not stored mis-sized.
+    input.file("s5.cls", "1");
+    input.file("s5.npy", npy("|u1", &[3, 2, 1], &[9; 6]));
+    let out = Tree::new();
+    let o = run(&[
+        "pack",
+        &input.s(""),
+        &out.s("d"),
+        "--format",
+        "parquet",
+        "--column",
+        "cls:int32",
+        "--column",
+        "npy:ndarray:uint8:2,3",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let skipped = &manifest(&out.join("d"))["skipped"];
+    assert!(
+        skipped.to_string().contains("s5.npy") && skipped.to_string().contains("shape"),
+        "{skipped}"
+    );
+    let file = &parquet_files(&out.join("d"))[0];
+    let meta = reader(file).metadata().clone();
+    let schema = meta.file_metadata().schema_descr();
+    let col = |name: &str| {
+        schema
+            .columns()
+            .iter()
+            .find(|c| c.name() == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(col("cls").physical_type(), parquet::basic::Type::INT32);
+    assert_eq!(
+        col("npy").physical_type(),
+        parquet::basic::Type::FIXED_LEN_BYTE_ARRAY
+    );
+    assert_eq!(col("npy").type_length(), 6);
+    // The Arrow schema a reader sees carries the dtype and shape.
+    let arrow =
+        parquet::arrow::parquet_to_arrow_schema(schema, meta.file_metadata().key_value_metadata())
+            .unwrap();
+    let field = arrow.field_with_name("npy").unwrap();
+    assert_eq!(field.metadata()["dtype"], "uint8");
+    assert_eq!(field.metadata()["shape"], "[2,3]");
+    let rows: Vec<_> = reader(file)
+        .get_row_iter(None)
+        .unwrap()
+        .map(|r| r.unwrap().to_string())
+        .collect();
+    assert_eq!(rows.len(), 5);
+    assert!(rows[3].contains("cls: -21"), "{}", rows[3]);
+    assert_eq!(run(&["verify", &out.s("d")]).status.code(), Some(0));
+}

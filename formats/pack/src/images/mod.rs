@@ -290,10 +290,12 @@ impl SampleSource for ImageSource<'_> {
         }
         for (field, shapes) in self.tensor_shapes.lock().expect("not poisoned").iter() {
             let encoding = match (self.target, shapes.len()) {
-                // WebDataset stores the .npy file; so does Parquet, whose binary column
-                // then carries dtype and shape in each value's header.
-                (Target::WebDataset | Target::Parquet, _) => Encoding::Bytes,
-                (Target::Mds, 1) => {
+                // WebDataset stores the .npy file; so does Parquet when shapes differ
+                // (its binary column then carries dtype and shape in each value's
+                // header). One shape: MDS `ndarray:uint8:H,W,C`, Parquet fixed-size
+                // binary of the raw pixels with dtype and shape in the field metadata.
+                (Target::WebDataset, _) | (Target::Parquet, 0 | 2..) => Encoding::Bytes,
+                (Target::Mds | Target::Parquet, 1) => {
                     let &(h, w, c) = shapes.first().expect("one shape");
                     Encoding::NdArray {
                         dtype: Some(ArrayDtype::U8),

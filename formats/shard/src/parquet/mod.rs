@@ -1,5 +1,6 @@
 //! Parquet shards (`PREFIX-NNNNNN.parquet`): a `key` column (utf8) and one column per
-//! field (binary, utf8 for text and JSON, int64/float64 when cast with `--column`),
+//! field (binary, utf8 for text and JSON, int64/int32/float64 when cast with `--column`,
+//! fixed-size binary with `dtype` and `shape` field metadata for `ndarray:DTYPE:SHAPE`),
 //! compressed with zstd (default), snappy or nothing, row groups bounded by rows and
 //! bytes, page-level statistics and the page index written, dictionary encoding off
 //! for binary columns and the key (they do not repeat). Missing fields are nulls.
@@ -19,7 +20,10 @@ use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::builder::{
+    BinaryBuilder, FixedSizeBinaryBuilder, Float64Builder, Int32Builder, Int64Builder,
+    StringBuilder,
+};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
 pub use column::{ByteColumn, ColumnError};
@@ -101,7 +105,12 @@ enum Kind {
     Utf8,
     Binary,
     Int,
+    /// `int32` where asked for (`--column x:int32`, image sizes): 4-byte Parquet INT32.
+    Int32,
     Float,
+    /// `ndarray:DTYPE:SHAPE`: the raw values, row-major, little-endian, this many bytes
+    /// (FIXED_LEN_BYTE_ARRAY), dtype and shape in the field's metadata.
+    Fixed(u64),
 }
 
 fn kind_of(encoding: &Encoding) -> Result<Kind, String> {
@@ -114,10 +123,18 @@ fn kind_of(encoding: &Encoding) -> Result<Kind, String> {
         Encoding::Bytes | Encoding::Jpeg | Encoding::Png => Kind::Binary,
         Encoding::Int => Kind::Int,
         Encoding::Scalar(d) if d.name().starts_with("float") => Kind::Float,
+        Encoding::Scalar(d) if d.name() == "int32" => Kind::Int32,
         Encoding::Scalar(d) if d.name() != "uint64" => Kind::Int,
+        Encoding::NdArray {
+            dtype: Some(_),
+            shape: Some(_),
+        } => match encoding.fixed_size() {
+            Some(n) if n > 0 && n <= i32::MAX as u64 => Kind::Fixed(n),
+            _ => return Err("a static shape of 1 to 2^31 - 1 bytes".into()),
+        },
         other => {
             return Err(format!(
-                "encoding `{other}` has no Parquet column type here; use str, json, bytes, int or float64"
+                "encoding `{other}` has no Parquet column type here; use str, json, bytes, int, int32, float64 or ndarray:DTYPE:SHAPE"
             ));
         }
     })
@@ -187,12 +204,25 @@ impl Parquet {
                 Kind::Utf8 => DataType::Utf8,
                 Kind::Binary => DataType::Binary,
                 Kind::Int => DataType::Int64,
+                Kind::Int32 => DataType::Int32,
                 Kind::Float => DataType::Float64,
+                Kind::Fixed(n) => DataType::FixedSizeBinary(n as i32),
             };
-            if kind == Kind::Binary {
+            if matches!(kind, Kind::Binary | Kind::Fixed(_)) {
                 builder = builder.set_column_dictionary_enabled(ColumnPath::from(*name), false);
             }
-            columns.push(ArrowField::new(*name, data_type, true));
+            let mut column = ArrowField::new(*name, data_type, true);
+            if let Encoding::NdArray {
+                dtype: Some(d),
+                shape: Some(shape),
+            } = &encoding
+            {
+                column = column.with_metadata(std::collections::HashMap::from([
+                    ("dtype".to_string(), d.name().to_string()),
+                    ("shape".to_string(), json!(shape).to_string()),
+                ]));
+            }
+            columns.push(column);
             kinds.push(kind);
             encodings.push(encoding);
         }
@@ -287,7 +317,9 @@ enum ColumnBuilder {
     Utf8(StringBuilder),
     Binary(BinaryBuilder),
     Int(Int64Builder),
+    Int32(Int32Builder),
     Float(Float64Builder),
+    Fixed(FixedSizeBinaryBuilder),
 }
 
 struct Batch {
@@ -305,7 +337,9 @@ impl Batch {
                 Kind::Utf8 => ColumnBuilder::Utf8(StringBuilder::new()),
                 Kind::Binary => ColumnBuilder::Binary(BinaryBuilder::new()),
                 Kind::Int => ColumnBuilder::Int(Int64Builder::new()),
+                Kind::Int32 => ColumnBuilder::Int32(Int32Builder::new()),
                 Kind::Float => ColumnBuilder::Float(Float64Builder::new()),
+                Kind::Fixed(n) => ColumnBuilder::Fixed(FixedSizeBinaryBuilder::new(*n as i32)),
             })
             .collect();
         Self {
@@ -324,7 +358,9 @@ impl Batch {
                     ColumnBuilder::Utf8(b) => Arc::new(b.finish()),
                     ColumnBuilder::Binary(b) => Arc::new(b.finish()),
                     ColumnBuilder::Int(b) => Arc::new(b.finish()),
+                    ColumnBuilder::Int32(b) => Arc::new(b.finish()),
                     ColumnBuilder::Float(b) => Arc::new(b.finish()),
+                    ColumnBuilder::Fixed(b) => Arc::new(b.finish()),
                 }
             })
             .collect();
@@ -408,6 +444,16 @@ impl ShardEncoder for ParquetEncoder {
                         })?;
                     b.append_value(n);
                 }
+                (ColumnBuilder::Int32(b), Some(v)) => {
+                    let n = text_of(&v, key, name)?
+                        .trim()
+                        .replace('_', "")
+                        .parse::<i32>()
+                        .map_err(|e| {
+                            io::Error::other(format!("sample `{key}` field `{name}`: {e}"))
+                        })?;
+                    b.append_value(n);
+                }
                 (ColumnBuilder::Float(b), Some(v)) => {
                     let n = text_of(&v, key, name)?
                         .trim()
@@ -421,7 +467,15 @@ impl ShardEncoder for ParquetEncoder {
                 (ColumnBuilder::Utf8(b), None) => b.append_null(),
                 (ColumnBuilder::Binary(b), None) => b.append_null(),
                 (ColumnBuilder::Int(b), None) => b.append_null(),
+                (ColumnBuilder::Int32(b), None) => b.append_null(),
                 (ColumnBuilder::Float(b), None) => b.append_null(),
+                (ColumnBuilder::Fixed(b), Some(v)) => {
+                    let raw = self.layout.encodings[i].encode(&v).map_err(|e| {
+                        io::Error::other(format!("sample `{key}` field `{name}` {e}"))
+                    })?;
+                    b.append_value(raw).map_err(io::Error::other)?;
+                }
+                (ColumnBuilder::Fixed(b), None) => b.append_null(),
             }
         }
         self.batch.rows += 1;
