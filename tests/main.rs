@@ -13,6 +13,7 @@ mod first_contact;
 mod gcs;
 mod hostile;
 mod images;
+mod images_interop;
 mod interop;
 mod interop_mds;
 mod interop_parquet;

@@ -22,6 +22,9 @@ if [ "${SHARDSMITH_CHECKPOINT_REGEN:-}" = 1 ]; then
 fi
 venv=$(tests/interop/setup_env.sh)
 export SHARDSMITH_PYTHON="$venv/bin/python"
+# img2dataset 1.47 with OpenCV, the reference for `pack --image-size` (its own pins).
+images=$(tests/interop/setup_env.sh images)
+export SHARDSMITH_IMAGES_PYTHON="$images/bin/python"
 signing=$(tests/interop/setup_env.sh signing)
 export SHARDSMITH_MODEL_SIGNING="$signing/bin/model_signing"
 # A real S3 server for the object storage tests (s3s-fs, S3 over a directory), built

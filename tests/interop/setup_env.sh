@@ -5,22 +5,35 @@
 #
 #   usage: tests/interop/setup_env.sh            -> prints the venv directory
 #          tests/interop/setup_env.sh signing    -> the model_signing venv (its own pins)
+#          tests/interop/setup_env.sh images     -> the img2dataset venv (its own pins), for
+#                                                   make_images.py, check_images.py, bench images
 #   then:  "$VENV/bin/python" ...  with PYTHONPATH=tests/interop/torchstub for wids/streaming
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 python=${PYTHON:-python3}
-if [ "${1:-}" = signing ]; then
-    key=$(sha256sum < "$here/requirements-signing.txt" | cut -c1-16)
-    venv="$HOME/.cache/shardsmith/signing-$key"
+# A venv of its own for one requirement file: own_venv NAME PIP-FLAGS CHECK-COMMAND
+own_venv() {
+    local name=$1 flags=$2 check=$3 key venv
+    key=$(sha256sum < "$here/requirements-$name.txt" | cut -c1-16)
+    venv="$HOME/.cache/shardsmith/$name-$key"
     if [ ! -f "$venv/.complete" ]; then
         rm -rf "$venv"
         mkdir -p "$(dirname "$venv")"
         "$python" -m venv "$venv" >&2
-        "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$here/requirements-signing.txt" >&2
-        "$venv/bin/model_signing" --version >&2
+        # shellcheck disable=SC2086  # flags is a word list
+        "$venv/bin/pip" install --quiet --disable-pip-version-check $flags -r "$here/requirements-$name.txt" >&2
+        (cd "$venv" && eval "$check") >&2
         touch "$venv/.complete"
     fi
     echo "$venv"
+}
+if [ "${1:-}" = signing ]; then
+    own_venv signing --no-deps 'bin/model_signing --version'
+    exit 0
+fi
+if [ "${1:-}" = images ]; then
+    # With dependencies: every one is pinned in the file, so pip resolves to exactly it.
+    own_venv images "" 'NO_ALBUMENTATIONS_UPDATE=1 bin/python -c "import img2dataset.resizer, cv2, skimage.data, webdataset, PIL"'
     exit 0
 fi
 key=$(cat "$here/requirements.txt" "$here/requirements-nodeps.txt" | sha256sum | cut -c1-16)
