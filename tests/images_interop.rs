@@ -120,7 +120,31 @@ fn tensors_match_img2dataset_pixels() {
     if let Some(s) = against_img2dataset(&["--image-as", "tensor", "--resize-mode", "center_crop"])
     {
         // No JPEG in between: the pixels themselves, compared with img2dataset's PNG.
-        assert!(s["min_psnr"].as_f64().unwrap() >= 45.0, "{s}");
+        // Large JPEGs are decoded at a reduced DCT scale (OpenCV decodes in full and
+        // area-averages): 44.4 dB for the 1411 x 1411 photo, 48 dB and up elsewhere.
+        assert!(s["min_psnr"].as_f64().unwrap() >= 42.0, "{s}");
+        assert!(s["psnr"]["photo-retina"].as_f64().unwrap() < 50.0, "{s}");
+    }
+    // Decoded in full, as OpenCV does: the same libjpeg-turbo, the same area average,
+    // so baseline photos give img2dataset's pixels exactly (check_images.py caps PSNR at
+    // 100 dB for identical images; the 1411 x 1411 photo differs in a few rounding ties).
+    if let Some(s) = against_img2dataset(&[
+        "--image-as",
+        "tensor",
+        "--resize-mode",
+        "center_crop",
+        "--full-decode",
+    ]) {
+        assert!(s["min_psnr"].as_f64().unwrap() >= 47.0, "{s}");
+        for photo in [
+            "photo-chelsea",
+            "photo-coffee",
+            "photo-hubble",
+            "photo-rocket",
+        ] {
+            assert_eq!(s["psnr"][photo].as_f64(), Some(100.0), "{photo}: {s}");
+        }
+        assert!(s["psnr"]["photo-retina"].as_f64().unwrap() >= 90.0, "{s}");
     }
 }
 

@@ -4,7 +4,7 @@ Resizer, image by image.
 
 usage: check_images.py INPUT_DIR WDS_DIR [--expected FILE] [--min-psnr 35]
          [--image-size 256] [--resize-mode border] [--image-format jpg] [--image-quality 95]
-         [--image-as tensor] [--resize-only-if-bigger] [--skip-reencode]
+         [--image-as tensor] [--resize-only-if-bigger] [--skip-reencode] [--full-decode]
          [--min-image-size N] [--max-image-area N] [--max-aspect-ratio X]
 Runs in the images venv (tests/interop/setup_env.sh images). The options must be those
 given to `shardsmith pack`; any not given are taken from --expected's "options" (written by
@@ -244,6 +244,8 @@ def main():
     ap.add_argument("--image-as", choices=["tensor"])
     ap.add_argument("--resize-only-if-bigger", action="store_const", const=True)
     ap.add_argument("--skip-reencode", action="store_const", const=True)
+    # How pack decodes JPEGs (img2dataset always decodes in full): only the PSNR moves.
+    ap.add_argument("--full-decode", action="store_true")
     ap.add_argument("--min-image-size", type=int)
     ap.add_argument("--max-image-area", type=int)
     ap.add_argument("--max-aspect-ratio", type=float)
@@ -363,6 +365,7 @@ def main():
         "mean_psnr": round(sum(v for v, _ in held) / len(held), 2) if held else None,
         "min_psnr_all": round(min(compared), 2) if compared else None, "threshold": args.min_psnr,
         "pil_decoded": pil_read, "failures": len(failures), "notes": len(notes), "options": opts,
+        "psnr": {k: round(v, 2) for k, _, _, _, _, _, _, v, _ in rows if v is not None},
     }
     print(json.dumps(summary))
     if failures:

@@ -4,7 +4,7 @@
 
 usage: make_images.py OUT_DIR [--image-size 256] [--resize-mode border]
                       [--image-format jpg] [--image-quality 95] [--image-as tensor] [--resize-only-if-bigger]
-                      [--skip-reencode]
+                      [--skip-reencode] [--full-decode]
                       [--min-image-size N] [--max-image-area N] [--max-aspect-ratio X]
 Runs in the images venv (tests/interop/setup_env.sh images). Writes:
   OUT_DIR/input/KEY.EXT ...   the corpus (pack this directory); ~3 MB
@@ -204,6 +204,7 @@ def main():
     ap.add_argument("--image-as", default=None, choices=["tensor"])
     ap.add_argument("--resize-only-if-bigger", action="store_true")
     ap.add_argument("--skip-reencode", action="store_true")
+    ap.add_argument("--full-decode", action="store_true")
     ap.add_argument("--min-image-size", type=int, default=0)
     ap.add_argument("--max-image-area", type=int, default=None)
     ap.add_argument("--max-aspect-ratio", type=float, default=None)

@@ -100,6 +100,16 @@ pub struct ImageArgs {
     #[arg(long)]
     pub skip_reencode: bool,
 
+    /// Decode every JPEG at full size before shrinking it, as OpenCV (so img2dataset) does
+    ///
+    /// By default a JPEG that shrinks to a quarter of its size or less is decoded at
+    /// 1/2, 1/4 or 1/8 scale (libjpeg-turbo's scaled IDCT, as Pillow's `draft` and
+    /// OpenCV's `IMREAD_REDUCED_*`), keeping twice the target size, then area-averaged:
+    /// about 25% less CPU, pixels 42 dB PSNR from img2dataset's on average (34 dB on
+    /// grainy photos). With this flag they are within re-encoding noise of its (56 dB).
+    #[arg(long)]
+    pub full_decode: bool,
+
     /// Fields that hold images, comma-separated [default: by extension]
     ///
     /// Example: `--image-fields image` for a Parquet column named `image`.
@@ -132,6 +142,7 @@ impl ImageArgs {
             || self.max_image_area.is_some()
             || self.max_aspect_ratio.is_some()
             || self.skip_reencode
+            || self.full_decode
             || self.image_fields.is_some()
             || self.image_as.is_some()
             || self.scratch_dir.is_some()

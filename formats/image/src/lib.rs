@@ -12,6 +12,7 @@
 
 mod area;
 pub mod geometry;
+mod jpeg;
 mod options;
 mod pixels;
 
@@ -218,6 +219,24 @@ pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Tran
         (width, height)
     };
     check_shape(shown_w, shown_h, options)?;
+    let geometry = geometry(shown_w, shown_h, options);
+    if let Some(image) = reduced_jpeg(
+        data,
+        kind,
+        &geometry,
+        rotates(orientation),
+        options.full_decode,
+    )? {
+        let mut decoded = DynamicImage::ImageRgb8(image);
+        decoded.apply_orientation(orientation);
+        return finish(
+            pixels::Pixels::rgb(decoded.into_rgb8()),
+            &geometry,
+            options,
+            (shown_w, shown_h),
+            kind,
+        );
+    }
     let mut decoded = DynamicImage::from_decoder(decoder).map_err(decode_err)?;
     decoded.apply_orientation(orientation);
     let keep_alpha = options.store == StoreAs::Encoded && options.format == OutputFormat::Png;
@@ -231,8 +250,8 @@ pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Tran
             | image::ColorType::La8
             | image::ColorType::Rgb8
             | image::ColorType::Rgba8
-    ) && !(kind == Kind::Jpeg && jpeg_components(data) == Some(4));
-    let geometry = geometry(shown_w, shown_h, options);
+    ) && !(kind == Kind::Jpeg
+        && jpeg::frame(data).is_some_and(|f| f.components == 4));
     let unchanged = geometry.resize.is_none() && geometry.crop.is_none() && geometry.pad.is_none();
     let same_format = match options.format {
         OutputFormat::Jpeg => kind == Kind::Jpeg,
@@ -257,7 +276,7 @@ pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Tran
             source: kind,
         });
     }
-    let mut image = if had_alpha && keep_alpha {
+    let image = if had_alpha && keep_alpha {
         pixels::Pixels::rgba(decoded.into_rgba8())
     } else if had_alpha {
         pixels::Pixels::flattened(&decoded.into_rgba8())
@@ -266,7 +285,52 @@ pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Tran
     } else {
         pixels::Pixels::rgb(decoded.to_rgb8())
     };
-    image = image.apply(&geometry).map_err(|detail| Error::Encode {
+    finish(image, &geometry, options, (shown_w, shown_h), kind)
+}
+
+/// A JPEG that shrinks, decoded by libjpeg-turbo at the smallest DCT scale that keeps
+/// twice the resize's size, or in full (always when `full`) ([`jpeg`]); `None` when it
+/// takes the image crate's decoder.
+fn reduced_jpeg(
+    data: &[u8],
+    kind: Kind,
+    geometry: &Geometry,
+    rotated: bool,
+    full: bool,
+) -> Result<Option<image::RgbImage>, Error> {
+    let Some((w, h, Filter::Area)) = geometry.resize else {
+        return Ok(None);
+    };
+    if kind != Kind::Jpeg {
+        return Ok(None);
+    }
+    let Some(frame) = jpeg::frame(data) else {
+        return Ok(None);
+    };
+    let (need_w, need_h) = if rotated { (h, w) } else { (w, h) };
+    let Some(mut n) = jpeg::reduced_scale(frame, need_w, need_h) else {
+        return Ok(None);
+    };
+    if full {
+        n = 8;
+    }
+    jpeg::decode_reduced(data, frame, n)
+        .map(Some)
+        .map_err(|detail| Error::Decode {
+            format: "jpeg",
+            detail,
+        })
+}
+
+/// Resizes, crops, pads and encodes decoded pixels.
+fn finish(
+    image: pixels::Pixels,
+    geometry: &Geometry,
+    options: &ImageOptions,
+    (shown_w, shown_h): (u32, u32),
+    kind: Kind,
+) -> Result<Transformed, Error> {
+    let image = image.apply(geometry).map_err(|detail| Error::Encode {
         format: "pixels",
         detail,
     })?;
@@ -283,31 +347,6 @@ pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Tran
         original_height: shown_h,
         source: kind,
     })
-}
-
-/// The number of colour components a JPEG's frame header declares (4: CMYK or YCCK).
-fn jpeg_components(data: &[u8]) -> Option<u8> {
-    let mut at = 2;
-    while at + 4 <= data.len() {
-        if data[at] != 0xFF {
-            return None;
-        }
-        let marker = data[at + 1];
-        if marker == 0xFF {
-            at += 1; // fill byte
-            continue;
-        }
-        let len = usize::from(u16::from_be_bytes([data[at + 2], data[at + 3]]));
-        // SOF0..SOF15, except DHT (C4), JPG (C8) and DAC (CC).
-        if (0xC0..=0xCF).contains(&marker) && !matches!(marker, 0xC4 | 0xC8 | 0xCC) {
-            return data.get(at + 9).copied();
-        }
-        if marker == 0xDA {
-            return None; // scan data before any frame header
-        }
-        at += 2 + len;
-    }
-    None
 }
 
 fn rotates(orientation: image::metadata::Orientation) -> bool {

@@ -165,6 +165,8 @@ pub struct ImageOptions {
     pub skip_reencode: bool,
     /// Encoded images or pixel arrays.
     pub store: StoreAs,
+    /// Decode JPEGs at full scale even when they shrink enough for a reduced one.
+    pub full_decode: bool,
 }
 
 impl Default for ImageOptions {
@@ -183,6 +185,7 @@ impl Default for ImageOptions {
             max_aspect_ratio: f64::INFINITY,
             skip_reencode: false,
             store: StoreAs::Encoded,
+            full_decode: false,
         }
     }
 }
@@ -242,6 +245,7 @@ impl ImageOptions {
             },
             "skip_reencode": self.skip_reencode,
             "as": match self.store { StoreAs::Encoded => "image", StoreAs::Tensor => "tensor" },
+            "full_decode": self.full_decode,
         })
     }
 }

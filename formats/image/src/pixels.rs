@@ -59,10 +59,16 @@ impl Pixels {
 
     /// Resizes, crops and pads as `geometry` says.
     pub(crate) fn apply(mut self, geometry: &Geometry) -> Result<Self, String> {
+        let mut crop = geometry.crop;
         if let Some((w, h, filter)) = geometry.resize {
-            self = self.resized(w, h, filter)?;
+            self = if filter == Filter::Area && w <= self.width && h <= self.height {
+                // The crop that follows is computed as part of the shrink.
+                self.shrunk(w, h, crop.take())
+            } else {
+                self.resized(w, h, filter)?
+            };
         }
-        if let Some((x, y, w, h)) = geometry.crop {
+        if let Some((x, y, w, h)) = crop {
             self = self.cropped(x, y, w, h);
         }
         if let Some((left, top, w, h)) = geometry.pad {
@@ -79,23 +85,31 @@ impl Pixels {
         }
     }
 
-    fn resized(self, width: u32, height: u32, filter: Filter) -> Result<Self, String> {
-        if filter == Filter::Area && width <= self.width && height <= self.height {
-            let data = crate::area::shrink(
-                &self.data,
+    /// Area-averaged to `width` x `height`, then cut to `crop` (x, y, w, h) if given.
+    fn shrunk(self, width: u32, height: u32, crop: Option<(u32, u32, u32, u32)>) -> Self {
+        let window = crop.map(|(x, y, w, h)| (x as usize, y as usize, w as usize, h as usize));
+        let data = crate::area::shrink(
+            &self.data,
+            (
                 self.width as usize,
                 self.height as usize,
                 self.channels as usize,
-                width as usize,
-                height as usize,
-            );
-            return Ok(Self {
-                data,
-                width,
-                height,
-                channels: self.channels,
-            });
+            ),
+            (width as usize, height as usize),
+            window,
+        );
+        let (width, height) = crop.map_or((width, height), |(_, _, w, h)| (w, h));
+        Self {
+            data,
+            width,
+            height,
+            channels: self.channels,
         }
+    }
+
+    /// Resized by fast_image_resize: growing (Lanczos), or shrinking one side while the
+    /// other grows.
+    fn resized(self, width: u32, height: u32, filter: Filter) -> Result<Self, String> {
         let pixel_type = self.pixel_type();
         let channels = self.channels;
         let src = Image::from_vec_u8(self.width, self.height, self.data, pixel_type)

@@ -235,11 +235,11 @@ fn skip_reencode_keeps_bytes_only_when_nothing_changes() {
             jpeg_encoder::ColorType::Cmyk,
         )
         .unwrap();
-    assert_eq!(super::jpeg_components(&cmyk), Some(4));
-    assert_eq!(super::jpeg_components(&bytes), Some(3));
+    assert_eq!(super::jpeg::frame(&cmyk).unwrap().components, 4);
+    assert_eq!(super::jpeg::frame(&bytes).unwrap().components, 3);
     let out = transform(&cmyk, Kind::Jpeg, &o).unwrap();
     assert!(!out.kept_original);
-    assert_eq!(super::jpeg_components(&out.bytes), Some(3));
+    assert_eq!(super::jpeg::frame(&out.bytes).unwrap().components, 3);
     // 16-bit: brought to 8 bits, so encoded.
     let mut p = keep(OutputFormat::Png);
     p.skip_reencode = true;
@@ -289,6 +289,62 @@ fn resized_jpeg_has_the_planned_size_and_close_pixels() {
     for c in 0..3 {
         assert!(a[c].abs_diff(b[c]) <= 3, "{a:?} vs {b:?}");
     }
+}
+
+#[test]
+fn large_jpegs_decode_at_a_reduced_scale_unless_full_decode() {
+    // Fine detail (a 1-pixel checkerboard on a gradient) is where the decoding scale
+    // shows: a reduced IDCT filters it differently from an area average of every pixel.
+    let photo = RgbImage::from_fn(1200, 800, |x, y| {
+        let fine = if (x + y) % 2 == 0 { 40 } else { 0 };
+        Rgb([(x / 6) as u8 + fine, (y / 4) as u8, 90 + fine])
+    });
+    let mut bytes = Vec::new();
+    jpeg_encoder::Encoder::new(&mut bytes, 90)
+        .encode(photo.as_raw(), 1200, 800, jpeg_encoder::ColorType::Rgb)
+        .unwrap();
+    let tensor = |full_decode| {
+        let o = ImageOptions {
+            size: Size {
+                width: 100,
+                height: 100,
+            },
+            mode: ResizeMode::CenterCrop,
+            store: StoreAs::Tensor,
+            full_decode,
+            ..ImageOptions::default()
+        };
+        let out = transform(&bytes, Kind::Jpeg, &o).unwrap();
+        assert_eq!((out.width, out.height), (100, 100));
+        out.bytes[out.bytes.len() - 100 * 100 * 3..].to_vec()
+    };
+    // 1/4 scale (300 x 200, twice 150 x 100) against full scale: same size, close
+    // pixels, not the same pixels.
+    let (reduced, full) = (tensor(false), tensor(true));
+    assert_ne!(reduced, full);
+    let mse = reduced
+        .iter()
+        .zip(&full)
+        .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+        .sum::<f64>()
+        / reduced.len() as f64;
+    let psnr = 10.0 * (255.0f64.powi(2) / mse).log10();
+    assert!(psnr > 30.0, "{psnr}");
+    // And full scale is the area average of the image crate's own full decode.
+    let whole = decode(&bytes);
+    let expect = crate::area::shrink(
+        whole.as_raw(),
+        (1200, 800, 3),
+        (150, 100),
+        Some((25, 0, 100, 100)),
+    );
+    let worst = expect
+        .iter()
+        .zip(&full)
+        .map(|(&a, &b)| a.abs_diff(b))
+        .max()
+        .unwrap();
+    assert!(worst <= 6, "{worst}");
 }
 
 #[test]

@@ -191,6 +191,7 @@ fn images(args: &ImageArgs, output: &Path) -> Result<Option<ImageSettings>> {
         max_area: args.max_image_area.unwrap_or(defaults.max_area),
         max_aspect_ratio: args.max_aspect_ratio.unwrap_or(f64::INFINITY),
         skip_reencode: args.skip_reencode,
+        full_decode: args.full_decode,
         store: match args.image_as {
             Some(ImageAsArg::Tensor) => StoreAs::Tensor,
             _ => StoreAs::Encoded,
