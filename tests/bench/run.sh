@@ -6,8 +6,11 @@
 #          tests/bench/run.sh signing [--gib 2] [--files 8] [--repeat 3]       (signing.py)
 #          tests/bench/run.sh objects [--samples 30000] [--repeat 3]           (objects.py: S3)
 #          tests/bench/run.sh split [--samples 30000] [--text-mb 100] [--repeat 3] (split.py: tasks)
+#          tests/bench/run.sh images [--images 5000] [--repeat 3] [--size 256]   (images.py: img2dataset)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+command -v nasm >/dev/null ||
+    echo "warning: nasm not found: libjpeg-turbo is built without SIMD, JPEG decoding is slower" >&2
 cargo build --release --locked --quiet
 if [ "${1:-}" = checkpoints ]; then
     shift
@@ -17,6 +20,11 @@ if [ "${1:-}" = signing ]; then
     shift
     signing=$(tests/interop/setup_env.sh signing)
     MODEL_SIGNING_PYTHON="$signing/bin/python" exec python3 tests/bench/signing.py "$@"
+fi
+if [ "${1:-}" = images ]; then
+    shift
+    images=$(tests/interop/setup_env.sh images)
+    exec "$images/bin/python" tests/bench/images.py "$@"
 fi
 venv=$(tests/interop/setup_env.sh)
 if [ "${1:-}" = split ]; then
