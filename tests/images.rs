@@ -76,6 +76,50 @@ fn bomb(w: u32, h: u32) -> Vec<u8> {
     bytes
 }
 
+/// A 4 x 4 paletted PNG, valid CRCs and all, whose PLTE chunk is 49 bytes (16 entries
+/// and one byte) with a tRNS chunk: png 0.18.1 panics expanding it to RGBA (found by
+/// the `image` fuzz target).
+fn partial_palette_png() -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], body: &[u8]) {
+        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        let start = out.len();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(body);
+        let crc = crc32(&out[start..]);
+        out.extend_from_slice(&crc.to_be_bytes());
+    }
+    // Four rows: filter byte 0, then four palette indices.
+    let rows: Vec<u8> = (0..4u8).flat_map(|r| [0, r, r + 1, r + 2, 15]).collect();
+    let (mut a, mut b) = (1u32, 0u32);
+    for &x in &rows {
+        a = (a + u32::from(x)) % 65521;
+        b = (b + a) % 65521;
+    }
+    // zlib, one stored deflate block, Adler-32.
+    let mut idat = vec![
+        0x78,
+        0x01,
+        0x01,
+        rows.len() as u8,
+        0,
+        !(rows.len() as u8),
+        0xff,
+    ];
+    idat.extend_from_slice(&rows);
+    idat.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut out, b"IHDR", &[0, 0, 0, 4, 0, 0, 0, 4, 8, 3, 0, 0, 0]);
+    chunk(
+        &mut out,
+        b"PLTE",
+        &(0..49u8).map(|i| i * 5).collect::<Vec<_>>(),
+    );
+    chunk(&mut out, b"tRNS", &[0x40]);
+    chunk(&mut out, b"IDAT", &idat);
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
 fn gif() -> Vec<u8> {
     use image::codecs::gif::GifEncoder;
     let mut bytes = Vec::new();
@@ -134,6 +178,7 @@ fn awkward() -> Tree {
         png(&DynamicImage::ImageRgb8(picture(50, 50, 4))),
     );
     t.file("text.jpg", "<html>not found</html>");
+    t.file("palette.png", partial_palette_png());
     let mut webp = Vec::new();
     image::codecs::webp::WebPEncoder::new_lossless(&mut webp)
         .write_image(
@@ -278,12 +323,41 @@ fn every_awkward_image_gets_its_outcome() {
         ),
         ("zero.jpg", "is not an image"),
         ("text.jpg", "is not an image"),
+        (
+            "palette.png",
+            "png does not decode: PLTE chunk at byte 33 holds 49 bytes, not 1 to 256 RGB entries",
+        ),
     ];
     assert_eq!(skipped.len(), want.len(), "{skipped:#?}");
     for (path, reason) in want {
         assert!(skipped[path].contains(reason), "{path}: {}", skipped[path]);
     }
     assert_eq!(samples.len(), 10);
+}
+
+#[test]
+fn validate_full_reports_an_image_the_decoder_would_crash_on() {
+    // Without image options, `--validate full` decodes JPEGs and PNGs to check them: the
+    // same guarded decoder, so the sample is left out with the reason, nothing else.
+    let t = Tree::new();
+    t.file("in/bad.png", partial_palette_png());
+    t.file("in/bad.txt", "its caption");
+    t.file(
+        "in/good.png",
+        png(&DynamicImage::ImageRgb8(picture(8, 8, 1))),
+    );
+    let o = run(&["pack", &t.s("in"), &t.s("ds"), "--validate", "full", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let skipped = manifest(&t.join("ds"))["skipped"].clone();
+    assert_eq!(skipped.as_array().unwrap().len(), 2, "{skipped}");
+    assert!(
+        skipped[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("PLTE chunk at byte 33 holds 49 bytes"),
+        "{skipped}"
+    );
+    assert_eq!(read_wds(&t.join("ds")).len(), 1);
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod geometry;
 mod jpeg;
 mod options;
 mod pixels;
+mod png;
 
 use std::io::Cursor;
 
@@ -184,8 +185,57 @@ pub struct Transformed {
 }
 
 /// Transforms one image (`data`, whose content says it is `kind`: see [`sniff`]).
+///
+/// Decoders still panic on some malformed files (see [`png`]); such a panic is this
+/// image's error, never the end of the run.
 pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Transformed, Error> {
+    guarded(kind, || transform_unguarded(data, kind, options))
+}
+
+/// Decodes `data` as `kind` in full and drops the pixels: `pack`'s and `verify`'s
+/// `--validate full`. No pixel limit beyond the image crate's default allocation limit.
+pub fn validate(data: &[u8], kind: Kind) -> Result<(), Error> {
+    guarded(kind, || {
+        if kind == Kind::Png {
+            png::check_palette(data).map_err(|detail| Error::Decode {
+                format: "png",
+                detail,
+            })?;
+        }
+        image::load_from_memory_with_format(data, kind.image_format())
+            .map(drop)
+            .map_err(|e| Error::Decode {
+                format: kind.name(),
+                detail: e.to_string(),
+            })
+    })
+}
+
+/// Runs `work` on one image's bytes; a panic inside it (a decoder's, on malformed data)
+/// becomes a decode error with the panic's message.
+fn guarded<T>(kind: Kind, work: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|payload| {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(Error::Decode {
+            format: kind.name(),
+            detail: format!("the decoder failed on malformed data ({why})"),
+        })
+    })
+}
+
+fn transform_unguarded(
+    data: &[u8],
+    kind: Kind,
+    options: &ImageOptions,
+) -> Result<Transformed, Error> {
     let format = kind.name();
+    if kind == Kind::Png {
+        png::check_palette(data).map_err(|detail| Error::Decode { format, detail })?;
+    }
     let decode_err = |e: image::ImageError| Error::Decode {
         format,
         detail: e.to_string(),

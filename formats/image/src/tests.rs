@@ -393,3 +393,15 @@ fn garbage_with_an_image_signature_is_a_decode_error() {
     let err = transform(&bytes, Kind::Png, &ImageOptions::default()).unwrap_err();
     assert!(matches!(err, Error::Decode { format: "png", .. }), "{err}");
 }
+
+#[test]
+fn a_panic_inside_a_decoder_is_this_images_error() {
+    let err = super::guarded(Kind::Png, || -> Result<(), Error> {
+        panic!("index out of range")
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "png does not decode: the decoder failed on malformed data (index out of range)"
+    );
+}
