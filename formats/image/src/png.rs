@@ -13,7 +13,7 @@ pub(crate) fn check_palette(data: &[u8]) -> Result<(), String> {
     while let Some(head) = data.get(at..at + 8) {
         let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
         match &head[4..8] {
-            b"PLTE" if len == 0 || len % 3 != 0 || len > 768 => {
+            b"PLTE" if len == 0 || !len.is_multiple_of(3) || len > 768 => {
                 return Err(format!(
                     "PLTE chunk at byte {at} holds {len} bytes, not 1 to 256 RGB entries (3 bytes each)"
                 ));
