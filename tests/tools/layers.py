@@ -212,13 +212,20 @@ def cycles(crate):
 
 
 # Which shardsmith crates each library may depend on (the arrows go one way:
-# cli -> inspect -> pack/tokens/checkpoint -> shard -> store -> manifest).
+# cli -> inspect -> pack/tokens/checkpoint -> shard -> store -> manifest; shard and pack
+# -> image, a leaf that knows no other shardsmith crate).
 ALLOWED = {
     "shardsmith-manifest": set(),
+    "shardsmith-image": set(),
     "shardsmith-signing": {"shardsmith-manifest"},
     "shardsmith-store": {"shardsmith-manifest"},
-    "shardsmith-shard": {"shardsmith-store", "shardsmith-manifest"},
-    "shardsmith-pack": {"shardsmith-shard", "shardsmith-store", "shardsmith-manifest"},
+    "shardsmith-shard": {"shardsmith-store", "shardsmith-manifest", "shardsmith-image"},
+    "shardsmith-pack": {
+        "shardsmith-shard",
+        "shardsmith-store",
+        "shardsmith-manifest",
+        "shardsmith-image",
+    },
     "shardsmith-tokens": {"shardsmith-shard", "shardsmith-store", "shardsmith-manifest"},
     "shardsmith-checkpoint": {"shardsmith-manifest"},
     "shardsmith-inspect": {

@@ -11,6 +11,7 @@
 //! same input gives the same output bytes whatever thread runs it.
 
 mod area;
+mod error;
 pub mod geometry;
 mod jpeg;
 mod options;
@@ -21,80 +22,9 @@ use std::io::Cursor;
 
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 
+pub use self::error::Error;
 pub use self::geometry::{Filter, Geometry, geometry};
 pub use self::options::{DEFAULT_MAX_AREA, ImageOptions, OutputFormat, ResizeMode, Size, StoreAs};
-
-/// Why an image is left out.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum Error {
-    /// No image signature.
-    #[error(
-        "is not an image: its first bytes match no format shardsmith decodes (JPEG, PNG, GIF, WebP, BMP, TIFF)"
-    )]
-    NotAnImage,
-    /// The header declares too many pixels.
-    #[error(
-        "declares {width} x {height} pixels ({pixels}), more than --max-image-area {limit}: refused before decoding (a decompression bomb?)"
-    )]
-    TooManyPixels {
-        /// Declared width.
-        width: u32,
-        /// Declared height.
-        height: u32,
-        /// Their product.
-        pixels: u64,
-        /// The limit.
-        limit: u64,
-    },
-    /// A zero side.
-    #[error("declares an empty image ({width} x {height} pixels)")]
-    Empty {
-        /// Declared width.
-        width: u32,
-        /// Declared height.
-        height: u32,
-    },
-    /// Smaller than `--min-image-size`.
-    #[error("is {width} x {height} pixels: its smaller side is below --min-image-size {min}")]
-    TooSmall {
-        /// Width.
-        width: u32,
-        /// Height.
-        height: u32,
-        /// The limit.
-        min: u32,
-    },
-    /// Longer than `--max-aspect-ratio` allows.
-    #[error(
-        "is {width} x {height} pixels: aspect ratio {ratio:.2} exceeds --max-aspect-ratio {max}"
-    )]
-    AspectRatio {
-        /// Width.
-        width: u32,
-        /// Height.
-        height: u32,
-        /// Longer side / shorter side.
-        ratio: f64,
-        /// The limit.
-        max: f64,
-    },
-    /// The decoder failed.
-    #[error("{format} does not decode: {detail}")]
-    Decode {
-        /// The format it was decoded as.
-        format: &'static str,
-        /// The decoder's message.
-        detail: String,
-    },
-    /// The encoder failed.
-    #[error("cannot be encoded as {format}: {detail}")]
-    Encode {
-        /// The output format.
-        format: &'static str,
-        /// The encoder's message.
-        detail: String,
-    },
-}
 
 /// The formats images are decoded from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use fast_image_resize::images::Image;
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 use image::{ImageBuffer, ImageEncoder, RgbImage, Rgba, RgbaImage};
 
-use crate::Error;
+use crate::error::Error;
 use crate::geometry::{Filter, Geometry};
 use crate::options::OutputFormat;
 

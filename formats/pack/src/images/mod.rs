@@ -12,171 +12,21 @@
 
 mod meta;
 mod prepare;
+mod source;
 mod spill;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use rayon::prelude::*;
-use serde_json::{Value, json};
-use shardsmith_image::ImageOptions;
 use shardsmith_manifest::Skipped;
 use shardsmith_shard::columns::{ArrayDtype, Encoding};
 use shardsmith_shard::content::Validation;
 use shardsmith_shard::sample::{Loaded, SampleListing, SampleReader, SampleSource};
 use shardsmith_shard::{FieldSpec, Result, SampleSpec};
 
-use self::prepare::Origin;
-use self::spill::Spill;
-
-/// The image settings of a `pack` run.
-#[derive(Clone, Debug)]
-pub struct ImageSettings {
-    /// What to do with each image.
-    pub options: ImageOptions,
-    /// Fields that hold images; `None`: every field whose extension names an image
-    /// format (jpg, jpeg, png, webp, gif, bmp, tif, tiff).
-    pub fields: Option<BTreeSet<String>>,
-    /// Where the transformed samples wait for their shard.
-    pub scratch: PathBuf,
-}
-
-impl ImageSettings {
-    /// The settings that decide the output bytes, for the manifest.
-    pub fn to_json(&self) -> Value {
-        let mut value = self.options.to_json();
-        value["fields"] = match &self.fields {
-            Some(f) => json!(f),
-            None => Value::Null,
-        };
-        value
-    }
-
-    /// True when `ext` names an image field.
-    pub(crate) fn is_image(&self, ext: &str) -> bool {
-        match &self.fields {
-            Some(fields) => fields.contains(ext),
-            None => shardsmith_image::Kind::from_ext(ext).is_some(),
-        }
-    }
-}
-
-/// An array's height, width and channels.
-type Shape = (u32, u32, u32);
-
-/// The output format, for where metadata and arrays go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// Metadata merged into each sample's JSON; arrays as `.npy` files.
-    WebDataset,
-    /// Metadata as int32 and str columns; arrays as `ndarray:uint8[:H,W,C]`.
-    Mds,
-    /// Metadata as integer and string columns; arrays as `.npy` bytes.
-    Parquet,
-}
-
-impl Target {
-    /// The target for a format name.
-    pub fn for_format(name: &str) -> Self {
-        match name {
-            "webdataset" => Target::WebDataset,
-            "mds" => Target::Mds,
-            _ => Target::Parquet,
-        }
-    }
-}
-
-/// One listed sample: where each of its output fields comes from.
-pub(crate) struct Entry {
-    /// The sample as the inner source lists it.
-    original: SampleSpec,
-    /// Per output field (in output order), or `None` when read from the source as is.
-    fields: Option<Vec<Origin>>,
-}
-
-/// A source whose images come out transformed.
-pub struct ImageSource<'a> {
-    inner: &'a dyn SampleSource,
-    observer: &'a dyn crate::PackObserver,
-    settings: &'a ImageSettings,
-    target: Target,
-    validation: Validation,
-    fields: Option<&'a BTreeSet<String>>,
-    spill: Spill,
-    entries: Mutex<Vec<Entry>>,
-    /// The entries, frozen once listed (readers share them).
-    frozen: std::sync::OnceLock<Vec<Entry>>,
-    warnings: Mutex<Vec<String>>,
-    tensor_shapes: Mutex<BTreeMap<String, BTreeSet<Shape>>>,
-    /// Metadata fields added (tabular outputs).
-    columns: Mutex<BTreeSet<String>>,
-    /// Names of the fields that hold encoded images.
-    images: Mutex<BTreeSet<String>>,
-}
-
-impl<'a> ImageSource<'a> {
-    /// Wraps `inner`; `fields` is `--fields` (applied to the input's names, before images
-    /// are renamed).
-    pub fn new(
-        inner: &'a dyn SampleSource,
-        observer: &'a dyn crate::PackObserver,
-        settings: &'a ImageSettings,
-        target: Target,
-        validation: Validation,
-        fields: Option<&'a BTreeSet<String>>,
-    ) -> std::io::Result<Self> {
-        let spill = Spill::new(&settings.scratch).map_err(|e| {
-            std::io::Error::new(
-                e.kind(),
-                format!(
-                    "cannot create the scratch file for transformed images in `{}`: {e}",
-                    settings.scratch.display()
-                ),
-            )
-        })?;
-        Ok(Self {
-            inner,
-            observer,
-            settings,
-            target,
-            validation,
-            fields,
-            spill,
-            entries: Mutex::new(Vec::new()),
-            frozen: std::sync::OnceLock::new(),
-            warnings: Mutex::new(Vec::new()),
-            tensor_shapes: Mutex::new(BTreeMap::new()),
-            columns: Mutex::new(BTreeSet::new()),
-            images: Mutex::new(BTreeSet::new()),
-        })
-    }
-
-    /// Things worth telling the user (images that were not what their name says).
-    pub fn warnings(&self) -> Vec<String> {
-        self.warnings.lock().expect("not poisoned").clone()
-    }
-
-    /// The sample as the inner source lists it (for the manifest's input summary).
-    pub fn original(&self, sample: &SampleSpec) -> &SampleSpec {
-        &self.entries()[sample.origin as usize].original
-    }
-
-    /// The inner source.
-    pub fn inner(&self) -> &dyn SampleSource {
-        self.inner
-    }
-
-    fn entries(&self) -> &[Entry] {
-        self.frozen
-            .get_or_init(|| std::mem::take(&mut *self.entries.lock().expect("not poisoned")))
-    }
-
-    /// The entry and origins of an output sample.
-    fn entry(&self, sample: &SampleSpec) -> &Entry {
-        &self.entries()[sample.origin as usize]
-    }
-}
+use self::source::Entry;
+pub use self::source::{ImageSettings, ImageSource, Target};
 
 impl SampleSource for ImageSource<'_> {
     fn describe(&self) -> String {

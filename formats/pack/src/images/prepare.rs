@@ -10,17 +10,7 @@ use shardsmith_shard::sample::{Loaded, SampleReader};
 use shardsmith_shard::{FieldSpec, SampleSpec};
 
 use super::meta;
-use super::{ImageSource, Target};
-
-/// Where one output field's bytes are.
-pub(crate) struct Origin {
-    /// In the scratch file.
-    pub offset: u64,
-    /// Length.
-    pub len: u64,
-    /// The input field it comes from (index into the listed sample's fields).
-    pub from: usize,
-}
+use super::source::{ImageSource, Origin, Target};
 
 /// A sample ready to be planned.
 pub(crate) struct Prepared {
