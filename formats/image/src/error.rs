@@ -71,3 +71,12 @@ pub enum Error {
         detail: String,
     },
 }
+
+/// The message a panic carried (`panic!` with a literal or a formatted string, or
+/// libjpeg's error text resumed by the mozjpeg crate), if it carried one.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+}

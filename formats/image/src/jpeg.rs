@@ -132,11 +132,9 @@ pub(crate) fn decode_reduced(data: &[u8], frame: Frame, n: u8) -> Result<RgbImag
         Ok(Ok(pixels)) => pixels,
         Ok(Err(e)) => return Err(e.to_string()),
         Err(panic) => {
-            return Err(panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "libjpeg failed".into()));
+            return Err(
+                crate::error::panic_message(&*panic).unwrap_or_else(|| "libjpeg failed".into())
+            );
         }
     };
     RgbImage::from_raw(w, h, pixels).ok_or_else(|| "short pixel buffer".into())

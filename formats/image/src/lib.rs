@@ -145,11 +145,7 @@ pub fn validate(data: &[u8], kind: Kind) -> Result<(), Error> {
 /// becomes a decode error with the panic's message.
 fn guarded<T>(kind: Kind, work: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|payload| {
-        let why = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".into());
+        let why = error::panic_message(&*payload).unwrap_or_else(|| "no message".into());
         Err(Error::Decode {
             format: kind.name(),
             detail: format!("the decoder failed on malformed data ({why})"),

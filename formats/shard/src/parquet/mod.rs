@@ -409,6 +409,18 @@ fn text_of<'a>(value: &'a [u8], key: &str, column: &str) -> io::Result<&'a str> 
         .map_err(|_| io::Error::other(format!("sample `{key}` field `{column}` is not UTF-8")))
 }
 
+/// A number column's value: its text, trimmed, `_` separators allowed (`1_000`).
+fn number_of<T: std::str::FromStr>(value: &[u8], key: &str, column: &str) -> io::Result<T>
+where
+    T::Err: std::fmt::Display,
+{
+    text_of(value, key, column)?
+        .trim()
+        .replace('_', "")
+        .parse::<T>()
+        .map_err(|e| io::Error::other(format!("sample `{key}` field `{column}`: {e}")))
+}
+
 impl ShardEncoder for ParquetEncoder {
     fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
         let mut fields = fields.iter_mut().peekable();
@@ -435,34 +447,13 @@ impl ShardEncoder for ParquetEncoder {
                 (ColumnBuilder::Utf8(b), Some(v)) => b.append_value(text_of(&v, key, name)?),
                 (ColumnBuilder::Binary(b), Some(v)) => b.append_value(&v),
                 (ColumnBuilder::Int(b), Some(v)) => {
-                    let n = text_of(&v, key, name)?
-                        .trim()
-                        .replace('_', "")
-                        .parse::<i64>()
-                        .map_err(|e| {
-                            io::Error::other(format!("sample `{key}` field `{name}`: {e}"))
-                        })?;
-                    b.append_value(n);
+                    b.append_value(number_of::<i64>(&v, key, name)?)
                 }
                 (ColumnBuilder::Int32(b), Some(v)) => {
-                    let n = text_of(&v, key, name)?
-                        .trim()
-                        .replace('_', "")
-                        .parse::<i32>()
-                        .map_err(|e| {
-                            io::Error::other(format!("sample `{key}` field `{name}`: {e}"))
-                        })?;
-                    b.append_value(n);
+                    b.append_value(number_of::<i32>(&v, key, name)?)
                 }
                 (ColumnBuilder::Float(b), Some(v)) => {
-                    let n = text_of(&v, key, name)?
-                        .trim()
-                        .replace('_', "")
-                        .parse::<f64>()
-                        .map_err(|e| {
-                            io::Error::other(format!("sample `{key}` field `{name}`: {e}"))
-                        })?;
-                    b.append_value(n);
+                    b.append_value(number_of::<f64>(&v, key, name)?)
                 }
                 (ColumnBuilder::Utf8(b), None) => b.append_null(),
                 (ColumnBuilder::Binary(b), None) => b.append_null(),
