@@ -141,6 +141,12 @@ pub trait SampleSource: Sync {
     fn suggested_encodings(&self) -> std::collections::BTreeMap<String, Encoding> {
         std::collections::BTreeMap::new()
     }
+    /// The input file that holds `sample` (a tar shard, an MDS shard, a Parquet file),
+    /// relative to the input root, for sources that read samples out of containers;
+    /// `None` for a tree of raw files. `ls` groups samples by it.
+    fn container(&self, _sample: &SampleSpec) -> Option<String> {
+        None
+    }
     /// Why samples cannot be shuffled, if they cannot.
     fn shuffle_refusal(&self) -> Option<String> {
         None

@@ -360,6 +360,10 @@ impl SampleSource for ParquetRows {
         )
     }
 
+    fn container(&self, sample: &SampleSpec) -> Option<String> {
+        Some(self.files[self.file_of(sample.origin)].rel.clone())
+    }
+
     fn head(&self, _sample: &SampleSpec, field: &FieldSpec, _n: usize) -> Result<Vec<u8>, String> {
         Err(format!(
             "`{}` is sized from its header, which Parquet input does not support; give the column a static dtype and shape",
