@@ -12,6 +12,7 @@
 pub mod codec;
 pub mod def;
 mod encode;
+pub mod input;
 mod inspect;
 mod layout;
 pub mod pyjson;

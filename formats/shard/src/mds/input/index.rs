@@ -1,0 +1,294 @@
+//! `index.json` of an MDS dataset (`../shared/reference/mds.md` §2, §11): the shards in
+//! order, where their files are (merged indices carry sub-directories in the basenames),
+//! and their columns, parsed into what reading a record needs.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::values::ColumnKind;
+use crate::columns::Encoding;
+use crate::mds::codec::{Family, MdsCompression};
+
+/// A file of a shard as the index names it.
+#[derive(Clone, Debug)]
+pub(super) struct FileRef {
+    /// Path relative to the input root.
+    pub(super) rel: String,
+    /// `bytes` of the index entry, when it is a number.
+    pub(super) bytes: Option<u64>,
+}
+
+/// One column of a shard.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Column {
+    /// As the index names it.
+    pub(super) name: String,
+    /// The field it becomes (lowercased name).
+    pub(super) field: Arc<str>,
+    /// How its stored bytes become field bytes.
+    pub(super) kind: ColumnKind,
+    /// Fixed stored size (`column_sizes`; `null` and `0` mean variable, as for the reader).
+    pub(super) fixed: Option<u64>,
+}
+
+/// The columns of a shard (shared by the shards that have the same ones).
+#[derive(Debug, PartialEq)]
+pub(super) struct ColumnSet {
+    /// In record order (sorted names, as the index lists them).
+    pub(super) columns: Vec<Column>,
+    /// The key column's position, when the shards have it with an encoding that is text.
+    pub(super) key: Option<usize>,
+    /// Field columns (all but the key) as positions, sorted by field name.
+    pub(super) fields: Vec<usize>,
+    /// Number of variable-size columns (a `u32` size each at the start of a record).
+    pub(super) variable: usize,
+}
+
+/// One shard entry of the index.
+#[derive(Debug)]
+pub(super) struct Shard {
+    pub(super) raw: FileRef,
+    pub(super) zip: Option<FileRef>,
+    /// Decompressor of `zip`.
+    pub(super) family: Option<Family>,
+    /// Samples, as the index says.
+    pub(super) samples: u64,
+    /// Global index of its first sample (in the whole index).
+    pub(super) first: u64,
+    pub(super) columns: Arc<ColumnSet>,
+}
+
+/// True when `text` is an MDS index: JSON, `version` 2, `shards` a list whose entries
+/// all have `format` `mds`.
+pub(super) fn looks_like_index(text: &[u8]) -> bool {
+    let Ok(value) = serde_json::from_slice::<Value>(text) else {
+        return false;
+    };
+    value["version"].as_u64() == Some(2)
+        && value["shards"]
+            .as_array()
+            .is_some_and(|shards| shards.iter().all(|s| s["format"] == "mds"))
+}
+
+/// Parses an index at `dir` (`""` for the root; basenames are relative to it). Errors are
+/// the reason, for the caller to name the file.
+pub(super) fn parse(text: &[u8], dir: &str, key_column: &str) -> Result<Vec<Shard>, String> {
+    let value: Value =
+        serde_json::from_slice(text).map_err(|e| format!("is not valid JSON: {e}"))?;
+    if !value.is_object() {
+        return Err("is not a JSON object".into());
+    }
+    match value.get("version") {
+        Some(v) if v.as_u64() == Some(2) => {}
+        Some(v) => return Err(format!("has version {v}; MDS indices have version 2")),
+        None => return Err("has no `version` (MDS indices have version 2)".into()),
+    }
+    let entries = value
+        .get("shards")
+        .and_then(Value::as_array)
+        .ok_or("has no `shards` list")?;
+    let mut sets: Vec<Arc<ColumnSet>> = Vec::new();
+    let mut encodings: HashMap<String, (usize, String)> = HashMap::new();
+    let mut shards = Vec::with_capacity(entries.len());
+    let mut first = 0u64;
+    for (i, entry) in entries.iter().enumerate() {
+        let at = |why: String| format!("shard entry {i}: {why}");
+        let get = |key: &str| {
+            entry
+                .get(key)
+                .ok_or_else(|| at(format!("has no `{key}` key")))
+        };
+        if get("format")? != "mds" {
+            return Err(at(format!(
+                "has format {}; only `mds` shards are read",
+                entry["format"]
+            )));
+        }
+        if get("version")?.as_u64() != Some(2) {
+            return Err(at(format!("has version {}, not 2", entry["version"])));
+        }
+        let samples = get("samples")?
+            .as_u64()
+            .ok_or_else(|| at("`samples` is not a count".into()))?;
+        let raw = file_ref(get("raw_data")?, dir).map_err(|e| at(format!("raw_data {e}")))?;
+        let zip = match get("zip_data")? {
+            Value::Null => None,
+            v => Some(file_ref(v, dir).map_err(|e| at(format!("zip_data {e}")))?),
+        };
+        let family = match get("compression")? {
+            Value::Null => None,
+            Value::String(s) => MdsCompression::parse(s)
+                .map_err(|e| at(format!("compression: {e}")))?
+                .map(|c| c.family),
+            v => return Err(at(format!("`compression` {v} is not a name"))),
+        };
+        let family = family.or_else(|| {
+            zip.as_ref()
+                .and_then(|z| z.rel.rsplit('.').next())
+                .and_then(Family::from_ext)
+        });
+        if zip.is_some() && family.is_none() {
+            return Err(at(
+                "has zip_data but no compression that names its codec".into()
+            ));
+        }
+        let set = columns(entry, key_column).map_err(at)?;
+        for column in &set.columns {
+            let name = column.kind.to_string();
+            if let Some((other, theirs)) = encodings.get(&column.name)
+                && *theirs != name
+            {
+                return Err(at(format!(
+                    "column `{}` is {name} here but {theirs} in shard entry {other}; one field needs one encoding",
+                    column.name
+                )));
+            }
+            encodings.insert(column.name.clone(), (i, name));
+        }
+        let set = match sets.iter().find(|s| ***s == set) {
+            Some(s) => s.clone(),
+            None => {
+                let s = Arc::new(set);
+                sets.push(s.clone());
+                s
+            }
+        };
+        shards.push(Shard {
+            raw,
+            zip,
+            family,
+            samples,
+            first,
+            columns: set,
+        });
+        first = first
+            .checked_add(samples)
+            .ok_or_else(|| at("the sample counts overflow".into()))?;
+    }
+    Ok(shards)
+}
+
+fn file_ref(value: &Value, dir: &str) -> Result<FileRef, String> {
+    let base = value["basename"]
+        .as_str()
+        .ok_or("has no `basename` string")?;
+    let bad = base.is_empty()
+        || base.starts_with('/')
+        || base.contains('\\')
+        || base
+            .split('/')
+            .any(|part| part.is_empty() || part == "." || part == "..");
+    if bad {
+        return Err(format!(
+            "basename `{base}` is not a relative path inside the dataset"
+        ));
+    }
+    Ok(FileRef {
+        rel: if dir.is_empty() {
+            base.to_string()
+        } else {
+            format!("{dir}/{base}")
+        },
+        bytes: value["bytes"].as_u64(),
+    })
+}
+
+fn strings<'a>(entry: &'a Value, key: &str) -> Result<Vec<&'a str>, String> {
+    entry[key]
+        .as_array()
+        .ok_or_else(|| format!("has no `{key}` list"))?
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .ok_or_else(|| format!("`{key}` holds {v}, not a string"))
+        })
+        .collect()
+}
+
+fn columns(entry: &Value, key_column: &str) -> Result<ColumnSet, String> {
+    let names = strings(entry, "column_names")?;
+    let encodings = strings(entry, "column_encodings")?;
+    let sizes = entry["column_sizes"]
+        .as_array()
+        .ok_or("has no `column_sizes` list")?;
+    if encodings.len() != names.len() || sizes.len() != names.len() {
+        return Err(format!(
+            "lists {} column names, {} encodings and {} sizes",
+            names.len(),
+            encodings.len(),
+            sizes.len()
+        ));
+    }
+    let mut columns = Vec::with_capacity(names.len());
+    let mut key = None;
+    let mut seen = HashMap::new();
+    for (i, ((name, encoding), size)) in names.iter().zip(&encodings).zip(sizes).enumerate() {
+        let kind = ColumnKind::parse(encoding)
+            .map_err(|e| format!("column `{name}` has encoding `{encoding}`: {e}"))?;
+        let fixed = match size {
+            Value::Null => None,
+            v => match v.as_u64() {
+                Some(0) => None,
+                Some(n) => Some(n),
+                None => return Err(format!("column `{name}` has size {v}, not a byte count")),
+            },
+        };
+        if let (Some(want), Some(got)) = (kind.fixed_size(), fixed)
+            && want != got
+        {
+            return Err(format!(
+                "column `{name}` ({encoding}) has size {got}; the encoding stores {want} bytes"
+            ));
+        }
+        let field = name.to_ascii_lowercase();
+        if *name == key_column && kind.is_text() {
+            key = Some(i);
+        } else {
+            if field.is_empty()
+                || field.contains('/')
+                || !field.is_ascii()
+                || field.starts_with("__")
+            {
+                return Err(format!(
+                    "has column `{name}`, which cannot be a field name (empty, `/`, non-ASCII or `__`)"
+                ));
+            }
+            if let Some(other) = seen.insert(field.clone(), name) {
+                return Err(format!(
+                    "has columns that differ only by case: `{other}` and `{name}`"
+                ));
+            }
+        }
+        columns.push(Column {
+            name: name.to_string(),
+            field: Arc::from(field),
+            kind,
+            fixed,
+        });
+    }
+    let mut fields: Vec<usize> = (0..columns.len()).filter(|&i| Some(i) != key).collect();
+    fields.sort_by(|&a, &b| columns[a].field.cmp(&columns[b].field));
+    let variable = columns.iter().filter(|c| c.fixed.is_none()).count();
+    Ok(ColumnSet {
+        columns,
+        key,
+        fields,
+        variable,
+    })
+}
+
+/// The encodings our writers take for the fields, by field name.
+pub(super) fn suggested(shards: &[Shard]) -> std::collections::BTreeMap<String, Encoding> {
+    let mut out = std::collections::BTreeMap::new();
+    for shard in shards {
+        let set = &shard.columns;
+        for &i in &set.fields {
+            let column = &set.columns[i];
+            out.entry(column.field.to_string())
+                .or_insert_with(|| column.kind.suggested());
+        }
+    }
+    out
+}

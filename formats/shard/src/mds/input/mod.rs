@@ -1,0 +1,465 @@
+//! MosaicML Streaming (MDS) datasets as a sample source: every record of every shard, in
+//! `index.json` order (`../shared/reference/mds.md` §2–§6, §11).
+//!
+//! Each column is a field named after it (lowercased), whose bytes are what our writers
+//! take back for the column's encoding ([`values`]), so re-packing keeps the values; the
+//! encodings are suggested to typed outputs. The key is the key column's value when the
+//! shards have it as text, else the global sample index (`000000042`). Shards are read
+//! raw when their raw file is present, else decompressed (into unnamed scratch files, or
+//! memory when no scratch directory is given). The listing checks every shard against
+//! the index (size, count, offsets, column sizes) and holds no shard data.
+
+mod index;
+mod pil;
+mod shard;
+mod values;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_bytes;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use shardsmith_manifest::Skipped;
+use shardsmith_store::{InputSource, RangeRead};
+
+use self::index::Shard;
+use self::shard::Window;
+use self::values::Problem;
+use crate::columns::Encoding;
+use crate::content::Validation;
+use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};
+use crate::{Error, Result};
+
+const INDEX: &str = "index.json";
+
+/// Largest `index.json` read (a million shards take about 500 MB).
+const MAX_INDEX: u64 = 1 << 30;
+
+fn read_index(source: &dyn InputSource, rel: &str) -> Result<Vec<u8>, String> {
+    let mut text = Vec::new();
+    source
+        .open(rel)
+        .map_err(|e| e.to_string())?
+        .take(MAX_INDEX)
+        .read_to_end(&mut text)
+        .map_err(|e| e.to_string())?;
+    Ok(text)
+}
+
+/// True when the input is an MDS dataset: a root `index.json` whose `version` is 2 and
+/// whose shards have `"format": "mds"` (or the one file `only` names is such an
+/// `index.json`).
+pub fn is_mds_input(source: &dyn InputSource, only: Option<&str>) -> bool {
+    let rel = only.unwrap_or(INDEX);
+    if rel.rsplit('/').next() != Some(INDEX) {
+        return false;
+    }
+    read_index(source, rel).is_ok_and(|text| index::looks_like_index(&text))
+}
+
+/// The samples of an MDS dataset.
+pub struct MdsDataset {
+    source: Arc<dyn InputSource>,
+    root: String,
+    shards: Vec<Shard>,
+    /// Shard numbers in the index (the messages' "shard entry N"), parallel to `shards`.
+    numbers: Vec<usize>,
+    scratch: Option<PathBuf>,
+    /// The file each shard is read from, once opened.
+    read_from: Vec<OnceLock<String>>,
+    /// Decompressed copies: every one when there is a scratch directory, else the last.
+    copies: Mutex<HashMap<usize, Arc<dyn RangeRead>>>,
+}
+
+fn hash128(key: &str) -> u128 {
+    let a = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+    let mut h = DefaultHasher::new();
+    h.write_u64(0x9e37_79b9_7f4a_7c15);
+    h.write(key.as_bytes());
+    (u128::from(a) << 64) | u128::from(h.finish())
+}
+
+impl MdsDataset {
+    /// The dataset at `source`'s root: `index.json`, either listing shards directly or a
+    /// merged index whose shard basenames carry sub-directories (streaming's
+    /// `merge_index` output). `key_column` (pack's `--key-column`, default `key`): when
+    /// the dataset has that column (as text), it is the sample key; otherwise the key is
+    /// the global sample index, `{:09}`. `scratch`: directory for decompressed copies of
+    /// compressed shards (unnamed temp files); `None` decompresses a shard into memory
+    /// when read. Parses `index.json` only; shards are read by `samples()`.
+    pub fn open(
+        source: Arc<dyn InputSource>,
+        root: &str,
+        key_column: &str,
+        scratch: Option<PathBuf>,
+    ) -> Result<Self> {
+        let bad = |reason: String| Error::BadInput {
+            path: source.display(INDEX),
+            reason,
+        };
+        let text = read_index(&*source, INDEX).map_err(|e| bad(format!("cannot be read: {e}")))?;
+        let shards = index::parse(&text, "", key_column).map_err(bad)?;
+        if shards.iter().all(|s| s.samples == 0) {
+            return Err(Error::EmptyInput {
+                root: root.to_string(),
+                detail: format!(": its {INDEX} lists no samples"),
+            });
+        }
+        Ok(Self {
+            root: root.to_string(),
+            numbers: (0..shards.len()).collect(),
+            read_from: shards.iter().map(|_| OnceLock::new()).collect(),
+            shards,
+            scratch,
+            copies: Mutex::new(HashMap::new()),
+            source,
+        })
+    }
+
+    /// Restricts the dataset to the shards whose rel paths (raw or compressed file) are
+    /// in `shards` (`cat` reads one shard). Keys stay those of the whole dataset.
+    pub fn only_shards(mut self, shards: &BTreeSet<String>) -> Self {
+        let keep: Vec<bool> = self
+            .shards
+            .iter()
+            .map(|s| {
+                shards.contains(&s.raw.rel)
+                    || s.zip.as_ref().is_some_and(|z| shards.contains(&z.rel))
+            })
+            .collect();
+        let mut k = keep.iter();
+        self.shards
+            .retain(|_| *k.next().expect("one flag per shard"));
+        let mut k = keep.iter();
+        self.numbers
+            .retain(|_| *k.next().expect("one flag per shard"));
+        self.read_from = self.shards.iter().map(|_| OnceLock::new()).collect();
+        self
+    }
+
+    /// The position in `shards` of the shard holding global sample `origin`.
+    fn shard_of(&self, origin: u64) -> usize {
+        self.shards
+            .partition_point(|s| s.first <= origin)
+            .saturating_sub(1)
+    }
+
+    /// The bytes of shard `i` (position in `shards`).
+    fn data(&self, i: usize) -> Result<Arc<dyn RangeRead>> {
+        let lock = || {
+            self.copies
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(data) = lock().get(&i) {
+            return Ok(data.clone());
+        }
+        let opened = shard::open(
+            &*self.source,
+            INDEX,
+            self.numbers[i],
+            &self.shards[i],
+            self.scratch.as_deref(),
+        )?;
+        let _ = self.read_from[i].set(opened.rel);
+        if opened.copy {
+            let mut copies = lock();
+            if self.scratch.is_none() {
+                copies.clear();
+            }
+            copies.insert(i, opened.data.clone());
+        }
+        Ok(opened.data)
+    }
+
+    /// The file shard `i` is read from (the compressed one until opened, when the index
+    /// lists one, as MDSWriter keeps only that).
+    fn shard_rel(&self, i: usize) -> &str {
+        match self.read_from[i].get() {
+            Some(rel) => rel,
+            None => {
+                let s = &self.shards[i];
+                s.zip.as_ref().map_or(&s.raw.rel, |z| &z.rel)
+            }
+        }
+    }
+
+    fn bad(&self, i: usize, reason: String) -> Error {
+        Error::BadInput {
+            path: self.source.display(self.shard_rel(i)),
+            reason,
+        }
+    }
+
+    /// Lists the samples of shard `i` into `listing`.
+    fn list_shard(
+        &self,
+        i: usize,
+        listing: &mut SampleListing,
+        seen: &mut HashMap<u128, u64>,
+        window: &mut Window,
+    ) -> Result<()> {
+        let shard = &self.shards[i];
+        if shard.samples == 0 {
+            return Ok(());
+        }
+        let data = self.data(i)?;
+        let offsets = shard::offsets(&*data, shard.samples).map_err(|e| self.bad(i, e))?;
+        let set = &shard.columns;
+        window.reset();
+        for local in 0..shard.samples {
+            let (start, end) = (offsets[local as usize], offsets[local as usize + 1]);
+            let at =
+                |why: String| self.bad(i, format!("sample {local} (bytes {start}..{end}): {why}"));
+            let record = window
+                .read(&*data, start, end, true)
+                .map_err(|e| at(format!("cannot be read: {e}")))?;
+            let values = shard::split(set, record).map_err(at)?;
+            let global = shard.first + local;
+            let skip = |listing: &mut SampleListing, reason: String| {
+                listing.skipped.push(Skipped {
+                    path: format!("{}#sample={local}", self.shard_rel(i)),
+                    reason,
+                });
+            };
+            let key = match set.key {
+                None => format!("{global:09}"),
+                Some(k) => {
+                    let column = &set.columns[k];
+                    let text = match column.kind.convert(values[k]) {
+                        Ok(text) => text,
+                        Err(Problem::Corrupt(why)) => {
+                            return Err(at(format!("column `{}` {why}", column.name)));
+                        }
+                        Err(Problem::Unsupported(why)) => {
+                            skip(listing, format!("the key column `{}` {why}", column.name));
+                            continue;
+                        }
+                    };
+                    match String::from_utf8(text.into_owned()) {
+                        Ok(key) if key.is_empty() => {
+                            skip(listing, "the key is empty".into());
+                            continue;
+                        }
+                        Ok(key) => key,
+                        Err(_) => {
+                            skip(
+                                listing,
+                                format!("the key column `{}` is not UTF-8 text", column.name),
+                            );
+                            continue;
+                        }
+                    }
+                }
+            };
+            let mut fields = Vec::with_capacity(set.fields.len());
+            let mut unsupported = None;
+            for &c in &set.fields {
+                let column = &set.columns[c];
+                match column.kind.convert(values[c]) {
+                    Ok(value) => {
+                        let size = value.len() as u64;
+                        fields.push(FieldSpec {
+                            ext: column.field.clone(),
+                            source_ext: column.field.clone(),
+                            size,
+                            encoded: size,
+                        });
+                    }
+                    Err(Problem::Corrupt(why)) => {
+                        return Err(at(format!("column `{}` {why}", column.name)));
+                    }
+                    Err(Problem::Unsupported(why)) => {
+                        unsupported = Some(format!("column `{}` {why}", column.name));
+                        break;
+                    }
+                }
+            }
+            if let Some(why) = unsupported {
+                skip(listing, why);
+                continue;
+            }
+            if let Some(first) = seen.insert(hash128(&key), global) {
+                skip(
+                    listing,
+                    format!(
+                        "repeats key `{key}` (first seen at input sample {first}): readers would merge or confuse the two"
+                    ),
+                );
+                continue;
+            }
+            listing.samples.push(SampleSpec {
+                key,
+                fields,
+                origin: global,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl SampleSource for MdsDataset {
+    fn describe(&self) -> String {
+        self.root.clone()
+    }
+
+    fn samples(&self) -> Result<SampleListing> {
+        let mut listing = SampleListing::default();
+        let mut seen = HashMap::new();
+        let mut window = Window::default();
+        for i in 0..self.shards.len() {
+            self.list_shard(i, &mut listing, &mut seen, &mut window)?;
+        }
+        Ok(listing)
+    }
+
+    fn field_path(&self, sample: &SampleSpec, field: &FieldSpec) -> String {
+        let i = self.shard_of(sample.origin);
+        let shard = &self.shards[i];
+        let column = shard
+            .columns
+            .columns
+            .iter()
+            .find(|c| c.field == field.ext)
+            .map_or(&*field.ext, |c| c.name.as_str());
+        format!(
+            "{}#sample={}:{column}",
+            self.shard_rel(i),
+            sample.origin - shard.first
+        )
+    }
+
+    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, String> {
+        let mut reader = Reader::new(self, std::slice::from_ref(sample));
+        let mut buf = Vec::new();
+        let ranges = match reader.load(0, &mut buf) {
+            Ok(Ok(Loaded::Memory(ranges))) => ranges,
+            Ok(Ok(Loaded::Streams(_))) => unreachable!("MDS fields are read into memory"),
+            Ok(Err(skips)) => {
+                return Err(skips.first().map_or_else(String::new, |s| s.reason.clone()));
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let position = sample
+            .fields
+            .iter()
+            .position(|f| f.ext == field.ext)
+            .ok_or_else(|| format!("sample `{}` has no field `{}`", sample.key, field.ext))?;
+        let (start, end) = ranges[position];
+        Ok(buf[start..end.min(start + n)].to_vec())
+    }
+
+    fn suggested_encodings(&self) -> BTreeMap<String, Encoding> {
+        index::suggested(&self.shards)
+    }
+
+    fn container(&self, sample: &SampleSpec) -> Option<String> {
+        Some(self.shard_rel(self.shard_of(sample.origin)).to_string())
+    }
+
+    fn shuffle_refusal(&self) -> Option<String> {
+        (self.scratch.is_none() && self.shards.iter().any(|s| s.zip.is_some())).then(|| {
+            "compressed MDS shards are decompressed whole to be read; shuffling them needs a scratch directory".into()
+        })
+    }
+
+    fn reader<'a>(
+        &'a self,
+        samples: &'a [SampleSpec],
+        _validation: Validation,
+    ) -> Result<Box<dyn SampleReader + 'a>> {
+        Ok(Box::new(Reader::new(self, samples)))
+    }
+}
+
+/// Reads samples of one output shard, keeping the last input shard open.
+struct Reader<'a> {
+    dataset: &'a MdsDataset,
+    samples: &'a [SampleSpec],
+    current: Option<(usize, Arc<dyn RangeRead>)>,
+    window: Window,
+    /// End of the last record read, to read ahead only when reads are sequential.
+    last_end: u64,
+}
+
+impl<'a> Reader<'a> {
+    fn new(dataset: &'a MdsDataset, samples: &'a [SampleSpec]) -> Self {
+        Self {
+            dataset,
+            samples,
+            current: None,
+            window: Window::default(),
+            last_end: u64::MAX,
+        }
+    }
+}
+
+impl SampleReader for Reader<'_> {
+    fn load(&mut self, index: usize, buf: &mut Vec<u8>) -> Result<Result<Loaded, Vec<Skipped>>> {
+        let dataset = self.dataset;
+        let sample = &self.samples[index];
+        let i = dataset.shard_of(sample.origin);
+        let data = match &self.current {
+            Some((open, data)) if *open == i => data.clone(),
+            _ => {
+                let data = dataset.data(i)?;
+                self.current = Some((i, data.clone()));
+                self.window.reset();
+                self.last_end = u64::MAX;
+                data
+            }
+        };
+        let shard = &dataset.shards[i];
+        let local = sample.origin - shard.first;
+        let (start, end) = shard::record_bounds(&*data, local).map_err(|e| dataset.bad(i, e))?;
+        let at =
+            |why: String| dataset.bad(i, format!("sample {local} (bytes {start}..{end}): {why}"));
+        let record = self
+            .window
+            .read(&*data, start, end, start == self.last_end)
+            .map_err(|e| at(format!("cannot be read: {e}")))?;
+        self.last_end = end;
+        let set = &shard.columns;
+        let values = shard::split(set, record).map_err(at)?;
+        buf.clear();
+        let mut ranges = Vec::with_capacity(sample.fields.len());
+        for field in &sample.fields {
+            let c = set
+                .fields
+                .iter()
+                .copied()
+                .find(|&c| set.columns[c].field == field.ext)
+                .ok_or_else(|| at(format!("has no column for field `{}`", field.ext)))?;
+            let column = &set.columns[c];
+            let value = match column.kind.convert(values[c]) {
+                Ok(value) => value,
+                Err(Problem::Corrupt(why)) => {
+                    return Err(at(format!("column `{}` {why}", column.name)));
+                }
+                Err(Problem::Unsupported(why)) => {
+                    return Ok(Err(vec![Skipped {
+                        path: dataset.field_path(sample, field),
+                        reason: why,
+                    }]));
+                }
+            };
+            if value.len() as u64 != field.size {
+                return Err(Error::InputChanged {
+                    path: dataset.field_path(sample, field),
+                    listed: field.size,
+                    read: value.len() as u64,
+                });
+            }
+            let from = buf.len();
+            buf.extend_from_slice(&value);
+            ranges.push((from, buf.len()));
+        }
+        Ok(Ok(Loaded::Memory(ranges)))
+    }
+}
