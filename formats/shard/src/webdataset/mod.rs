@@ -7,6 +7,7 @@
 
 pub mod compress;
 pub mod def;
+pub mod input;
 mod inspect;
 mod unpack;
 mod ustar;

@@ -1,0 +1,487 @@
+//! Tests of the WebDataset tar input: tars built here with the `tar` crate (GNU long
+//! names, PAX, ustar prefix), gzip and zstd, damaged at known offsets.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use shardsmith_store::{InputSource, LocalTree};
+
+use super::*;
+use crate::sample::Loaded;
+
+/// A tar under construction.
+struct Tar(tar::Builder<Vec<u8>>);
+
+impl Tar {
+    fn new() -> Self {
+        Self(tar::Builder::new(Vec::new()))
+    }
+
+    fn header(kind: tar::EntryType, size: u64) -> tar::Header {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_size(size);
+        h.set_mode(0o644);
+        h
+    }
+
+    /// A regular member (GNU long name when over 100 bytes).
+    fn file(mut self, name: &str, data: &[u8]) -> Self {
+        let mut h = Self::header(tar::EntryType::Regular, data.len() as u64);
+        self.0.append_data(&mut h, name, data).unwrap();
+        self
+    }
+
+    /// A member whose long name is in the ustar prefix field.
+    fn ustar(mut self, name: &str, data: &[u8]) -> Self {
+        let mut h = tar::Header::new_ustar();
+        h.set_path(name).unwrap();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        self.0.append(&h, data).unwrap();
+        self
+    }
+
+    /// A member named by a PAX `path` record (its header names something else).
+    fn pax(mut self, name: &str, data: &[u8]) -> Self {
+        self.0
+            .append_pax_extensions([("path", name.as_bytes())])
+            .unwrap();
+        self.ustar("placeholder.bin", data)
+    }
+
+    fn dir(mut self, name: &str) -> Self {
+        let mut h = Self::header(tar::EntryType::Directory, 0);
+        self.0.append_data(&mut h, name, &[][..]).unwrap();
+        self
+    }
+
+    fn symlink(mut self, name: &str, target: &str) -> Self {
+        let mut h = Self::header(tar::EntryType::Symlink, 0);
+        self.0.append_link(&mut h, name, target).unwrap();
+        self
+    }
+
+    fn bytes(self) -> Vec<u8> {
+        self.0.into_inner().unwrap()
+    }
+}
+
+fn gz(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn zst(data: &[u8]) -> Vec<u8> {
+    zstd::encode_all(data, 3).unwrap()
+}
+
+fn tree(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Arc<dyn InputSource>) {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, data) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, data).unwrap();
+    }
+    let source: Arc<dyn InputSource> = Arc::new(LocalTree::new(dir.path()));
+    (dir, source)
+}
+
+fn open(source: &Arc<dyn InputSource>, scratch: Option<&Path>) -> TarShards {
+    TarShards::open(source.clone(), "in", None, scratch.map(Path::to_path_buf)).unwrap()
+}
+
+/// A sample read back: key, and (field, bytes) in field order.
+type ReadSample = (String, Vec<(String, Vec<u8>)>);
+
+/// Every sample, read in `order`.
+fn read_all(shards: &TarShards, samples: &[SampleSpec], order: &[usize]) -> Vec<ReadSample> {
+    let mut reader = shards.reader(samples, Validation::Cheap).unwrap();
+    let mut out = Vec::new();
+    for &i in order {
+        let mut buf = Vec::new();
+        let sample = &samples[i];
+        let fields = match reader.load(i, &mut buf).unwrap().unwrap() {
+            Loaded::Memory(ranges) => sample
+                .fields
+                .iter()
+                .zip(ranges)
+                .map(|(f, (a, b))| (f.ext.to_string(), buf[a..b].to_vec()))
+                .collect(),
+            Loaded::Streams(streams) => sample
+                .fields
+                .iter()
+                .zip(streams)
+                .map(|(f, mut s)| {
+                    let mut v = Vec::new();
+                    std::io::Read::read_to_end(&mut s, &mut v).unwrap();
+                    (f.ext.to_string(), v)
+                })
+                .collect(),
+        };
+        out.push((sample.key.clone(), fields));
+    }
+    out
+}
+
+fn keys(samples: &[SampleSpec]) -> Vec<&str> {
+    samples.iter().map(|s| s.key.as_str()).collect()
+}
+
+fn messy() -> Vec<u8> {
+    Tar::new()
+        .dir("d/")
+        .file("d/a.jpg.txt", b"A-jpgtxt")
+        .file("d/a.JSON", b"{\"a\":1}")
+        .file("d/.hidden.txt", b"h")
+        .file("d/noext", b"n")
+        .symlink("d/a.lnk", "a.JSON")
+        .file("b.txt", b"B")
+        .file("c.JPG.txt", b"c1")
+        .file("c.jpg.TXT", b"c2")
+        .file("__meta__/x.txt", b"m")
+        .file("e.seg.txt", b"E")
+        .file("d/a.cls", b"late")
+        .bytes()
+}
+
+#[test]
+fn groups_like_webdataset_and_leaves_out_what_readers_break_on() {
+    let (_dir, source) = tree(&[("s-0.tar", &messy())]);
+    let shards = open(&source, None);
+    let listing = shards.samples().unwrap();
+    assert_eq!(keys(&listing.samples), ["d/a", "b", "e"]);
+    let exts: Vec<&str> = listing.samples[0].fields.iter().map(|f| &*f.ext).collect();
+    assert_eq!(exts, ["jpg.txt", "json"]);
+    assert_eq!(&*listing.samples[0].fields[1].source_ext, "JSON");
+    let mut skipped: Vec<(String, String)> = listing
+        .skipped
+        .iter()
+        .map(|s| (s.path.clone(), s.reason.clone()))
+        .collect();
+    skipped.sort();
+    let expect = [
+        (
+            "s-0.tar/__meta__/x.txt",
+            "s-0.tar: member `__meta__/x.txt` starts with a `__name__`",
+        ),
+        (
+            "s-0.tar/c.JPG.txt",
+            "two members for field `jpg.txt` (`c.JPG.txt` and `c.jpg.TXT`)",
+        ),
+        ("s-0.tar/c.jpg.TXT", "none of its members is packed"),
+        (
+            "s-0.tar/d/.hidden.txt",
+            "member `d/.hidden.txt` is a hidden file",
+        ),
+        (
+            "s-0.tar/d/a.cls",
+            "repeats key `d/a` (first seen earlier in this shard, not contiguous",
+        ),
+        ("s-0.tar/d/a.lnk", "is a symbolic link, not a regular file"),
+        ("s-0.tar/d/noext", "has no extension"),
+    ];
+    assert_eq!(skipped.len(), expect.len(), "{skipped:#?}");
+    for ((path, reason), (want_path, want)) in skipped.iter().zip(expect) {
+        assert_eq!(path, want_path);
+        assert!(reason.contains(want), "{path}: {reason}");
+    }
+    let read = read_all(&shards, &listing.samples, &[2, 0, 1]);
+    assert_eq!(
+        read[0],
+        ("e".into(), vec![("seg.txt".into(), b"E".to_vec())])
+    );
+    assert_eq!(
+        read[1].1,
+        [
+            ("jpg.txt".into(), b"A-jpgtxt".to_vec()),
+            ("json".into(), b"{\"a\":1}".to_vec())
+        ]
+    );
+    let s = &listing.samples[0];
+    assert_eq!(shards.field_path(s, &s.fields[1]), "s-0.tar/d/a.JSON");
+    assert_eq!(shards.container(s).as_deref(), Some("s-0.tar"));
+    assert_eq!(shards.shuffle_refusal(), None);
+    assert_eq!(shards.head(s, &s.fields[0], 3).unwrap(), b"A-j");
+}
+
+#[test]
+fn long_names_of_every_kind_key_correctly() {
+    let long = format!("{}/{}", "d".repeat(80), "k".repeat(40));
+    let tar = Tar::new()
+        .file(&format!("{long}1.txt"), b"gnu")
+        .pax(&format!("{long}2.txt"), b"pax")
+        .ustar(&format!("{long}3.txt"), b"ustar")
+        .pax("zürich/ö.txt", b"utf8")
+        .bytes();
+    let (_dir, source) = tree(&[("a.tar", &tar)]);
+    let shards = open(&source, None);
+    let listing = shards.samples().unwrap();
+    assert!(listing.skipped.is_empty(), "{:?}", listing.skipped);
+    let want = [
+        format!("{long}1"),
+        format!("{long}2"),
+        format!("{long}3"),
+        "zürich/ö".into(),
+    ];
+    assert_eq!(keys(&listing.samples), want);
+    let read = read_all(&shards, &listing.samples, &[3, 2, 1, 0]);
+    let data: Vec<&[u8]> = read.iter().map(|r| r.1[0].1.as_slice()).collect();
+    assert_eq!(data, [&b"utf8"[..], b"ustar", b"pax", b"gnu"]);
+}
+
+#[test]
+fn pax_size_overrides_the_header_size() {
+    let mut tar = Tar::new().file("a.txt", b"first").0;
+    tar.append_pax_extensions([("size", &b"7"[..])]).unwrap();
+    let mut h = tar::Header::new_ustar();
+    h.set_path("b.txt").unwrap();
+    h.set_size(0);
+    h.set_cksum();
+    let mut raw = tar.into_inner().unwrap();
+    raw.truncate(raw.len() - 1024); // the end blocks
+    raw.extend_from_slice(h.as_bytes());
+    raw.extend_from_slice(b"seven!!");
+    raw.resize(raw.len().next_multiple_of(512) + 1024, 0);
+    let (_dir, source) = tree(&[("a.tar", &raw)]);
+    let shards = open(&source, None);
+    let listing = shards.samples().unwrap();
+    assert_eq!(keys(&listing.samples), ["a", "b"]);
+    assert_eq!(listing.samples[1].fields[0].size, 7);
+    let read = read_all(&shards, &listing.samples, &[1]);
+    assert_eq!(read[0].1[0].1, b"seven!!");
+}
+
+fn three() -> Vec<u8> {
+    Tar::new()
+        .file("k0.txt", &[b'0'; 700])
+        .file("k0.json", b"[0]")
+        .file("k1.txt", &[b'1'; 10])
+        .file("k2.txt", &[b'2'; 1000])
+        .bytes()
+}
+
+#[test]
+fn gzip_and_zstd_shards_read_with_and_without_a_scratch_copy() {
+    let plain = three();
+    let (_dir, source) = tree(&[
+        ("s-0.tar.gz", &gz(&plain)),
+        ("s-1.tar", &zst(&Tar::new().file("z.txt", b"zz").bytes())),
+        ("manifest.json", b"{}"),
+        (".hidden/x", b""),
+    ]);
+    assert!(is_webdataset_input(source.as_ref(), None));
+    let scratch = tempfile::tempdir().unwrap();
+    for spill in [Some(scratch.path()), None] {
+        let shards = open(&source, spill);
+        let listing = shards.samples().unwrap();
+        assert_eq!(keys(&listing.samples), ["k0", "k1", "k2", "z"]);
+        assert_eq!(shards.shuffle_refusal().is_none(), spill.is_some());
+        // Backwards: a streamed shard is decompressed again from its start.
+        let read = read_all(&shards, &listing.samples, &[3, 2, 0, 1, 2]);
+        assert_eq!(read[0].1[0].1, b"zz");
+        assert_eq!(read[1].1[0].1, vec![b'2'; 1000]);
+        assert_eq!(
+            read[2].1,
+            [
+                ("json".into(), b"[0]".to_vec()),
+                ("txt".into(), vec![b'0'; 700])
+            ]
+        );
+        assert_eq!(read[4].1[0].1, vec![b'2'; 1000]);
+        if spill.is_some() {
+            assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 2);
+        }
+        drop(shards);
+        assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    }
+}
+
+#[test]
+fn a_key_in_two_shards_is_packed_once() {
+    let a = Tar::new().file("k.txt", b"a").file("j.txt", b"j").bytes();
+    let b = Tar::new().file("k.txt", b"b").file("k.cls", b"1").bytes();
+    let (_dir, source) = tree(&[("a.tar", &a), ("b.tar", &b)]);
+    let listing = open(&source, None).samples().unwrap();
+    assert_eq!(keys(&listing.samples), ["k", "j"]);
+    let paths: Vec<&str> = listing.skipped.iter().map(|s| s.path.as_str()).collect();
+    assert_eq!(paths, ["b.tar/k.cls", "b.tar/k.txt"]);
+    assert!(
+        listing.skipped[0]
+            .reason
+            .contains("b.tar: member `k.cls` repeats key `k` (first seen in `a.tar`)")
+    );
+}
+
+fn error_of(files: &[(&str, &[u8])]) -> String {
+    let (_dir, source) = tree(files);
+    let shards = TarShards::open(source, "in", None, None).unwrap();
+    let e = shards.samples().unwrap_err();
+    assert_eq!(e.kind(), "bad_input", "{e}");
+    e.to_string()
+}
+
+#[test]
+fn damage_is_an_error_with_its_offset() {
+    let tar = three();
+    let at = |s: &str| format!("input `{s}");
+    let e = error_of(&[("x.tar", b"this is not a tar, just some text".as_slice())]);
+    assert!(e.starts_with(&at("")), "{e}");
+    assert!(e.ends_with("x.tar` is not a tar archive: it ends after 33 bytes, inside the first 512-byte tar header (offset 0)"), "{e}");
+    let e = error_of(&[("x.tar", &[b'x'; 2000][..])]);
+    assert!(e.ends_with("x.tar` is not a tar archive: its first 512 bytes are not a tar header (bad header checksum at offset 0)"), "{e}");
+    // Cut inside the first header.
+    let e = error_of(&[("x.tar", &tar[..100])]);
+    assert!(e.ends_with("is not a tar archive: it ends after 100 bytes, inside the first 512-byte tar header (offset 0)"), "{e}");
+    // Cut inside k0.txt's data (header 0..512, data 512..1212).
+    let e = error_of(&[("x.tar", &tar[..1000])]);
+    assert!(e.ends_with("is truncated: member `k0.txt` has 700 bytes of data from offset 512, but the file ends at offset 1000"), "{e}");
+    // Cut inside k2.txt (headers at 0, 1536, 2560, 3584; its data at 4096).
+    let e = error_of(&[("x.tar", &tar[..4200])]);
+    assert!(e.ends_with("member `k2.txt` has 1000 bytes of data from offset 4096, but the file ends at offset 4200"), "{e}");
+    // Cut inside a later header.
+    let e = error_of(&[("x.tar", &tar[..2600])]);
+    assert!(
+        e.ends_with("the tar header at offset 2560 ends after 40 of 512 bytes"),
+        "{e}"
+    );
+    // A bad checksum in the middle.
+    let mut bad = tar.clone();
+    bad[2560 + 10] ^= 0x20;
+    let e = error_of(&[("x.tar", &bad)]);
+    assert!(
+        e.ends_with("is corrupt: bad tar header checksum at offset 2560"),
+        "{e}"
+    );
+    // Cut at a member boundary, no end blocks: tolerated as every reader does.
+    let (_dir, source) = tree(&[("x.tar", &tar[..3584])]);
+    let listing = open(&source, None).samples().unwrap();
+    assert_eq!(keys(&listing.samples), ["k0", "k1"]);
+    // The same damage inside a gzip stream, and a gzip stream cut short.
+    let e = error_of(&[("x.tar.gz", &gz(&tar[..1000]))]);
+    assert!(e.contains("is truncated: member `k0.txt` has 700 bytes of data from offset 512, but the file ends at offset 1000"), "{e}");
+    let packed = gz(&tar);
+    let e = error_of(&[("x.tgz", &packed[..packed.len() / 2])]);
+    assert!(
+        e.contains("x.tgz` cannot be read: the gzip stream is corrupt or truncated"),
+        "{e}"
+    );
+    let mut flipped = packed.clone();
+    let n = flipped.len();
+    flipped[n - 6] ^= 0xff; // the CRC-32
+    let e = error_of(&[("x.tgz", &flipped)]);
+    assert!(e.contains("the gzip stream is corrupt or truncated"), "{e}");
+    let e = error_of(&[("x.tar", b"")]);
+    assert!(
+        e.ends_with("x.tar` is empty (0 bytes), not a tar archive"),
+        "{e}"
+    );
+}
+
+#[test]
+fn oversized_metadata_is_refused_before_it_is_read() {
+    let mut h = tar::Header::new_gnu();
+    h.set_path("././@LongLink").unwrap();
+    h.set_entry_type(tar::EntryType::GNULongName);
+    h.set_size(1 << 40);
+    h.set_cksum();
+    let e = error_of(&[("x.tar", h.as_bytes())]);
+    assert!(e.contains("has a GNU long name of 1099511627776 bytes (more than 1048576 accepted) (tar header at offset 0)"), "{e}");
+}
+
+#[test]
+fn large_samples_are_checked_and_streamed() {
+    let big = vec![7u8; 17 << 20];
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.resize(17 << 20, 1);
+    let tar = Tar::new()
+        .file("a.bin", &big)
+        .file("b.bin", b"x")
+        .file("b.png", &png)
+        .bytes();
+    let (_dir, source) = tree(&[("a.tar", &tar)]);
+    let shards = open(&source, None);
+    let listing = shards.samples().unwrap();
+    let mut reader = shards.reader(&listing.samples, Validation::Cheap).unwrap();
+    let mut buf = Vec::new();
+    let Loaded::Streams(mut streams) = reader.load(0, &mut buf).unwrap().unwrap() else {
+        panic!("a large sample is streamed");
+    };
+    let mut read = Vec::new();
+    std::io::Read::read_to_end(&mut streams[0], &mut read).unwrap();
+    assert!(read == big);
+    let Err(skips) = reader.load(1, &mut buf).unwrap() else {
+        panic!("a PNG without its end marker is left out");
+    };
+    assert_eq!(skips.len(), 2);
+    assert_eq!(skips[1].path, "a.tar/b.png");
+    assert!(
+        skips[0].reason.contains("left out with `a.tar/b.png`"),
+        "{}",
+        skips[0].reason
+    );
+}
+
+#[test]
+fn input_detection_and_listing() {
+    let t = Tar::new().file("a.txt", b"a").bytes();
+    let (_d, source) = tree(&[
+        ("s.tar", &t),
+        ("s.parquet", b""),
+        ("s_stats.json", b"{}"),
+        ("SHA256SUMS", b""),
+    ]);
+    assert!(is_webdataset_input(source.as_ref(), None));
+    let (_d2, mixed) = tree(&[("s.tar", &t), ("photo.jpg", b"")]);
+    assert!(!is_webdataset_input(mixed.as_ref(), None));
+    let e = TarShards::open(mixed, "in", None, None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("photo.jpg` is in the WebDataset input but is not a tar shard"),
+        "{e}"
+    );
+    assert!(is_webdataset_input(source.as_ref(), Some("x.tar.zst")));
+    assert!(!is_webdataset_input(source.as_ref(), Some("x.zip")));
+    let (_d3, empty) = tree(&[("manifest.json", b"{}")]);
+    assert!(!is_webdataset_input(empty.as_ref(), None));
+    let e = TarShards::open(empty, "in", None, None).err().unwrap();
+    assert_eq!(e.kind(), "empty_input");
+}
+
+#[test]
+fn braces_expand_like_braceexpand() {
+    let x = |p: &str| expand_braces(p).unwrap();
+    assert_eq!(
+        x("s-{000..003}.tar"),
+        ["s-000.tar", "s-001.tar", "s-002.tar", "s-003.tar"]
+    );
+    assert_eq!(x("{8..11}"), ["8", "9", "10", "11"]);
+    assert_eq!(x("{08..10}"), ["08", "09", "10"]);
+    assert_eq!(x("{0..2}"), ["0", "1", "2"]);
+    assert_eq!(x("{3..1}"), ["3", "2", "1"]);
+    assert_eq!(x("{1..7..3}"), ["1", "4", "7"]);
+    assert_eq!(x("{-1..1}"), ["-1", "0", "1"]);
+    assert_eq!(x("{a..c}"), ["a", "b", "c"]);
+    assert_eq!(x("{a,b}{1..2}"), ["a1", "a2", "b1", "b2"]);
+    assert_eq!(x("x{a,b{1,2},}y"), ["xay", "xb1y", "xb2y", "xy"]);
+    assert_eq!(x("{a}"), ["{a}"]);
+    assert_eq!(x("{a{1,2}}"), ["{a1}", "{a2}"]);
+    assert_eq!(x("a\\{b,c\\}"), ["a{b,c}"]);
+    assert_eq!(x("plain,comma"), ["plain,comma"]);
+    assert_eq!(x("{000000..000146}.tar").len(), 147);
+    for (bad, why) in [
+        ("", "is empty"),
+        ("s-{0..3.tar", "`{` at character 3 that is never closed"),
+        ("a}b", "`}` without its `{`"),
+        ("{0..10000000}", "10000001 names"),
+        ("{0..9999}{0..9999}", "more than 10000000 names"),
+    ] {
+        let e = expand_braces(bad).unwrap_err();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+}
