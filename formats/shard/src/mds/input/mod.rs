@@ -11,6 +11,7 @@
 
 mod index;
 mod pil;
+mod record;
 mod shard;
 mod values;
 
@@ -20,7 +21,6 @@ mod tests;
 mod tests_bytes;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,6 +29,7 @@ use shardsmith_manifest::Skipped;
 use shardsmith_store::{InputSource, RangeRead};
 
 use self::index::Shard;
+use self::record::Planned;
 use self::shard::Window;
 use self::values::Problem;
 use crate::columns::Encoding;
@@ -75,14 +76,6 @@ pub struct MdsDataset {
     read_from: Vec<OnceLock<String>>,
     /// Decompressed copies: every one when there is a scratch directory, else the last.
     copies: Mutex<HashMap<usize, Arc<dyn RangeRead>>>,
-}
-
-fn hash128(key: &str) -> u128 {
-    let a = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
-    let mut h = DefaultHasher::new();
-    h.write_u64(0x9e37_79b9_7f4a_7c15);
-    h.write(key.as_bytes());
-    (u128::from(a) << 64) | u128::from(h.finish())
 }
 
 impl MdsDataset {
@@ -222,76 +215,23 @@ impl MdsDataset {
                 .map_err(|e| at(format!("cannot be read: {e}")))?;
             let values = shard::split(set, record).map_err(at)?;
             let global = shard.first + local;
-            let skip = |listing: &mut SampleListing, reason: String| {
+            let (key, fields) = match record::plan(set, &values, global).map_err(at)? {
+                Planned::Sample(key, fields) => (key, fields),
+                Planned::Skip(reason) => {
+                    listing.skipped.push(Skipped {
+                        path: format!("{}#sample={local}", self.shard_rel(i)),
+                        reason,
+                    });
+                    continue;
+                }
+            };
+            if let Some(first) = seen.insert(record::hash128(&key), global) {
                 listing.skipped.push(Skipped {
                     path: format!("{}#sample={local}", self.shard_rel(i)),
-                    reason,
-                });
-            };
-            let key = match set.key {
-                None => format!("{global:09}"),
-                Some(k) => {
-                    let column = &set.columns[k];
-                    let text = match column.kind.convert(values[k]) {
-                        Ok(text) => text,
-                        Err(Problem::Corrupt(why)) => {
-                            return Err(at(format!("column `{}` {why}", column.name)));
-                        }
-                        Err(Problem::Unsupported(why)) => {
-                            skip(listing, format!("the key column `{}` {why}", column.name));
-                            continue;
-                        }
-                    };
-                    match String::from_utf8(text.into_owned()) {
-                        Ok(key) if key.is_empty() => {
-                            skip(listing, "the key is empty".into());
-                            continue;
-                        }
-                        Ok(key) => key,
-                        Err(_) => {
-                            skip(
-                                listing,
-                                format!("the key column `{}` is not UTF-8 text", column.name),
-                            );
-                            continue;
-                        }
-                    }
-                }
-            };
-            let mut fields = Vec::with_capacity(set.fields.len());
-            let mut unsupported = None;
-            for &c in &set.fields {
-                let column = &set.columns[c];
-                match column.kind.convert(values[c]) {
-                    Ok(value) => {
-                        let size = value.len() as u64;
-                        fields.push(FieldSpec {
-                            ext: column.field.clone(),
-                            source_ext: column.field.clone(),
-                            size,
-                            encoded: size,
-                        });
-                    }
-                    Err(Problem::Corrupt(why)) => {
-                        return Err(at(format!("column `{}` {why}", column.name)));
-                    }
-                    Err(Problem::Unsupported(why)) => {
-                        unsupported = Some(format!("column `{}` {why}", column.name));
-                        break;
-                    }
-                }
-            }
-            if let Some(why) = unsupported {
-                skip(listing, why);
-                continue;
-            }
-            if let Some(first) = seen.insert(hash128(&key), global) {
-                skip(
-                    listing,
-                    format!(
+                    reason: format!(
                         "repeats key `{key}` (first seen at input sample {first}): readers would merge or confuse the two"
                     ),
-                );
+                });
                 continue;
             }
             listing.samples.push(SampleSpec {
