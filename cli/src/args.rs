@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod images;
+mod look;
 mod pack;
 mod task;
 mod tokenize;
 
 pub use images::{ImageArgs, ImageAsArg, ImageFormatArg, ResizeModeArg};
+pub use look::{CatArgs, DatasetArgs, LookCommand, LsArgs, StatsArgs};
 pub use pack::{InputFormatArg, PackArgs, ValidateArg};
 pub use tokenize::{TokenFormatArg, TokenizeArgs};
 
@@ -219,12 +221,16 @@ pub enum Command {
     ///
     /// Example: shardsmith list s3://raw/images -o files.tsv
     List(ListArgs),
+
+    #[command(flatten)]
+    Look(LookCommand),
 }
 
 impl Command {
     /// Every subcommand's name, as typed.
-    pub const NAMES: [&str; 9] = [
-        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit", "stage", "list",
+    pub const NAMES: [&str; 12] = [
+        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit", "stage", "list", "ls",
+        "cat", "stats",
     ];
 
     /// This subcommand's name, as typed.
@@ -239,6 +245,7 @@ impl Command {
             Command::Sign(_) => "sign",
             Command::Stage(_) => "stage",
             Command::List(_) => "list",
+            Command::Look(look) => look.name(),
         }
     }
 }

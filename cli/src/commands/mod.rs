@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod list;
+pub mod look;
 pub mod manifest;
 pub mod merge;
 pub mod pack;

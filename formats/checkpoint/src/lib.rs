@@ -20,6 +20,7 @@ pub mod audit;
 mod content;
 mod dcp;
 mod layout;
+pub mod listing;
 mod pickle;
 mod pickled;
 mod report;

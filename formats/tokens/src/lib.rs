@@ -27,6 +27,7 @@ pub mod classes;
 mod error;
 pub mod input;
 pub mod inspect;
+pub mod listing;
 mod parquet;
 mod pipeline;
 pub mod pretok;

@@ -1,0 +1,193 @@
+//! `shardsmith cat DATASET KEY [FIELD]`: one field's bytes, or the sample as a tar.
+//!
+//! The shard is found through the manifest's first and last key of each shard: the
+//! shards whose range holds KEY are read first, one by one; then, if the key was not
+//! there (no manifest, a shuffled dataset whose ranges say nothing), every other shard
+//! in order until the key is found. Only the shards opened are read.
+
+use std::io::{Read, Write};
+
+use anyhow::{Context, Result, bail};
+use shardsmith_shard::content::Validation;
+use shardsmith_shard::sample::{Loaded, SampleListing, SampleSource};
+
+use super::open::{self, Dataset, Shards};
+use crate::args::CatArgs;
+use crate::commands::Status;
+use crate::output::{CliError, Printer};
+
+pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
+    let shown = args.data.dataset.display().to_string();
+    let Dataset::Shards(shards) = open::open(&args.data)? else {
+        bail!(
+            "`{shown}` holds token files or a checkpoint, not samples: `cat` reads WebDataset, MDS and Parquet shards"
+        );
+    };
+    let found = find(&shards, &args.key)?;
+    let report = |printer: &Printer| {
+        printer.detail(&format!(
+            "opened {}; read {} bytes",
+            match shards.counter.opened() {
+                o if o.is_empty() => "nothing".to_string(),
+                o => o.join(", "),
+            },
+            shards.counter.bytes_read()
+        ));
+    };
+    let Some((source, listing, index)) = found else {
+        report(printer);
+        return Err(CliError {
+            kind: "not_found",
+            path: Some(shown.clone()),
+            message: format!("no sample `{}` in {shown}", args.key),
+        }
+        .into());
+    };
+    let sample = &listing.samples[index];
+    if let Some(field) = &args.field
+        && !sample.fields.iter().any(|f| &*f.ext == field)
+    {
+        let has: Vec<&str> = sample.fields.iter().map(|f| &*f.ext).collect();
+        return Err(CliError {
+            kind: "not_found",
+            path: Some(shown.clone()),
+            message: format!(
+                "sample `{}` has no field `{field}` (it has {})",
+                args.key,
+                has.join(", ")
+            ),
+        }
+        .into());
+    }
+    let mut reader = source.reader(&listing.samples[index..=index], Validation::None)?;
+    let mut buf = Vec::new();
+    let loaded = match reader.load(0, &mut buf)? {
+        Ok(loaded) => loaded,
+        Err(skips) => {
+            let why: Vec<String> = skips
+                .iter()
+                .map(|s| format!("{}: {}", s.path, s.reason))
+                .collect();
+            bail!("sample `{}` cannot be read: {}", args.key, why.join("; "));
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let mut fields: Vec<Box<dyn Read + '_>> = match loaded {
+        Loaded::Memory(ranges) => ranges
+            .into_iter()
+            .map(|(s, e)| Box::new(&buf[s..e]) as Box<dyn Read>)
+            .collect(),
+        Loaded::Streams(streams) => streams
+            .into_iter()
+            .map(|s| Box::new(s) as Box<dyn Read>)
+            .collect(),
+    };
+    match &args.field {
+        Some(field) => {
+            let i = sample
+                .fields
+                .iter()
+                .position(|f| &*f.ext == field)
+                .expect("checked above");
+            std::io::copy(&mut fields[i], &mut out).context("writing the field to stdout")?;
+        }
+        None => {
+            for (field, data) in sample.fields.iter().zip(fields.iter_mut()) {
+                let name = format!("{}.{}", sample.key, field.ext);
+                write_member(&mut out, &name, field.size, data)?;
+            }
+            out.write_all(&[0u8; 1024])
+                .context("writing the tar to stdout")?;
+        }
+    }
+    out.flush().context("writing to stdout")?;
+    report(printer);
+    Ok(Status::Clean)
+}
+
+/// The source that holds `key` and the sample's index in its listing, or `None`.
+fn find(shards: &Shards, key: &str) -> Result<Option<Found>> {
+    let Some(manifest) = shards.manifest.as_ref().filter(|_| shards.only.is_none()) else {
+        return search(shards.open(None)?, key);
+    };
+    let listed: Vec<&shardsmith_manifest::FileEntry> = manifest
+        .files
+        .iter()
+        .filter(|f| f.samples.is_some_and(|n| n > 0))
+        .collect();
+    if listed.is_empty() {
+        return search(shards.open(None)?, key);
+    }
+    let holds = |f: &shardsmith_manifest::FileEntry| match (&f.first_key, &f.last_key) {
+        (Some(first), Some(last)) => first.as_str() <= key && key <= last.as_str(),
+        _ => false,
+    };
+    let (likely, rest): (Vec<_>, Vec<_>) = listed.into_iter().partition(|f| holds(f));
+    for file in likely.into_iter().chain(rest) {
+        if let Some(found) = search(shards.open(Some(&file.path))?, key)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
+}
+
+/// The source that holds the sample, its listing, and the sample's index in it.
+type Found = (Box<dyn SampleSource>, SampleListing, usize);
+
+fn search(source: Box<dyn SampleSource>, key: &str) -> Result<Option<Found>> {
+    let listing = source.samples()?;
+    Ok(listing
+        .samples
+        .iter()
+        .position(|s| s.key == key)
+        .map(|i| (source, listing, i)))
+}
+
+/// One ustar member (GNU long-name record first when the name does not fit).
+fn write_member(out: &mut impl Write, name: &str, size: u64, data: &mut dyn Read) -> Result<()> {
+    let err = "writing the tar to stdout";
+    if name.len() > 100 {
+        let mut long = name.as_bytes().to_vec();
+        long.push(0);
+        out.write_all(&header("././@LongLink", long.len() as u64, b'L'))
+            .context(err)?;
+        out.write_all(&long).context(err)?;
+        out.write_all(&vec![0u8; padding(long.len() as u64)])
+            .context(err)?;
+    }
+    out.write_all(&header(name, size, b'0')).context(err)?;
+    let copied = std::io::copy(&mut data.take(size), out).context(err)?;
+    if copied != size {
+        bail!("field `{name}` ended after {copied} of its {size} bytes");
+    }
+    out.write_all(&vec![0u8; padding(size)]).context(err)?;
+    Ok(())
+}
+
+fn padding(size: u64) -> usize {
+    ((512 - size % 512) % 512) as usize
+}
+
+fn header(name: &str, size: u64, kind: u8) -> [u8; 512] {
+    let mut h = [0u8; 512];
+    let bytes = name.as_bytes();
+    let n = bytes.len().min(100);
+    h[..n].copy_from_slice(&bytes[..n]);
+    let octal = |h: &mut [u8; 512], at: usize, width: usize, value: u64| {
+        let text = format!("{value:0w$o}", w = width - 1);
+        h[at..at + width - 1].copy_from_slice(text.as_bytes());
+    };
+    octal(&mut h, 100, 8, 0o644);
+    octal(&mut h, 108, 8, 0);
+    octal(&mut h, 116, 8, 0);
+    octal(&mut h, 124, 12, size);
+    octal(&mut h, 136, 12, 0);
+    h[156] = kind;
+    h[257..263].copy_from_slice(b"ustar\0");
+    h[263..265].copy_from_slice(b"00");
+    h[148..156].copy_from_slice(b"        ");
+    let sum: u64 = h.iter().map(|&b| u64::from(b)).sum();
+    let text = format!("{sum:06o}\0 ");
+    h[148..156].copy_from_slice(text.as_bytes());
+    h
+}

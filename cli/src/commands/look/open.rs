@@ -1,0 +1,329 @@
+//! Telling what a DATASET is (shards of WebDataset, MDS or Parquet, token files, a
+//! checkpoint) and opening it, through an input source that counts the bytes read.
+
+use std::collections::BTreeSet;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use shardsmith_checkpoint::is_checkpoint_name;
+use shardsmith_checkpoint::listing::{TensorEntry, list_tensors};
+use shardsmith_manifest::{MANIFEST_FILE, Manifest};
+use shardsmith_shard::mds::input::{MdsDataset, is_mds_input};
+use shardsmith_shard::parquet::input::{ParquetRows, is_parquet_input};
+use shardsmith_shard::sample::SampleSource;
+use shardsmith_shard::webdataset::input::{TarShards, is_webdataset_input};
+use shardsmith_store::{InputListing, InputSource, LocalTree, RangeRead, ReadError};
+use shardsmith_tokens::listing::{TokenFileSummary, summarize};
+
+use crate::args::DatasetArgs;
+use crate::output::CliError;
+
+/// The shard formats whose samples `ls`, `cat` and `stats` read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardKind {
+    WebDataset,
+    Mds,
+    Parquet,
+}
+
+impl ShardKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ShardKind::WebDataset => "webdataset",
+            ShardKind::Mds => "mds",
+            ShardKind::Parquet => "parquet",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "webdataset" => ShardKind::WebDataset,
+            "mds" => ShardKind::Mds,
+            "parquet" => ShardKind::Parquet,
+            _ => return None,
+        })
+    }
+}
+
+/// What DATASET turned out to be.
+pub enum Dataset {
+    Shards(Shards),
+    Tokens(Vec<TokenFileSummary>),
+    /// Each checkpoint file with its tensors.
+    Checkpoint(Vec<(String, Vec<TensorEntry>)>),
+}
+
+/// A shard dataset, not yet opened: `open` reads it (all of it, or one shard).
+pub struct Shards {
+    pub kind: ShardKind,
+    /// The directory the shards are in.
+    pub dir: PathBuf,
+    /// DATASET as given, for messages.
+    pub shown: String,
+    /// The one file DATASET named, when it named a file.
+    pub only: Option<String>,
+    /// The manifest, when DATASET is a directory with one.
+    pub manifest: Option<Manifest>,
+    /// Every read goes through it.
+    pub counter: Arc<Counting>,
+    key_column: String,
+}
+
+impl Shards {
+    /// The dataset as a sample source; with `shard`, that shard alone.
+    pub fn open(&self, shard: Option<&str>) -> Result<Box<dyn SampleSource>> {
+        let source: Arc<dyn InputSource> = self.counter.clone();
+        let only = shard.or(self.only.as_deref());
+        Ok(match self.kind {
+            ShardKind::Parquet => Box::new(ParquetRows::open(
+                source,
+                &self.shown,
+                only,
+                &self.key_column,
+            )?),
+            ShardKind::WebDataset => Box::new(TarShards::open(source, &self.shown, only, None)?),
+            ShardKind::Mds => {
+                let dataset = MdsDataset::open(source, &self.shown, &self.key_column, None)?;
+                match shard {
+                    Some(rel) => Box::new(dataset.only_shards(&BTreeSet::from([rel.to_string()]))),
+                    None => Box::new(dataset),
+                }
+            }
+        })
+    }
+
+    /// Size of the shard file `rel` (0 when it cannot be examined).
+    pub fn size_of(&self, rel: &str) -> u64 {
+        std::fs::metadata(self.dir.join(rel)).map_or(0, |m| m.len())
+    }
+}
+
+/// An input source that counts the bytes read and remembers the files opened.
+pub struct Counting {
+    inner: Arc<dyn InputSource>,
+    read: Arc<AtomicU64>,
+    opened: Mutex<Vec<String>>,
+}
+
+impl Counting {
+    fn new(inner: Arc<dyn InputSource>) -> Self {
+        Self {
+            inner,
+            read: Arc::new(AtomicU64::new(0)),
+            opened: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.read.load(Ordering::Relaxed)
+    }
+
+    /// Files opened so far, in the order first opened.
+    pub fn opened(&self) -> Vec<String> {
+        self.opened.lock().expect("not poisoned").clone()
+    }
+
+    fn note(&self, rel: &str) {
+        let mut opened = self.opened.lock().expect("not poisoned");
+        if !opened.iter().any(|r| r == rel) {
+            opened.push(rel.to_string());
+        }
+    }
+}
+
+struct CountingRead {
+    inner: Box<dyn Read + Send>,
+    read: Arc<AtomicU64>,
+}
+
+impl Read for CountingRead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+struct CountingRange {
+    inner: Arc<dyn RangeRead>,
+    read: Arc<AtomicU64>,
+}
+
+impl RangeRead for CountingRange {
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read_at(offset, buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl InputSource for Counting {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn display(&self, rel: &str) -> String {
+        self.inner.display(rel)
+    }
+
+    fn list(&self) -> shardsmith_store::Result<InputListing> {
+        self.inner.list()
+    }
+
+    fn read_into(&self, rel: &str, size: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        self.note(rel);
+        let before = buf.len();
+        let result = self.inner.read_into(rel, size, buf);
+        self.read
+            .fetch_add((buf.len() - before) as u64, Ordering::Relaxed);
+        result
+    }
+
+    fn open(&self, rel: &str) -> Result<Box<dyn Read + Send>, ReadError> {
+        self.note(rel);
+        let inner = self.inner.open(rel)?;
+        Ok(Box::new(CountingRead {
+            inner,
+            read: self.read.clone(),
+        }))
+    }
+
+    fn open_at(&self, rel: &str, offset: u64) -> Result<Box<dyn Read + Send>, ReadError> {
+        self.note(rel);
+        let inner = self.inner.open_at(rel, offset)?;
+        Ok(Box::new(CountingRead {
+            inner,
+            read: self.read.clone(),
+        }))
+    }
+
+    fn open_ranged(&self, rel: &str) -> Result<Arc<dyn RangeRead>, ReadError> {
+        self.note(rel);
+        let inner = self.inner.open_ranged(rel)?;
+        Ok(Arc::new(CountingRange {
+            inner,
+            read: self.read.clone(),
+        }))
+    }
+
+    fn every_file(&self, test: &dyn Fn(&str) -> Option<bool>) -> bool {
+        self.inner.every_file(test)
+    }
+}
+
+/// `path` names nothing `ls`, `cat` and `stats` can read.
+fn unknown(shown: &str) -> anyhow::Error {
+    CliError {
+        kind: "unknown_format",
+        path: Some(shown.to_string()),
+        message: format!(
+            "`{shown}` is not a dataset shardsmith can read: no WebDataset tar, MDS index.json, Parquet file, token file or checkpoint"
+        ),
+    }
+    .into()
+}
+
+/// Tells what DATASET is and gets it ready to be read.
+pub fn open(args: &DatasetArgs) -> Result<Dataset> {
+    let path = &args.dataset;
+    crate::output::need_path(path, "dataset")?;
+    let shown = path.display().to_string();
+    let (tree, only) = LocalTree::for_path(path)?;
+    let only = only.map(|(rel, _)| rel);
+    let dir = if only.is_some() {
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    } else {
+        path.clone()
+    };
+    let manifest = match &only {
+        None if dir.join(MANIFEST_FILE).is_file() => Some(
+            Manifest::load(&dir.join(MANIFEST_FILE))
+                .with_context(|| format!("reading the manifest of `{shown}`"))?
+                .0,
+        ),
+        _ => None,
+    };
+    let tree: Arc<dyn InputSource> = Arc::new(tree);
+    let only_ref = only.as_deref();
+    let recorded = manifest
+        .as_ref()
+        .and_then(|m| m.format.as_deref())
+        .and_then(ShardKind::from_name);
+    let kind = recorded.or_else(|| {
+        if is_mds_input(&*tree, only_ref) {
+            Some(ShardKind::Mds)
+        } else if is_webdataset_input(&*tree, only_ref) {
+            Some(ShardKind::WebDataset)
+        } else if is_parquet_input(&*tree, only_ref) {
+            Some(ShardKind::Parquet)
+        } else {
+            None
+        }
+    });
+    if let Some(kind) = kind {
+        return Ok(Dataset::Shards(Shards {
+            kind,
+            dir,
+            shown,
+            only,
+            manifest,
+            counter: Arc::new(Counting::new(tree)),
+            key_column: args.key_column.clone(),
+        }));
+    }
+    let files: Vec<String> = match &only {
+        Some(rel) => vec![rel.clone()],
+        None => tree.list()?.files.into_iter().map(|f| f.rel).collect(),
+    };
+    let files: Vec<String> = files
+        .into_iter()
+        .filter(|rel| rel != MANIFEST_FILE && rel != shardsmith_manifest::SUMS_FILE)
+        .collect();
+    let mut tokens = Vec::new();
+    for rel in &files {
+        let entry = manifest
+            .as_ref()
+            .and_then(|m| m.files.iter().find(|f| &f.path == rel));
+        if let Some(summary) = summarize(&dir, rel, entry, manifest.as_ref())
+            .map_err(|why| token_error(&dir, rel, why))?
+        {
+            tokens.push(summary);
+        }
+    }
+    if !tokens.is_empty() {
+        return Ok(Dataset::Tokens(tokens));
+    }
+    let mut tensors = Vec::new();
+    for rel in &files {
+        match list_tensors(&dir.join(rel)) {
+            Ok(Some(list)) => tensors.push((rel.clone(), list)),
+            Ok(None) => {}
+            Err(why) if is_checkpoint_name(rel) => return Err(token_error(&dir, rel, why)),
+            Err(_) => {}
+        }
+    }
+    if tensors.is_empty() {
+        return Err(unknown(&shown));
+    }
+    Ok(Dataset::Checkpoint(tensors))
+}
+
+fn token_error(dir: &Path, rel: &str, why: String) -> anyhow::Error {
+    CliError {
+        kind: "bad_input",
+        path: Some(dir.join(rel).display().to_string()),
+        message: why,
+    }
+    .into()
+}

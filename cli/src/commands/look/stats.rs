@@ -1,0 +1,207 @@
+//! `shardsmith stats DATASET`: samples, fields and how often each occurs, each field's
+//! size distribution, duplicate keys.
+//!
+//! Percentiles are exact, by nearest rank over the sorted sizes: one `u64` per field per
+//! sample is kept (80 MB for ten million samples of one field), on top of the listing
+//! itself.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+
+use super::open::{self, Dataset};
+use super::{print, table, warn_skipped};
+use crate::args::StatsArgs;
+use crate::commands::Status;
+use crate::output::Printer;
+use crate::report::VERSION;
+
+/// Duplicate keys named in the report.
+const SHOWN_DUPLICATES: usize = 5;
+
+/// Distribution of one field's sizes.
+struct FieldStats {
+    samples: usize,
+    bytes: u64,
+    min: u64,
+    median: u64,
+    p99: u64,
+    max: u64,
+}
+
+/// The value at quantile `q` of `sorted` (nearest rank: the smallest value with at
+/// least `q` of the values at or below it).
+fn nearest_rank(sorted: &[u64], q: f64) -> u64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn distribution(mut sizes: Vec<u64>) -> FieldStats {
+    sizes.sort_unstable();
+    FieldStats {
+        samples: sizes.len(),
+        bytes: sizes.iter().sum(),
+        min: sizes[0],
+        median: nearest_rank(&sizes, 0.5),
+        p99: nearest_rank(&sizes, 0.99),
+        max: sizes[sizes.len() - 1],
+    }
+}
+
+/// The key a "repeats key `KEY`" reason names.
+fn repeated_key(reason: &str) -> Option<&str> {
+    let rest = reason.strip_prefix("repeats key `")?;
+    Some(&rest[..rest.find('`')?])
+}
+
+pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
+    let shown = args.data.dataset.display().to_string();
+    let Dataset::Shards(shards) = open::open(&args.data)? else {
+        bail!(
+            "`{shown}` holds token files or a checkpoint, not samples: `stats` reads WebDataset, MDS and Parquet shards (`ls` lists token files and tensors)"
+        );
+    };
+    let source = shards.open(None)?;
+    let listing = source.samples()?;
+    warn_skipped(printer, &listing.skipped);
+    let mut sizes: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut duplicates: Vec<String> = Vec::new();
+    let mut repeats = 0usize;
+    let mut containers = 0usize;
+    let mut last_container = None;
+    for sample in &listing.samples {
+        for field in &sample.fields {
+            sizes.entry(&field.ext).or_default().push(field.size);
+        }
+        let count = seen.entry(&sample.key).or_insert(0);
+        *count += 1;
+        if *count == 2 {
+            duplicates.push(sample.key.clone());
+        }
+        if *count >= 2 {
+            repeats += 1;
+        }
+        let container = source.container(sample);
+        if container != last_container {
+            containers += 1;
+            last_container = container;
+        }
+    }
+    // Readers that leave out a repeated key (Parquet, WebDataset) say so.
+    for skip in &listing.skipped {
+        if let Some(key) = repeated_key(&skip.reason) {
+            repeats += 1;
+            if !duplicates.iter().any(|d| d == key) {
+                duplicates.push(key.to_string());
+            }
+        }
+    }
+    let fields: Vec<(&str, FieldStats)> = sizes
+        .into_iter()
+        .map(|(name, sizes)| (name, distribution(sizes)))
+        .collect();
+    let total: u64 = fields.iter().map(|(_, f)| f.bytes).sum();
+    if printer.json() {
+        let json_fields: serde_json::Map<String, Value> = fields
+            .iter()
+            .map(|(name, f)| {
+                (
+                    name.to_string(),
+                    json!({
+                        "bytes": f.bytes,
+                        "max": f.max,
+                        "median": f.median,
+                        "min": f.min,
+                        "p99": f.p99,
+                        "samples": f.samples,
+                    }),
+                )
+            })
+            .collect();
+        printer.report(&json!({
+            "bytes": total,
+            "command": "stats",
+            "duplicate_keys": {
+                "count": duplicates.len(),
+                "first": duplicates.iter().take(SHOWN_DUPLICATES).collect::<Vec<_>>(),
+                "repeats": repeats,
+            },
+            "fields": json_fields,
+            "kind": shards.kind.name(),
+            "samples": listing.samples.len(),
+            "shards": containers,
+            "skipped": listing.skipped.len(),
+            "version": VERSION,
+        }));
+        return Ok(Status::Clean);
+    }
+    let mut text = format!(
+        "{} {}: {} in {}, {} bytes of fields\n",
+        shards.shown,
+        shards.kind.name(),
+        super::count(listing.samples.len(), "sample"),
+        super::count(containers, "shard"),
+        total
+    );
+    let mut rows = vec![
+        ["FIELD", "SAMPLES", "BYTES", "MIN", "MEDIAN", "P99", "MAX"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for (name, f) in &fields {
+        rows.push(vec![
+            name.to_string(),
+            f.samples.to_string(),
+            f.bytes.to_string(),
+            f.min.to_string(),
+            f.median.to_string(),
+            f.p99.to_string(),
+            f.max.to_string(),
+        ]);
+    }
+    text.push_str(&table(&rows, &[false, true, true, true, true, true, true]));
+    if duplicates.is_empty() {
+        text.push_str("duplicate keys: none\n");
+    } else {
+        let first: Vec<String> = duplicates
+            .iter()
+            .take(SHOWN_DUPLICATES)
+            .map(|k| format!("`{k}`"))
+            .collect();
+        let more = if duplicates.len() > SHOWN_DUPLICATES {
+            format!(", ... {} more", duplicates.len() - SHOWN_DUPLICATES)
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "duplicate keys: {} ({} repeats): {}{more}\n",
+            duplicates.len(),
+            repeats,
+            first.join(", ")
+        ));
+    }
+    if !listing.skipped.is_empty() {
+        text.push_str(&format!(
+            "left out by the reader: {}\n",
+            listing.skipped.len()
+        ));
+    }
+    print(&text)?;
+    Ok(Status::Clean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let f = distribution((1..=100).rev().collect());
+        assert_eq!((f.min, f.median, f.p99, f.max), (1, 50, 99, 100));
+        let f = distribution(vec![7]);
+        assert_eq!((f.min, f.median, f.p99, f.max), (7, 7, 7, 7));
+        assert_eq!(repeated_key("repeats key `a/1` (first seen)"), Some("a/1"));
+    }
+}

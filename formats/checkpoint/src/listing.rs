@@ -1,0 +1,218 @@
+//! What `ls` shows of a checkpoint file: its tensors with dtype, shape and bytes, read
+//! from the safetensors header, or from a torch zip's `data.pkl` (parsed, never
+//! executed). Small positioned reads only; the tensor data is not read.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::pickle::{self, Node};
+use super::safetensors::MAX_HEADER;
+use super::torch;
+use super::values::TensorDtype;
+use super::zip;
+
+/// One tensor as `ls` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorEntry {
+    /// Name (`model.layers.0.weight`).
+    pub name: String,
+    /// Element type, safetensors spelling (`F32`, `BF16`, `I64`).
+    pub dtype: String,
+    /// Shape.
+    pub shape: Vec<u64>,
+    /// Bytes of its elements.
+    pub bytes: u64,
+}
+
+/// The tensors of the checkpoint file at `path`, in the order the file lists them, or
+/// `Ok(None)` when it is neither a safetensors file nor a torch zip.
+pub fn list_tensors(path: &Path) -> Result<Option<Vec<TensorEntry>>, String> {
+    let shown = path.display();
+    let mut file = File::open(path).map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("`{shown}` cannot be read: {e}"))?
+        .len();
+    let mut head = Vec::new();
+    (&mut file)
+        .take(64)
+        .read_to_end(&mut head)
+        .map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+    if head.starts_with(b"PK\x03\x04") {
+        return match torch_zip(&mut file, len) {
+            Err(why) if why == NOT_TORCH => Ok(None),
+            other => other.map(Some).map_err(|why| format!("`{shown}`: {why}")),
+        };
+    }
+    if super::safetensors::is_safetensors(&head, len) {
+        return safetensors(&mut file, len)
+            .map(Some)
+            .map_err(|why| format!("`{shown}`: {why}"));
+    }
+    Ok(None)
+}
+
+fn safetensors(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
+    let mut n = [0u8; 8];
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.read_exact(&mut n))
+        .map_err(|e| e.to_string())?;
+    let n = u64::from_le_bytes(n);
+    if n > MAX_HEADER || 8 + n > len {
+        return Err(format!("header length {n} does not fit the file"));
+    }
+    let mut header = vec![0u8; n as usize];
+    file.read_exact(&mut header).map_err(|e| e.to_string())?;
+    let map: serde_json::Map<String, Value> =
+        serde_json::from_slice(&header).map_err(|e| format!("header is not JSON: {e}"))?;
+    let mut out = Vec::new();
+    for (name, value) in &map {
+        if name == "__metadata__" {
+            continue;
+        }
+        let dtype = value.get("dtype").and_then(Value::as_str).unwrap_or("?");
+        let shape = value
+            .get("shape")
+            .and_then(Value::as_array)
+            .map(|s| s.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        let offsets: Vec<u64> = value
+            .get("data_offsets")
+            .and_then(Value::as_array)
+            .map(|s| s.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        let bytes = match offsets[..] {
+            [start, end] => end.saturating_sub(start),
+            _ => 0,
+        };
+        out.push((
+            offsets.first().copied().unwrap_or(0),
+            TensorEntry {
+                name: name.clone(),
+                dtype: dtype.to_string(),
+                shape,
+                bytes,
+            },
+        ));
+    }
+    // The order of the data, as the writer laid the tensors out.
+    out.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.name.cmp(&b.1.name)));
+    Ok(out.into_iter().map(|(_, t)| t).collect())
+}
+
+/// The safetensors spelling of a dtype.
+fn dtype_name(dtype: TensorDtype) -> String {
+    use TensorDtype::*;
+    match dtype {
+        Bool => "BOOL".into(),
+        F8E4M3 => "F8_E4M3".into(),
+        F8E5M2 => "F8_E5M2".into(),
+        F8E4M3Fnuz => "F8_E4M3FNUZ".into(),
+        F8E5M2Fnuz => "F8_E5M2FNUZ".into(),
+        F8E8M0 => "F8_E8M0".into(),
+        F4 => "F4".into(),
+        F6E2M3 => "F6_E2M3".into(),
+        F6E3M2 => "F6_E3M2".into(),
+        Other(bits) => format!("X{bits}"),
+        other => format!("{other:?}").to_uppercase(),
+    }
+}
+
+/// A zip without `data.pkl`: some other zip, not a checkpoint.
+const NOT_TORCH: &str = "a zip without data.pkl is not a torch checkpoint";
+
+fn torch_zip(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
+    let located = zip::locate(file, len, false);
+    let archive = located
+        .archives
+        .first()
+        .ok_or_else(|| "no zip central directory (a cut-short torch checkpoint?)".to_string())?;
+    let entry = archive
+        .entries
+        .iter()
+        .find(|e| e.name.ends_with("data.pkl"))
+        .ok_or_else(|| NOT_TORCH.to_string())?;
+    if entry.method != 0 {
+        return Err("data.pkl is compressed; torch stores it uncompressed".into());
+    }
+    if entry.size > super::pickled::MAX_PICKLE_FILE {
+        return Err(format!(
+            "data.pkl of {} bytes is too large to list",
+            entry.size
+        ));
+    }
+    let mut local = [0u8; 30];
+    file.seek(SeekFrom::Start(entry.header_at))
+        .and_then(|_| file.read_exact(&mut local))
+        .map_err(|e| e.to_string())?;
+    let skip = u64::from(u16::from_le_bytes([local[26], local[27]]))
+        + u64::from(u16::from_le_bytes([local[28], local[29]]));
+    let mut data = vec![0u8; entry.size as usize];
+    file.seek(SeekFrom::Start(entry.header_at + 30 + skip))
+        .and_then(|_| file.read_exact(&mut data))
+        .map_err(|e| e.to_string())?;
+    let p = pickle::parse(&data).map_err(|e| format!("data.pkl: {e:?}"))?;
+    let names = torch::contents(&p).names;
+    let mut out = Vec::new();
+    // The same rebuild calls, in the same order, as `torch::contents` names.
+    for node in &p.nodes {
+        let Node::Call(func, args) = node else {
+            continue;
+        };
+        let Some(func) = p.global_name(*func) else {
+            continue;
+        };
+        let v3 = func == "torch._utils._rebuild_tensor_v3";
+        if !(v3
+            || func == "torch._utils._rebuild_tensor_v2"
+            || func == "torch._utils._rebuild_tensor")
+        {
+            continue;
+        }
+        let Some(args) = p.items(*args) else { continue };
+        let Some(&Node::PersId(pid)) = args.first().map(|&a| p.node(a)) else {
+            continue;
+        };
+        let Some(pid) = p.items(pid) else { continue };
+        if pid.len() < 5 || p.str(pid[0]) != Some("storage") {
+            continue;
+        }
+        let class = p.global_name(pid[1]).unwrap_or_default();
+        let class = class.rsplit('.').next().unwrap_or_default();
+        let dtype = if v3 {
+            args.get(6)
+                .and_then(|&d| p.global_name(d))
+                .and_then(|n| TensorDtype::from_torch_dtype(n.trim_start_matches("torch.")))
+        } else {
+            TensorDtype::from_torch_storage(class)
+        };
+        let shape: Vec<u64> = args
+            .get(2)
+            .and_then(|&s| p.items(s))
+            .map(|s| {
+                s.iter()
+                    .filter_map(|&x| p.int(x).and_then(|n| u64::try_from(n).ok()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        let bytes = elements
+            .zip(dtype)
+            .and_then(|(n, d)| n.checked_mul(d.bits()))
+            .map_or(0, |bits| bits.div_ceil(8));
+        let index = out.len();
+        out.push(TensorEntry {
+            name: names
+                .get(index)
+                .cloned()
+                .unwrap_or_else(|| format!("<tensor {index}>")),
+            dtype: dtype.map_or_else(|| "?".into(), dtype_name),
+            shape,
+            bytes,
+        });
+    }
+    Ok(out)
+}
