@@ -31,6 +31,11 @@ fn refused_path(name: &str) -> Option<&'static str> {
     if name.starts_with('/') {
         return Some("has an absolute path");
     }
+    if name.starts_with("./") {
+        return Some(
+            "starts with `./` (`tar -cf x.tar .` writes such names): webdataset keys it with the `./`, a file tree cannot hold it; create the tar with `tar -C DIR -cf x.tar NAMES` or `--transform 's,^\\./,,'`",
+        );
+    }
     if name
         .split('/')
         .any(|part| part.is_empty() || part == "." || part == "..")

@@ -324,3 +324,5 @@ impl SampleSource for TarShards {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_braces;
