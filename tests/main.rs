@@ -21,6 +21,7 @@ mod interop_wds_compressed;
 mod job_files;
 mod layers;
 mod list;
+mod look;
 mod manifest_cmd;
 mod mds;
 mod pack;
