@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use shardsmith_manifest::Skipped;
-use shardsmith_store::{InputSource, RangeRead};
+use shardsmith_store::{InputSource, RangeRead, ReadError};
 
 use self::index::Shard;
 use self::record::Planned;
@@ -42,26 +42,31 @@ const INDEX: &str = "index.json";
 /// Largest `index.json` read (a million shards take about 500 MB).
 const MAX_INDEX: u64 = 1 << 30;
 
+/// The text of `rel`; the error is the reason.
 fn read_index(source: &dyn InputSource, rel: &str) -> Result<Vec<u8>, String> {
     let mut text = Vec::new();
     source
         .open(rel)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| match e {
+            ReadError::Vanished => "does not exist (an MDS dataset has one at its root)".into(),
+            e => format!("cannot be read: {e}"),
+        })?
         .take(MAX_INDEX)
         .read_to_end(&mut text)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| format!("cannot be read: {e}"))?;
     Ok(text)
 }
 
 /// True when the input is an MDS dataset: a root `index.json` whose `version` is 2 and
 /// whose shards have `"format": "mds"` (or the one file `only` names is such an
-/// `index.json`).
+/// `index.json`). [`MdsDataset::open`] reads `index.json` at the source's root, so
+/// `only` must be exactly `index.json` (an input naming the file is rooted at its
+/// directory, as `LocalTree::for_path` does).
 pub fn is_mds_input(source: &dyn InputSource, only: Option<&str>) -> bool {
-    let rel = only.unwrap_or(INDEX);
-    if rel.rsplit('/').next() != Some(INDEX) {
+    if only.is_some_and(|rel| rel != INDEX) {
         return false;
     }
-    read_index(source, rel).is_ok_and(|text| index::looks_like_index(&text))
+    read_index(source, INDEX).is_ok_and(|text| index::looks_like_index(&text))
 }
 
 /// The samples of an MDS dataset.
@@ -96,7 +101,7 @@ impl MdsDataset {
             path: source.display(INDEX),
             reason,
         };
-        let text = read_index(&*source, INDEX).map_err(|e| bad(format!("cannot be read: {e}")))?;
+        let text = read_index(&*source, INDEX).map_err(bad)?;
         let shards = index::parse(&text, "", key_column).map_err(bad)?;
         if shards.iter().all(|s| s.samples == 0) {
             return Err(Error::EmptyInput {
@@ -133,6 +138,8 @@ impl MdsDataset {
         self.numbers
             .retain(|_| *k.next().expect("one flag per shard"));
         self.read_from = self.shards.iter().map(|_| OnceLock::new()).collect();
+        // Copies are kept by position in `shards`, which just changed.
+        self.copies = Mutex::new(HashMap::new());
         self
     }
 

@@ -49,9 +49,8 @@ pub(super) fn plan(set: &ColumnSet, values: &[&[u8]], global: u64) -> Result<Pla
     let mut fields = Vec::with_capacity(set.fields.len());
     for &c in &set.fields {
         let column = &set.columns[c];
-        match column.kind.convert(values[c]) {
-            Ok(value) => {
-                let size = value.len() as u64;
+        match column.kind.field_len(values[c]) {
+            Ok(size) => {
                 fields.push(FieldSpec {
                     ext: column.field.clone(),
                     source_ext: column.field.clone(),

@@ -425,4 +425,10 @@ fn a_bad_index_is_refused_with_the_reason() {
     assert!(!is_mds_input(&*source, None));
     std::fs::remove_file(&path).unwrap();
     assert!(!is_mds_input(&*source, None));
+    let e = open(dir.path(), "key", None).err().expect("refused");
+    assert_eq!(
+        e.to_string()
+            .replace(&dir.path().display().to_string(), "ROOT"),
+        "input `ROOT/index.json` does not exist (an MDS dataset has one at its root)"
+    );
 }

@@ -144,6 +144,21 @@ impl ColumnKind {
     }
 }
 
+impl ColumnKind {
+    /// The size of [`ColumnKind::convert`]'s output, without building an `ndarray`'s
+    /// `.npy` copy.
+    pub(crate) fn field_len(&self, stored: &[u8]) -> Result<u64, Problem> {
+        match self {
+            ColumnKind::NdArray { dtype, shape } => {
+                let (dtype, dims, values) =
+                    parse_ndarray(*dtype, shape.as_deref(), stored).map_err(Problem::Corrupt)?;
+                Ok((npy_header(dtype, &dims).len() + values.len()) as u64)
+            }
+            _ => self.convert(stored).map(|v| v.len() as u64),
+        }
+    }
+}
+
 impl fmt::Display for ColumnKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -211,11 +226,21 @@ fn f16_text(v: half::f16) -> String {
 }
 
 /// An `ndarray` value (§5.1 of the MDS notes) as a `.npy` file.
-pub(crate) fn ndarray_npy(
+fn ndarray_npy(
     dtype: Option<ArrayDtype>,
     shape: Option<&[u64]>,
     stored: &[u8],
 ) -> Result<Vec<u8>, String> {
+    let (dtype, dims, values) = parse_ndarray(dtype, shape, stored)?;
+    Ok(npy(dtype, &dims, values))
+}
+
+/// The value type, shape and values of a stored `ndarray` value.
+fn parse_ndarray<'a>(
+    dtype: Option<ArrayDtype>,
+    shape: Option<&[u64]>,
+    stored: &'a [u8],
+) -> Result<(ArrayDtype, Vec<u64>, &'a [u8]), String> {
     let mut rest = stored;
     let mut take = |n: usize, what: &str| -> Result<&[u8], String> {
         if rest.len() < n {
@@ -263,11 +288,21 @@ pub(crate) fn ndarray_npy(
             want.map_or("more than any file".into(), |w| w.to_string())
         ));
     }
-    Ok(npy(dtype, &dims, rest))
+    Ok((dtype, dims, rest))
 }
 
 /// A `.npy` file (format 1.0) of little-endian C-order values.
 pub(crate) fn npy(dtype: ArrayDtype, shape: &[u64], values: &[u8]) -> Vec<u8> {
+    let header = npy_header(dtype, shape);
+    let mut out = Vec::with_capacity(header.len() + values.len());
+    out.extend_from_slice(&header);
+    out.extend_from_slice(values);
+    out
+}
+
+/// The magic, version, length and header dict of a `.npy` file, padded as numpy pads it
+/// (spaces and a newline, so the values start at a multiple of 64 bytes).
+fn npy_header(dtype: ArrayDtype, shape: &[u64]) -> Vec<u8> {
     let descr = match dtype {
         ArrayDtype::U8 => "|u1".to_string(),
         ArrayDtype::I8 => "|i1".to_string(),
@@ -286,15 +321,13 @@ pub(crate) fn npy(dtype: ArrayDtype, shape: &[u64], values: &[u8]) -> Vec<u8> {
         _ => format!("({})", dims.join(", ")),
     };
     let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    // numpy pads the header with spaces and a newline so the values start at a
-    // multiple of 64 bytes.
     let unpadded = 10 + header.len() + 1;
     header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
     header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + values.len());
+    // At most 63 dimensions of 20 digits: always within format 1.0's 16-bit length.
+    let mut out = Vec::with_capacity(10 + header.len());
     out.extend_from_slice(b"\x93NUMPY\x01\x00");
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(values);
     out
 }
