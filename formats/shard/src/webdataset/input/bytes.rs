@@ -223,7 +223,12 @@ impl Stream {
             match self.inner.read(buf) {
                 Ok(n) => {
                     if let Some(spill) = &mut self.spill {
-                        spill.write_all(&buf[..n])?;
+                        spill.write_all(&buf[..n]).map_err(|e| {
+                            io::Error::new(
+                                e.kind(),
+                                format!("writing its decompressed copy into the scratch directory failed: {e}"),
+                            )
+                        })?;
                     }
                     self.pos += n as u64;
                     return Ok(n);
@@ -236,15 +241,23 @@ impl Stream {
 
     /// Reads what is left (at most `limit` bytes), so that a damaged end of the
     /// compressed stream (its checksum, a cut trailer) is found; returns the spill file.
+    /// Bytes after a complete gzip member that do not start another one (zero padding,
+    /// junk) end the stream, as for Python's `tarfile`, which never reads them.
     pub fn finish(mut self, limit: u64) -> io::Result<Option<File>> {
         let mut buf = vec![0u8; 64 << 10];
         let mut left = limit;
         while left > 0 {
             let want = (buf.len() as u64).min(left) as usize;
-            let n = self.read_some(&mut buf[..want])?;
-            if n == 0 {
-                break;
-            }
+            let n = match self.inner.read(&mut buf[..want]) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if self.codec == Codec::Gz && e.to_string() == "invalid gzip header" => {
+                    break;
+                }
+                Err(e) => return Err(self.damaged(&e)),
+            };
+            self.pos += n as u64;
             left -= n as u64;
         }
         match self.spill.take() {

@@ -326,3 +326,5 @@ impl SampleSource for TarShards {
 mod tests;
 #[cfg(test)]
 mod tests_braces;
+#[cfg(test)]
+mod tests_damage;
