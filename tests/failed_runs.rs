@@ -121,15 +121,18 @@ fn shardsmith_metadata_is_never_read_as_input() {
             .all(|s| !s["path"].as_str().unwrap().contains("manifest.json")),
         "{report}"
     );
-    // A directory of WebDataset shards packed again: the shards are data, the manifest
-    // and SHA256SUMS beside them are not.
+    // A directory of WebDataset shards packed again: its samples are the data (read out
+    // of the shards), the manifest and SHA256SUMS beside them are not; read as raw
+    // files, the one shard is the data.
     let wds = t.s("wds");
-    assert!(
-        run(&["pack", samples().to_str().unwrap(), &wds])
-            .status
-            .success()
-    );
+    let (code, first) = run_json(&["pack", samples().to_str().unwrap(), &wds]);
+    assert_eq!(code, 0, "{first}");
     let (code, report) = run_json(&["pack", &wds, &t.s("again")]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["input_files"], first["input_files"], "{report}");
+    assert_eq!(report["samples"], first["samples"], "{report}");
+    assert_eq!(report["skipped"].as_array().unwrap().len(), 0, "{report}");
+    let (code, report) = run_json(&["pack", &wds, &t.s("raw"), "--input-format", "files"]);
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["input_files"], 1, "{report}");
     assert_eq!(report["skipped"].as_array().unwrap().len(), 0, "{report}");

@@ -120,12 +120,13 @@ pub struct ImageArgs {
     #[arg(long, value_enum, value_name = "KIND")]
     pub image_as: Option<ImageAsArg>,
 
-    /// Directory for the transformed images until their shard is written [default: the
-    /// output directory, or the system's temporary directory for an object store]
+    /// Directory for transformed images and decompressed input shards until their shard is written [default: the output directory, or the system's temporary directory for an object store]
     ///
     /// Every image is transformed once, before the shards are planned (the plan needs
-    /// their sizes); the scratch file holds about the output's size and is removed
-    /// when the run ends, however it ends.
+    /// their sizes); the scratch file holds about the output's size. Compressed input
+    /// shards (`.tar.gz`, `.tar.zst`, compressed MDS shards) are decompressed once into
+    /// scratch files, so they can be read in any order. Scratch files have no name and
+    /// vanish when the run ends, however it ends. Example: `--scratch-dir /local/nvme`.
     #[arg(long, value_name = "DIR")]
     pub scratch_dir: Option<PathBuf>,
 }
@@ -145,6 +146,5 @@ impl ImageArgs {
             || self.full_decode
             || self.image_fields.is_some()
             || self.image_as.is_some()
-            || self.scratch_dir.is_some()
     }
 }

@@ -22,12 +22,16 @@ fn format_parser() -> impl clap::builder::TypedValueParser<Value = FormatKind> {
 /// What INPUT holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum InputFormatArg {
-    /// Parquet when INPUT is a .parquet file or a directory of only .parquet files, else raw files
+    /// Told from the files: MDS when INPUT has an MDS index.json, Parquet when it holds only .parquet files, WebDataset when only tar shards (or INPUT is a brace pattern), else raw files
     Auto,
     /// A tree of raw files, grouped into samples by name
     Files,
     /// Parquet files: every row is a sample, every column a field
     Parquet,
+    /// WebDataset tar shards (.tar, .tar.gz, .tgz, .tar.zst), samples grouped as webdataset groups them
+    Webdataset,
+    /// A MosaicML Streaming dataset: index.json (merged indices too) and its shards, any compression
+    Mds,
 }
 
 /// Content checks.
@@ -53,11 +57,16 @@ pub struct PackArgs {
     #[arg(long, default_value = "webdataset", value_parser = format_parser())]
     pub format: FormatKind,
 
-    /// What INPUT holds: raw files, or Parquet files whose rows are the samples
+    /// What INPUT holds: raw files, Parquet rows, WebDataset shards or an MDS dataset
     ///
     /// Parquet rows keep their order; the key is the --key-column value, else
-    /// STEM/ROW; every other column is a field (nulls are absent fields). Example:
-    /// `shardsmith pack ./c4-parquet ./c4-mds --format mds --input-format parquet`.
+    /// STEM/ROW; every other column is a field (nulls are absent fields). WebDataset
+    /// shards (a directory, one shard, a brace pattern such as
+    /// 'shards/shard-{000000..000146}.tar' or --files-from naming shards) give their
+    /// samples in shard order, keyed as webdataset keys them. An MDS dataset gives its
+    /// samples in index order; typed columns keep their type where the output has types.
+    /// Examples: `shardsmith pack ./c4-parquet ./c4-mds --format mds`, `shardsmith pack
+    /// 'wds/shard-{000000..000146}.tar' ./mds --format mds --shard-size 64MiB`.
     #[arg(long, value_enum, default_value = "auto", value_name = "KIND")]
     pub input_format: InputFormatArg,
 

@@ -1,6 +1,7 @@
 //! `shardsmith pack`: resolve the arguments, run the pipeline with a progress bar,
 //! report.
 
+mod input;
 mod progress;
 
 use std::io::Read;
@@ -14,7 +15,7 @@ use shardsmith_pack::tree::FileTree;
 use shardsmith_pack::{PackReport, PackSettings, pack};
 use shardsmith_shard::columns::Encoding;
 use shardsmith_shard::content::Validation;
-use shardsmith_shard::parquet::input::{ParquetRows, is_parquet_input};
+use shardsmith_shard::parquet::input::is_parquet_input;
 use shardsmith_shard::sample::SampleSource;
 use shardsmith_shard::{FormatChoice, FormatOptions};
 use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
@@ -27,6 +28,7 @@ use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_line
 use crate::report;
 use crate::size::{human_bytes, parse_count, parse_size};
 use crate::storage::{self, Output};
+use input::Kind;
 use progress::Progress;
 use shardsmith_image::{ImageOptions, OutputFormat, ResizeMode, Size, StoreAs};
 use shardsmith_pack::images::ImageSettings;
@@ -35,12 +37,14 @@ use shardsmith_pack::images::ImageSettings;
 struct Resolved {
     /// A local input is canonical; a remote one as given.
     input: Location,
-    parquet_input: bool,
+    kind: Kind,
     output: Location,
     choice: FormatChoice,
     /// The `--files-from` list, as read.
     files_from: Option<String>,
     exclude: Option<PathBuf>,
+    /// Where transformed images and decompressed shards wait.
+    scratch: PathBuf,
     settings: PackSettings,
 }
 
@@ -63,24 +67,25 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
             &|name| std::env::var(name).ok(),
         )?,
         fields: args.fields.as_deref().map(field_list),
-        images: images(&args.images, &args.output)?,
+        images: images(&args.images, &scratch_dir(args, &args.output))?,
     };
     settings.check()?;
     let output_given = args.output.clone();
+    let expanded = input::expand(&args.input)?;
+    if expanded.is_some() && args.files_from.is_some() {
+        bail!(
+            "INPUT is a brace pattern of shards; --files-from would name the shards a second way"
+        );
+    }
+    let files_from = match &expanded {
+        Some(expanded) => Some(expanded.list.clone()),
+        None => args.files_from.as_deref().map(read_list).transpose()?,
+    };
     if let Location::Remote(remote) = storage::location(&args.input)? {
-        if args.files_from.is_some() && args.input_format == InputFormatArg::Parquet {
-            bail!("--files-from selects raw files; it does not apply to Parquet input");
-        }
-        let parquet_input = match args.input_format {
-            InputFormatArg::Files => false,
-            InputFormatArg::Parquet => true,
-            // A list of files names raw files; telling by content would list the prefix.
-            InputFormatArg::Auto if args.files_from.is_some() => false,
-            InputFormatArg::Auto => {
-                let (tree, only) = ObjectTree::for_remote(remote.clone())?;
-                is_parquet_input(&tree, only.as_ref().map(|(rel, _)| rel.as_str()))
-            }
-        };
+        let location = Location::Remote(remote.clone());
+        let (tree, only) = input::tree(&location, files_from.as_deref())?;
+        let kind = input::kind(args.input_format, tree.as_ref(), only.as_deref(), false)?;
+        refuse_list(kind, args.files_from.is_some())?;
         let output = storage::location(&output_given)?;
         let input_url = remote.url("");
         let output_url = output.display();
@@ -90,33 +95,44 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
             );
         }
         return Ok(Resolved {
-            input: Location::Remote(remote),
-            parquet_input,
+            input: location,
+            kind,
             output,
             choice,
-            files_from: args.files_from.as_deref().map(read_list).transpose()?,
+            files_from,
             exclude: None,
+            scratch: scratch_dir(args, &output_given),
             settings,
         });
     }
-    crate::output::need_path(&args.input, "input")?;
-    let input = args
-        .input
-        .canonicalize()
-        .with_context(|| format!("input `{}` cannot be opened", args.input.display()))?;
-    let parquet_input = match args.input_format {
-        InputFormatArg::Files => false,
-        InputFormatArg::Parquet => true,
-        InputFormatArg::Auto => looks_like_parquet(&input),
+    let mut input = match &expanded {
+        Some(expanded) => expanded.root.clone(),
+        None => {
+            crate::output::need_path(&args.input, "input")?;
+            args.input
+                .canonicalize()
+                .with_context(|| format!("input `{}` cannot be opened", args.input.display()))?
+        }
     };
-    if !parquet_input && !input.is_dir() {
-        bail!(
+    let location = Location::Local(input.clone());
+    let (tree, only) = input::tree(&location, files_from.as_deref())?;
+    let kind = input::kind(
+        args.input_format,
+        tree.as_ref(),
+        only.as_deref(),
+        expanded.is_some(),
+    )?;
+    refuse_list(kind, args.files_from.is_some())?;
+    match kind {
+        Kind::Files if !input.is_dir() => bail!(
             "input `{}` is not a directory (raw files are packed from a directory tree)",
             args.input.display()
-        );
-    }
-    if parquet_input && args.files_from.is_some() {
-        bail!("--files-from selects raw files; it does not apply to Parquet input");
+        ),
+        // The dataset is its directory; naming its index.json names it too.
+        Kind::Mds if input.is_file() => {
+            input = input.parent().map(Path::to_path_buf).unwrap_or(input);
+        }
+        _ => {}
     }
     let output_abs = absolute(&args.output)?;
     if output_abs == input {
@@ -133,20 +149,42 @@ fn resolve(args: &PackArgs) -> Result<Resolved> {
         );
     }
     let exclude = output_abs.strip_prefix(&input).ok().map(Path::to_path_buf);
-    let files_from = args.files_from.as_deref().map(read_list).transpose()?;
     let output = match storage::location(&output_given)? {
-        Location::Local(_) => Location::Local(output_given),
+        Location::Local(_) => Location::Local(output_given.clone()),
         remote => remote,
     };
     Ok(Resolved {
         input: Location::Local(input),
-        parquet_input,
+        kind,
         output,
         choice,
         files_from,
         exclude,
+        scratch: scratch_dir(args, &output_given),
         settings,
     })
+}
+
+/// `--files-from` names raw files or tar shards; Parquet and MDS inputs are read whole.
+fn refuse_list(kind: Kind, files_from: bool) -> Result<()> {
+    if files_from && matches!(kind, Kind::Parquet | Kind::Mds) {
+        bail!(
+            "--files-from selects raw files or WebDataset shards; it does not apply to {} input",
+            if kind == Kind::Mds { "MDS" } else { "Parquet" }
+        );
+    }
+    Ok(())
+}
+
+/// Where transformed images and decompressed copies of compressed shards wait until
+/// their shard is written: `--scratch-dir`, else the output directory (the system's
+/// temporary directory for an object store output).
+fn scratch_dir(args: &PackArgs, output: &Path) -> PathBuf {
+    match &args.images.scratch_dir {
+        Some(dir) => dir.clone(),
+        None if storage::is_remote(output) => std::env::temp_dir(),
+        None => output.to_path_buf(),
+    }
 }
 
 /// A comma-separated list of field names, lowercased.
@@ -158,7 +196,7 @@ fn field_list(list: &str) -> std::collections::BTreeSet<String> {
 }
 
 /// The image settings, when any image option is given.
-fn images(args: &ImageArgs, output: &Path) -> Result<Option<ImageSettings>> {
+fn images(args: &ImageArgs, scratch: &Path) -> Result<Option<ImageSettings>> {
     if !args.any() {
         return Ok(None);
     }
@@ -197,15 +235,10 @@ fn images(args: &ImageArgs, output: &Path) -> Result<Option<ImageSettings>> {
             _ => StoreAs::Encoded,
         },
     };
-    let scratch = match &args.scratch_dir {
-        Some(dir) => dir.clone(),
-        None if storage::is_remote(output) => std::env::temp_dir(),
-        None => output.to_path_buf(),
-    };
     Ok(Some(ImageSettings {
         options,
         fields: args.image_fields.as_deref().map(field_list),
-        scratch,
+        scratch: scratch.to_path_buf(),
     }))
 }
 
@@ -214,7 +247,7 @@ fn images(args: &ImageArgs, output: &Path) -> Result<Option<ImageSettings>> {
 pub fn uses_arrow(args: &PackArgs) -> bool {
     args.format.name() == "parquet"
         || match args.input_format {
-            InputFormatArg::Files => false,
+            InputFormatArg::Files | InputFormatArg::Webdataset | InputFormatArg::Mds => false,
             InputFormatArg::Parquet => true,
             // An object store input is not listed twice to decide an allocator setting.
             InputFormatArg::Auto => {
@@ -320,6 +353,29 @@ fn read_list(list: &Path) -> Result<String> {
     })
 }
 
+/// The sample source of a Parquet, WebDataset or MDS input (`None` for raw files).
+fn open_source(resolved: &Resolved) -> Result<Option<Box<dyn SampleSource>>> {
+    if resolved.kind == Kind::Files {
+        return Ok(None);
+    }
+    let (tree, only) = match (&resolved.input, &resolved.exclude, &resolved.files_from) {
+        // An output directory inside the input is not read as input.
+        (Location::Local(path), Some(exclude), None) if path.is_dir() => {
+            let tree: Arc<dyn InputSource> = Arc::new(LocalTree::new(path).excluding(exclude));
+            (tree, None)
+        }
+        (input, _, list) => input::tree(input, list.as_deref())?,
+    };
+    input::open(
+        resolved.kind,
+        tree,
+        only.as_deref(),
+        &resolved.input.display(),
+        resolved.choice.key_column(),
+        &resolved.scratch,
+    )
+}
+
 pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     let mut resolved = resolve(args)?;
     let started = Instant::now();
@@ -343,28 +399,6 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
         }
     };
     let tree = FileTree::new(source.as_ref());
-    let rows;
-    let samples: &dyn SampleSource = if resolved.parquet_input {
-        let (tree, only): (Arc<dyn InputSource>, _) = match &resolved.input {
-            Location::Local(path) => {
-                let (tree, only) = LocalTree::for_path(path)?;
-                (Arc::new(tree), only)
-            }
-            Location::Remote(remote) => {
-                let (tree, only) = ObjectTree::for_remote(remote.clone())?;
-                (Arc::new(tree), only)
-            }
-        };
-        rows = ParquetRows::open(
-            tree,
-            &resolved.input.display(),
-            only.as_ref().map(|(rel, _)| rel.as_str()),
-            resolved.choice.key_column(),
-        )?;
-        &rows
-    } else {
-        &tree
-    };
     if let Some(task) = &resolved.settings.task {
         printer.note(&format!(
             "task {} of {} (from {})",
@@ -373,6 +407,13 @@ pub fn run(args: &PackArgs, printer: &Printer) -> Result<Status> {
     }
     let output = Output::create(&resolved.output)?;
     let sink = output.sink();
+    // Opened once the output exists: compressed shards are decompressed into scratch
+    // space, by default in the output directory.
+    let opened = open_source(&resolved).map_err(|e| super::after_failure(e, &output))?;
+    let samples: &dyn SampleSource = match &opened {
+        Some(source) => source.as_ref(),
+        None => &tree,
+    };
     let progress = Progress::new(printer);
     let result = pack(
         samples,
