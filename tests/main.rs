@@ -7,6 +7,7 @@ mod checkpoint;
 mod checkpoint_interop;
 mod cli;
 mod conformance;
+mod convert_interop;
 mod failed_runs;
 mod faults;
 mod first_contact;
