@@ -432,3 +432,32 @@ fn a_bad_index_is_refused_with_the_reason() {
         "input `ROOT/index.json` does not exist (an MDS dataset has one at its root)"
     );
 }
+
+#[test]
+fn samples_read_in_any_order_and_one_shard_is_found_by_its_compressed_name() {
+    let samples = corpus(9);
+    for compression in [None, Some("zstd")] {
+        let dir = tempfile::tempdir().unwrap();
+        let names = write(dir.path(), compression, &COLUMNS, &samples, 4);
+        let dataset = open(dir.path(), "key", None).unwrap();
+        let mut listing = dataset.samples().unwrap().samples;
+        listing.reverse();
+        let mut reader = dataset.reader(&listing, Validation::Cheap).unwrap();
+        let mut buf = Vec::new();
+        for (i, sample) in listing.iter().enumerate() {
+            let Ok(Loaded::Memory(ranges)) = reader.load(i, &mut buf).unwrap() else {
+                panic!("sample {i} not loaded");
+            };
+            let (a, b) = ranges[7];
+            assert_eq!(sample.fields[7].ext.as_ref(), "txt");
+            let n = 8 - i;
+            assert_eq!(&buf[a..b], format!("héllo {n}").as_bytes());
+            let head = dataset.head(sample, &sample.fields[7], 3).unwrap();
+            assert_eq!(head, "hé".as_bytes());
+        }
+        let only: BTreeSet<String> = [names[2].clone()].into();
+        let dataset = open(dir.path(), "key", None).unwrap().only_shards(&only);
+        let (read, _) = read_all(&dataset);
+        assert_eq!(read, sorted(&samples[8..]));
+    }
+}
