@@ -3,7 +3,8 @@
 make_convert_inputs.py's inputs) with the real reader of its format and compares every
 key and every field with that input's samples in expected.json.
 
-usage: check_convert.py EXPECTED_JSON INPUT_NAME OUT_DIR [--key-column NAME]
+usage: check_convert.py EXPECTED_JSON INPUT_NAME OUT_DIR [--key-column NAME] [--fields F,G]
+(--fields: the output was packed with `--fields F,G`; only those fields are expected)
 The format is OUT_DIR's: index.json (MDS: StreamingDataset with validate_hash, and each
 column's stored bytes read from the shards), .parquet files (pyarrow), .tar/.tar.gz
 shards (webdataset.WebDataset, no decoding). Shards are taken in manifest.json order.
@@ -290,10 +291,18 @@ def main():
         i = args.index("--key-column")
         key_column = args[i + 1]
         del args[i:i + 2]
+    only = None
+    if "--fields" in args:
+        i = args.index("--fields")
+        only = set(args[i + 1].split(","))
+        del args[i:i + 2]
     expected_path, input_name, out_dir = args
     spec = json.load(open(expected_path, encoding="utf-8"))[input_name]
     expected = spec["samples"]
     in_encodings = spec.get("encodings")
+    if only is not None:
+        expected = [{"key": w["key"], "fields": {f: v for f, v in w["fields"].items() if f in only}} for w in expected]
+        in_encodings = in_encodings and {f: e for f, e in in_encodings.items() if f in only}
 
     if os.path.exists(os.path.join(out_dir, "index.json")):
         fmt = "mds"

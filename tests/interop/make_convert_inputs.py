@@ -93,7 +93,7 @@ def long_samples():
     out = []
     for n, key in enumerate([gnu_key, pax_key]):
         assert len((key + ".json").encode()) > 100
-        out.append((key, {"jpg": b"\xff\xd8" + rng_bytes(100 + n, 300) + b"\xff\xd9", "txt": f"long {n}".encode(),
+        out.append((key, {"jpg": b"\xff\xd8\xff\xe0" + rng_bytes(100 + n, 300) + b"\xff\xd9", "txt": f"long {n}".encode(),
                           "json": json.dumps({"long": n}).encode(), "cls": str(n).encode(), "bin": b""}))
     return out
 
