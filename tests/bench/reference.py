@@ -5,6 +5,9 @@ usage: reference.py wds CORPUS OUTDIR      webdataset.ShardWriter, 64 MiB shards
        reference.py mds CORPUS OUTDIR      streaming.MDSWriter, 64 MiB shards, sha1 hashes; JSON and
                                            text handed over decoded, as a user converting files would
        reference.py mds-bytes CORPUS OUTDIR  the same, every field handed over as raw bytes
+       reference.py wds2mds SHARDS OUTDIR  WebDataset shards -> MDS as streaming's own conversion example
+                                           does: webdataset.WebDataset (no decoding) feeding
+                                           streaming.MDSWriter (64 MiB, sha1), fields as raw bytes
        reference.py parquet CORPUS OUTDIR  pyarrow, ~64 MiB files, snappy, 4096-row groups
        reference.py sha256 FILE...          hashlib.sha256, one file after another
        reference.py tokenize TEXT.jsonl OUT.bin ENCODING
@@ -71,6 +74,21 @@ def mds(corpus, out, raw=False):
 
 def mds_bytes(corpus, out):
     return mds(corpus, out, raw=True)
+
+
+def wds_to_mds(shards, out):
+    import webdataset
+    import streaming_shim
+    writer_class = streaming_shim.load().MDSWriter
+    urls = sorted(os.path.join(shards, f) for f in os.listdir(shards) if f.endswith(".tar"))
+    columns = {"key": "str", "jpg": "bytes", "json": "json", "txt": "str"}
+    start = time.perf_counter()
+    dataset = webdataset.WebDataset(urls, shardshuffle=False, empty_check=False)
+    with writer_class(out=out, columns=columns, size_limit=64 << 20, hashes=["sha1"], progress_bar=False) as writer:
+        for sample in dataset:
+            # Bytes are stored unchanged whatever the encoding, as shardsmith stores them.
+            writer.write({"key": sample["__key__"], **{c: sample[c] for c in ("jpg", "json", "txt")}})
+    return time.perf_counter() - start
 
 
 def parquet(corpus, out):
@@ -157,12 +175,13 @@ def main():
     tool, args = sys.argv[1], sys.argv[2:]
     if tool == "wds":
         import webdataset  # noqa: F401  (import before the clock starts)
-    elif tool in ("mds", "mds-bytes"):
+    elif tool in ("mds", "mds-bytes", "wds2mds"):
+        import webdataset  # noqa: F401
         import streaming_shim
         streaming_shim.load()
     elif tool == "parquet":
         import pyarrow.parquet  # noqa: F401
-    seconds = {"wds": wds, "mds": mds, "mds-bytes": mds_bytes, "parquet": parquet, "sha256": sha256, "tokenize": tokenize,
+    seconds = {"wds": wds, "mds": mds, "mds-bytes": mds_bytes, "wds2mds": wds_to_mds, "parquet": parquet, "sha256": sha256, "tokenize": tokenize,
                "tiktoken-cache": tiktoken_cache}[tool](*args)
     print(json.dumps({"tool": tool, "seconds": seconds}))
 

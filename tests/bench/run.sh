@@ -7,6 +7,7 @@
 #          tests/bench/run.sh objects [--samples 30000] [--repeat 3]           (objects.py: S3)
 #          tests/bench/run.sh split [--samples 30000] [--text-mb 100] [--repeat 3] (split.py: tasks)
 #          tests/bench/run.sh images [--images 5000] [--repeat 3] [--size 256]   (images.py: img2dataset)
+#          tests/bench/run.sh convert [--samples 30000] [--repeat 3] [--cat-shards 1000] (convert.py)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v nasm >/dev/null ||
@@ -30,6 +31,10 @@ venv=$(tests/interop/setup_env.sh)
 if [ "${1:-}" = split ]; then
     shift
     exec "$venv/bin/python" tests/bench/split.py "$@"
+fi
+if [ "${1:-}" = convert ]; then
+    shift
+    exec "$venv/bin/python" tests/bench/convert.py "$@"
 fi
 if [ "${1:-}" = objects ]; then
     shift
