@@ -191,7 +191,7 @@ impl Stream {
     pub fn open(src: Arc<dyn RangeRead>, codec: Codec, spill: Option<File>) -> io::Result<Self> {
         let raw = RangeReader::new(src);
         let consumed = raw.consumed.clone();
-        let buffered = io::BufReader::with_capacity(256 << 10, raw);
+        let buffered = io::BufReader::with_capacity(1 << 20, raw);
         let inner: Box<dyn Read + Send> = match codec {
             Codec::Gz => Box::new(flate2::bufread::MultiGzDecoder::new(buffered)),
             Codec::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(buffered)?),

@@ -102,6 +102,15 @@ impl Grouper<'_> {
                 );
                 return Ok(());
             }
+            (Kind::Unknown(flag), _) => {
+                let shown = member.shown();
+                let why = format!(
+                    "has tar member type `{}`, not a regular file: webdataset ignores it",
+                    flag.escape_ascii()
+                );
+                self.skip(&shown, &why);
+                return Ok(());
+            }
             (Kind::Regular, Err(_)) => {
                 let shown = member.shown();
                 self.skip(&shown, "has a name that is not valid UTF-8: wids cannot read it and keys would not round-trip");

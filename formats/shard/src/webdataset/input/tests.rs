@@ -216,6 +216,7 @@ fn long_names_of_every_kind_key_correctly() {
         .pax(&format!("{long}2.txt"), b"pax")
         .ustar(&format!("{long}3.txt"), b"ustar")
         .pax("zürich/ö.txt", b"utf8")
+        .file("empty.txt", b"")
         .bytes();
     let (_dir, source) = tree(&[("a.tar", &tar)]);
     let shards = open(&source, None);
@@ -226,11 +227,12 @@ fn long_names_of_every_kind_key_correctly() {
         format!("{long}2"),
         format!("{long}3"),
         "zürich/ö".into(),
+        "empty".into(),
     ];
     assert_eq!(keys(&listing.samples), want);
-    let read = read_all(&shards, &listing.samples, &[3, 2, 1, 0]);
+    let read = read_all(&shards, &listing.samples, &[4, 3, 2, 1, 0]);
     let data: Vec<&[u8]> = read.iter().map(|r| r.1[0].1.as_slice()).collect();
-    assert_eq!(data, [&b"utf8"[..], b"ustar", b"pax", b"gnu"]);
+    assert_eq!(data, [&b""[..], b"utf8", b"ustar", b"pax", b"gnu"]);
 }
 
 #[test]
@@ -388,9 +390,13 @@ fn dot_slash_names_and_hard_links_are_left_out_with_the_fix() {
     let mut b = Tar(b).file("b.txt", b"b").0;
     let mut h = Tar::header(tar::EntryType::Link, 0);
     b.append_link(&mut h, "c.txt", "b.txt").unwrap();
+    // A type `tarfile` does not know: left out, its data skipped (600 bytes: 2 blocks).
+    let mut h = Tar::header(tar::EntryType::new(b'D'), 600);
+    b.append_data(&mut h, "d.txt", &[9u8; 600][..]).unwrap();
+    let b = Tar(b).file("e.txt", b"e").0;
     let (_dir, source) = tree(&[("x.tar", &b.into_inner().unwrap())]);
     let listing = open(&source, None).samples().unwrap();
-    assert_eq!(keys(&listing.samples), ["b"]);
+    assert_eq!(keys(&listing.samples), ["b", "e"]);
     let reasons: Vec<&str> = listing.skipped.iter().map(|s| s.reason.as_str()).collect();
     assert!(
         reasons[0].starts_with("x.tar: member `./a.txt` starts with `./`"),
@@ -403,5 +409,9 @@ fn dot_slash_names_and_hard_links_are_left_out_with_the_fix() {
     assert_eq!(
         reasons[1],
         "x.tar: member `c.txt` is a hard link, not a regular file: webdataset ignores it"
+    );
+    assert_eq!(
+        reasons[2],
+        "x.tar: member `d.txt` has tar member type `D`, not a regular file: webdataset ignores it"
     );
 }

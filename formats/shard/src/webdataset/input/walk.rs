@@ -21,8 +21,10 @@ pub(super) enum Kind {
     Regular,
     /// A directory: ignored, as webdataset ignores it.
     Directory,
-    /// Anything else webdataset ignores (links, devices, FIFOs, unknown types), by name.
+    /// Anything else webdataset ignores (links, devices, FIFOs), by name.
     Other(&'static str),
+    /// A type `tarfile` does not know: ignored too, but its data is skipped.
+    Unknown(u8),
 }
 
 /// One member, its extension headers folded in.
@@ -306,11 +308,11 @@ impl Walker {
                         "holds a GNU sparse member, which is not supported; re-create the tar without --sparse",
                     );
                 }
-                _ => Kind::Other("of an unknown tar member type"),
+                other => Kind::Unknown(other),
             };
             // `tarfile` skips data only for regular and unknown members.
             let size = match kind {
-                Kind::Regular | Kind::Other("of an unknown tar member type") => size,
+                Kind::Regular | Kind::Unknown(_) => size,
                 _ => 0,
             };
             let data = at + BLOCK;
