@@ -1,11 +1,14 @@
 //! Brace expansion of shard URLs as Python's `braceexpand` (webdataset's) does it:
 //! `{a,b}` alternatives, `{000..146}` integer ranges (zero padded to the wider end when
-//! either end has a leading zero), `{a..e}` letter ranges, `{1..9..2}` steps, ranges
-//! counting down, nesting, `\{` escapes; a brace with neither comma nor range (`{x}`)
+//! either end has a leading zero), `{a..e}` letter ranges (in `A..Za..z` order),
+//! `{1..9..2}` steps (sign ignored), ranges counting down, nesting, `\{` escapes; a brace with neither comma nor range (`{x}`)
 //! is kept literally. Unbalanced braces are an error rather than literal text.
 
 /// Most names one pattern may expand to.
 const MAX_NAMES: usize = 10_000_000;
+
+/// The letters of letter ranges, in `braceexpand`'s order.
+const ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 enum Part {
     Text(String),
@@ -87,18 +90,20 @@ fn range(body: &str) -> Result<Option<Vec<String>>, String> {
     if !(2..=3).contains(&ends.len()) {
         return Ok(None);
     }
+    // The step's sign is ignored (the direction comes from the ends), 0 is 1.
     let step = match ends.get(2) {
         Some(s) => match number(s) {
             Some(0) => 1,
-            Some(n) => n,
+            Some(n) => n.saturating_abs(),
             None => return Ok(None),
         },
         None => 1,
     };
+    // Letters count in `A..Z a..z` order, so `{a..C}` runs a, Z, Y, ... C.
     let letter = |s: &str| {
         let mut chars = s.chars();
         match (chars.next(), chars.next()) {
-            (Some(c), None) if c.is_ascii_alphabetic() => Some(c as i64),
+            (Some(c), None) => ALPHABET.find(c).map(|i| i as i64),
             _ => None,
         }
     };
@@ -139,7 +144,7 @@ fn range(body: &str) -> Result<Option<Vec<String>>, String> {
         .map(|i| {
             let n = start + i * step;
             if chars {
-                char::from(n as u8).to_string()
+                ALPHABET[n as usize..n as usize + 1].to_string()
             } else {
                 format!("{n:0pad$}")
             }
