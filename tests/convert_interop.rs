@@ -39,7 +39,7 @@ struct Case {
     input: String,
     expected: &'static str,
     format: &'static str,
-    extra: Vec<&'static str>,
+    extra: Vec<String>,
     /// Extra arguments of `check_convert.py` (`--fields F,G` with `pack --fields F,G`).
     check_args: Vec<&'static str>,
     label: String,
@@ -69,7 +69,7 @@ fn convert(case: &Case, inputs: &Path, outputs: &Path) -> Option<String> {
     let out = out.to_str().unwrap();
     let mut pack = cmd();
     pack.args(["pack", &case.input, out, "--format", case.format]);
-    if !case.extra.contains(&"--shard-size") {
+    if !case.extra.iter().any(|a| a == "--shard-size") {
         pack.args(["--shard-size", "8KiB"]);
     }
     let o = pack.args(&case.extra).output().unwrap();
@@ -157,7 +157,7 @@ fn inputs_written_by_the_real_tools_convert_to_every_format() {
         input: inputs.s("gnu_tar"),
         expected: "gnu_tar",
         format: "mds",
-        extra: vec!["--input-format", "webdataset"],
+        extra: ["--input-format", "webdataset"].map(String::from).to_vec(),
         check_args: vec![],
         label: "gnu_tar-named-to-mds".into(),
     });
@@ -165,7 +165,7 @@ fn inputs_written_by_the_real_tools_convert_to_every_format() {
         input: inputs.s("mds_merged"),
         expected: "mds_merged",
         format: "parquet",
-        extra: vec!["--input-format", "mds"],
+        extra: ["--input-format", "mds"].map(String::from).to_vec(),
         check_args: vec![],
         label: "mds_merged-named-to-parquet".into(),
     });
@@ -175,7 +175,9 @@ fn inputs_written_by_the_real_tools_convert_to_every_format() {
         input: inputs.s("mds_typed"),
         expected: "mds_typed",
         format: "mds",
-        extra: vec!["--compression", "snappy", "--max-samples", "5"],
+        extra: ["--compression", "snappy", "--max-samples", "5"]
+            .map(String::from)
+            .to_vec(),
         check_args: vec![],
         label: "mds_typed-to-mds-resharded".into(),
     });
@@ -183,7 +185,9 @@ fn inputs_written_by_the_real_tools_convert_to_every_format() {
         input: inputs.s("mds_bz2"),
         expected: "mds_bz2",
         format: "mds",
-        extra: vec!["--compression", "br:5", "--shard-size", "64KiB"],
+        extra: ["--compression", "br:5", "--shard-size", "64KiB"]
+            .map(String::from)
+            .to_vec(),
         check_args: vec![],
         label: "mds_bz2-to-mds-br-one-shard".into(),
     });
@@ -194,9 +198,31 @@ fn inputs_written_by_the_real_tools_convert_to_every_format() {
         input: inputs.s("mds_typed"),
         expected: "mds_typed",
         format: "parquet",
-        extra: vec!["--fields", typed],
+        extra: ["--fields", typed].map(String::from).to_vec(),
         check_args: vec!["--fields", typed],
         label: "mds_typed-parquet-typed-columns-to-parquet".into(),
+    });
+
+    // A list of shards (--files-from), as a list file of shard names.
+    inputs.file("gnu_tar.list", "shard-000000.tar\nshard-000001.tar\n");
+    cases.push(Case {
+        input: inputs.s("gnu_tar"),
+        expected: "gnu_tar",
+        format: "parquet",
+        extra: vec!["--files-from".into(), inputs.s("gnu_tar.list")],
+        check_args: vec![],
+        label: "gnu_tar-files-from-to-parquet".into(),
+    });
+    // Compressed shards are decompressed into --scratch-dir when given (else beside the
+    // output).
+    let scratch = Tree::new();
+    cases.push(Case {
+        input: inputs.s("wds_gz"),
+        expected: "wds_gz",
+        format: "mds",
+        extra: vec!["--scratch-dir".into(), scratch.s("")],
+        check_args: vec![],
+        label: "wds_gz-scratch-dir-to-mds".into(),
     });
 
     let outputs = Tree::new();
