@@ -16,7 +16,7 @@ use crate::interop::{interop_dir, python, run_python};
 use crate::util::*;
 
 /// The inputs `make_convert_inputs.py` writes, each a name in its expected.json.
-const INPUTS: [&str; 12] = [
+const INPUTS: [&str; 13] = [
     "wds_plain",
     "wds_gz",
     "gnu_tar",
@@ -28,6 +28,7 @@ const INPUTS: [&str; 12] = [
     "mds_br",
     "mds_snappy",
     "mds_merged",
+    "mds_nokey",
     "mds_typed",
 ];
 
@@ -213,6 +214,17 @@ fn inputs_written_by_the_real_tools_convert_to_every_format() {
         check_args: vec![],
         label: "gnu_tar-files-from-to-parquet".into(),
     });
+    // Shuffled: the same samples in another order.
+    for (input, format) in [("wds_plain", "mds"), ("mds_merged", "webdataset")] {
+        cases.push(Case {
+            input: inputs.s(input),
+            expected: input,
+            format,
+            extra: ["--shuffle", "--seed", "7"].map(String::from).to_vec(),
+            check_args: vec!["--any-order"],
+            label: format!("{input}-shuffled-to-{format}"),
+        });
+    }
     // Compressed shards are decompressed into --scratch-dir when given (else beside the
     // output).
     let scratch = Tree::new();

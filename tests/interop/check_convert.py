@@ -4,7 +4,8 @@ make_convert_inputs.py's inputs) with the real reader of its format and compares
 key and every field with that input's samples in expected.json.
 
 usage: check_convert.py EXPECTED_JSON INPUT_NAME OUT_DIR [--key-column NAME] [--fields F,G]
-(--fields: the output was packed with `--fields F,G`; only those fields are expected)
+(--fields: the output was packed with `--fields F,G`; only those fields are expected;
+ --any-order: the output was packed with --shuffle; the keys are compared as a set)
 The format is OUT_DIR's: index.json (MDS: StreamingDataset with validate_hash, and each
 column's stored bytes read from the shards), .parquet files (pyarrow), .tar/.tar.gz
 shards (webdataset.WebDataset, no decoding). Shards are taken in manifest.json order.
@@ -273,13 +274,15 @@ def read_mds(out_dir, key_column):
     for shard in index["shards"]:
         check(dict(zip(shard["column_names"], shard["column_encodings"])) == encodings,
               f"{(shard['zip_data'] or shard['raw_data'])['basename']}: columns differ from the first shard's")
-    check(key_column in encodings, f"no key column {key_column!r} in {sorted(encodings)}")
+    # An input checked against itself may have no key column: its keys are the indices.
+    by_index = key_column not in encodings and manifest is None
+    check(key_column in encodings or by_index, f"no key column {key_column!r} in {sorted(encodings)}")
     stored = stored_columns(out_dir, index)
     rows = []
     samples = streaming_rows(s, out_dir, first["hashes"][0] if first["hashes"] else None)
     check(len(samples) == len(stored), f"StreamingDataset: {len(samples)} samples, the shards hold {len(stored)}")
     for i, got in enumerate(samples):
-        key = got.pop(key_column)
+        key = f"{i:09d}" if by_index else got.pop(key_column, None)
         rows.append((key, got, stored[i] if i < len(stored) else None))
     return manifest, rows, {c: e for c, e in encodings.items() if c != key_column}
 
@@ -291,6 +294,9 @@ def main():
         i = args.index("--key-column")
         key_column = args[i + 1]
         del args[i:i + 2]
+    any_order = "--any-order" in args
+    if any_order:
+        args.remove("--any-order")
     only = None
     if "--fields" in args:
         i = args.index("--fields")
@@ -330,6 +336,9 @@ def main():
         left_out.add(key)
     want_order = [w["key"] for w in expected if w["key"] not in left_out]
     got_order = [k for k, _, _ in rows]
+    if any_order:
+        check(got_order != want_order or len(got_order) < 3, "--any-order, but the samples are in input order")
+        got_order, want_order = sorted(got_order), sorted(want_order)
     at = next((i for i, (a, b) in enumerate(zip(got_order, want_order)) if a != b), min(len(got_order), len(want_order)))
     check(got_order == want_order, f"keys or their order differ from sample {at} on: got {got_order[at:at + 3]}, "
           f"expected {want_order[at:at + 3]}")

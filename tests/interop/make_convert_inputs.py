@@ -15,6 +15,7 @@ bin (noise, empty in every fourth sample)) is written as:
                --format=pax (plus a sample with a long non-ASCII name: PAX path records)
   mds_<c>/     streaming.MDSWriter with compression c (none, zstd, zstd:7, gz, bz2, br,
                snappy); columns key:str jpg:bytes txt:str json:json cls:int bin:bytes
+  mds_nokey/   MDSWriter (zstd) without a key column: keys are the sample indices, 9 digits
   mds_merged/  three MDSWriter parts (none, zstd, gz) in 0/ 1/ 2/, merged by streaming's
                merge_index into the root index.json
   mds_typed/   MDSWriter, columns of every other encoding: int8, uint16, int32, uint64,
@@ -262,6 +263,20 @@ def main():
         rows = read_mds(s, d)
         verify(name, expected[name]["samples"], [(r["key"], {f: r[f] for f in core_encodings}) for r in rows],
                core_encodings)
+
+    # no key column: the key is the sample's index in the dataset, 9 digits
+    d = os.path.join(out, "mds_nokey")
+    no_key = {f: e for f, e in CORE_COLUMNS.items() if f != "key"}
+    with s.MDSWriter(out=d, columns=no_key, compression="zstd", hashes=["xxh64"], size_limit=1 << 12,
+                     progress_bar=False) as w:
+        for key, fields in samples:
+            row = mds_row(key, fields)
+            del row["key"]
+            w.write(row)
+    expected["mds_nokey"] = {"samples": core_expected([(f"{i:09d}", f) for i, (_, f) in enumerate(samples)]),
+                             "encodings": core_encodings}
+    rows = read_mds(s, d)
+    verify("mds_nokey", expected["mds_nokey"]["samples"], [(f"{i:09d}", r) for i, r in enumerate(rows)], core_encodings)
 
     # merged parts
     d = os.path.join(out, "mds_merged")
