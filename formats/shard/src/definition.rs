@@ -151,6 +151,12 @@ pub trait FormatDef: Sync {
 
 /// A format with its options checked, ready to be built for a dataset's samples.
 pub trait Configured: Send + Sync + std::fmt::Debug {
+    /// True when the format can store a column of `encoding` (a source's suggestion it
+    /// cannot store falls back to the format's default for the field).
+    fn accepts(&self, _encoding: &Encoding) -> bool {
+        true
+    }
+
     /// The format configured for `samples`; `columns` are the encodings to use by field
     /// name (the user's, completed with those the source suggests).
     fn build(

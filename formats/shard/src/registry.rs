@@ -177,10 +177,53 @@ impl FormatChoice {
         let present = crate::sample::field_names(samples);
         let mut columns = self.columns.clone();
         for (field, encoding) in suggested {
-            if present.contains(field.as_str()) {
+            if present.contains(field.as_str()) && self.configured.accepts(&encoding) {
                 columns.entry(field).or_insert(encoding);
             }
         }
         self.configured.build(samples, &columns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::{FormatChoice, FormatKind};
+    use crate::columns::Encoding;
+    use crate::definition::FormatOptions;
+    use crate::sample::{FieldSpec, SampleSpec};
+
+    fn samples() -> Vec<SampleSpec> {
+        vec![SampleSpec {
+            key: "a".into(),
+            fields: vec![FieldSpec::new("arr", 200), FieldSpec::new("n", 2)],
+            origin: 0,
+        }]
+    }
+
+    #[test]
+    fn a_suggestion_the_format_cannot_store_falls_back_to_its_default() {
+        let kind = FormatKind::from_name("parquet").unwrap();
+        let choice = FormatChoice::new(kind, &FormatOptions::default()).unwrap();
+        let suggested: BTreeMap<String, Encoding> = [
+            ("arr".to_string(), Encoding::parse("ndarray").unwrap()),
+            ("n".to_string(), Encoding::parse("uint64").unwrap()),
+        ]
+        .into();
+        assert!(choice.build(&samples(), suggested.clone()).is_ok());
+        // Given by the user, the same encodings are refused, not silently replaced.
+        let options = FormatOptions {
+            columns: suggested,
+            ..FormatOptions::default()
+        };
+        let choice = FormatChoice::new(kind, &options).unwrap();
+        let Err(err) = choice.build(&samples(), BTreeMap::new()) else {
+            panic!("an ndarray column without a static shape was accepted")
+        };
+        assert!(
+            err.to_string().contains("has no Parquet column type"),
+            "{err}"
+        );
     }
 }

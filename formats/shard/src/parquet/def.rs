@@ -77,6 +77,10 @@ impl FormatDef for Def {
 }
 
 impl Configured for Checked {
+    fn accepts(&self, encoding: &Encoding) -> bool {
+        super::accepts(encoding)
+    }
+
     fn build(
         &self,
         samples: &[SampleSpec],

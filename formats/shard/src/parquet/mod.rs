@@ -113,6 +113,11 @@ enum Kind {
     Fixed(u64),
 }
 
+/// True when a column of `encoding` has a Parquet type here.
+pub(crate) fn accepts(encoding: &Encoding) -> bool {
+    kind_of(encoding).is_ok()
+}
+
 fn kind_of(encoding: &Encoding) -> Result<Kind, String> {
     Ok(match encoding {
         Encoding::Str

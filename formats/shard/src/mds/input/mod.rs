@@ -11,6 +11,7 @@
 
 mod index;
 mod pil;
+mod problem;
 mod record;
 mod shard;
 mod values;
@@ -29,9 +30,9 @@ use shardsmith_manifest::Skipped;
 use shardsmith_store::{InputSource, RangeRead, ReadError};
 
 use self::index::Shard;
+use self::problem::Problem;
 use self::record::Planned;
 use self::shard::Window;
-use self::values::Problem;
 use crate::columns::Encoding;
 use crate::content::Validation;
 use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};

@@ -6,7 +6,7 @@ use image::ExtendedColorType;
 use image::ImageEncoder;
 use image::codecs::png::PngEncoder;
 
-use super::values::Problem;
+use super::problem::Problem;
 
 /// The PNG of a stored `pil` value.
 pub(super) fn to_png(stored: &[u8]) -> Result<Vec<u8>, Problem> {

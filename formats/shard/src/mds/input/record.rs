@@ -4,7 +4,7 @@
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
 
 use super::index::ColumnSet;
-use super::values::Problem;
+use super::problem::Problem;
 use crate::sample::FieldSpec;
 
 /// What a record becomes.

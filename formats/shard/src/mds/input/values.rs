@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use super::problem::Problem;
 use crate::columns::{ArrayDtype, Encoding};
 
 /// How a column's stored bytes become field bytes.
@@ -29,16 +30,6 @@ pub(crate) enum ColumnKind {
     },
     /// `pil`: width, height, mode and raw pixels.
     Pil,
-}
-
-/// Why a value cannot be given.
-#[derive(Debug)]
-pub(crate) enum Problem {
-    /// The stored bytes are not what the encoding stores (a damaged shard).
-    Corrupt(String),
-    /// The value is fine but has no lossless form our writers take (a `pil` mode PNG
-    /// cannot hold): the sample is left out.
-    Unsupported(String),
 }
 
 const DTYPES: [ArrayDtype; 11] = [
