@@ -294,6 +294,19 @@ fn errors_name_the_key_the_field_and_the_dataset() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
+    let o = run(&["cat", &wds, "a/0001", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["ls", &t.s("wds/shard.00000.mds")]);
+    assert_eq!(o.status.code(), Some(2));
+    t.file("mds/shard.00000.mds", "x");
+    let o = run(&["ls", &t.s("mds/shard.00000.mds")]);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "error: `{}` is one shard of an MDS dataset, which is read through its index.json: name the directory that holds index.json\n",
+            t.s("mds/shard.00000.mds")
+        )
+    );
     let o = run(&["ls", &t.s("missing")]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
@@ -379,4 +392,49 @@ fn ls_lists_token_files() {
             "{listed}"
         );
     }
+}
+
+/// A tar shard written member by member, as another tool would.
+fn tar_of(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (name, data) in members {
+        let mut header = tar::Header::new_ustar();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, name, *data).unwrap();
+    }
+    builder.into_inner().unwrap()
+}
+
+#[test]
+fn stats_counts_duplicate_keys_across_shards() {
+    let t = Tree::new();
+    t.file(
+        "t/d-000000.tar",
+        tar_of(&[
+            ("a/1.txt", b"one"),
+            ("b/1.txt", b"two"),
+            ("c/1.txt", b"three"),
+        ]),
+    );
+    t.file(
+        "t/d-000001.tar",
+        tar_of(&[("c/1.txt", b"again"), ("d/1.txt", b"d"), ("b/1.txt", b"2")]),
+    );
+    let o = run(&["stats", &t.s("t")]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.ends_with("duplicate keys: 2 (2 repeats): `c/1`, `b/1`\nleft out by the reader: 2\n"),
+        "{out}"
+    );
+    let (_, report) = run_json(&["stats", &t.s("t")]);
+    assert_eq!(
+        report["duplicate_keys"],
+        serde_json::json!({"count": 2, "first": ["c/1", "b/1"], "repeats": 2})
+    );
+    // cat answers with the first, as readers that drop the repeat do.
+    let o = run(&["cat", &t.s("t"), "c/1", "txt"]);
+    assert_eq!(o.stdout, b"three");
 }

@@ -18,6 +18,9 @@ use crate::output::{CliError, Printer};
 
 pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
     let shown = args.data.dataset.display().to_string();
+    if printer.json() {
+        bail!("--json does not apply to `cat`: what it writes to stdout is the sample's own bytes");
+    }
     let Dataset::Shards(shards) = open::open(&args.data)? else {
         bail!(
             "`{shown}` holds token files or a checkpoint, not samples: `cat` reads WebDataset, MDS and Parquet shards"

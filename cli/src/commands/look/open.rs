@@ -50,7 +50,7 @@ impl ShardKind {
 
 /// What DATASET turned out to be.
 pub enum Dataset {
-    Shards(Shards),
+    Shards(Box<Shards>),
     Tokens(Vec<TokenFileSummary>),
     /// Each checkpoint file with its tensors.
     Checkpoint(Vec<(String, Vec<TensorEntry>)>),
@@ -221,6 +221,17 @@ impl InputSource for Counting {
 
 /// `path` names nothing `ls`, `cat` and `stats` can read.
 fn unknown(shown: &str) -> anyhow::Error {
+    let name = shown.rsplit('/').next().unwrap_or(shown);
+    if name.ends_with(".mds") || name.contains(".mds.") {
+        return CliError {
+            kind: "unknown_format",
+            path: Some(shown.to_string()),
+            message: format!(
+                "`{shown}` is one shard of an MDS dataset, which is read through its index.json: name the directory that holds index.json"
+            ),
+        }
+        .into();
+    }
     CliError {
         kind: "unknown_format",
         path: Some(shown.to_string()),
@@ -272,7 +283,7 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
         }
     });
     if let Some(kind) = kind {
-        return Ok(Dataset::Shards(Shards {
+        return Ok(Dataset::Shards(Box::new(Shards {
             kind,
             dir,
             shown,
@@ -280,7 +291,7 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
             manifest,
             counter: Arc::new(Counting::new(tree)),
             key_column: args.key_column.clone(),
-        }));
+        })));
     }
     let files: Vec<String> = match &only {
         Some(rel) => vec![rel.clone()],

@@ -51,7 +51,8 @@ fn distribution(mut sizes: Vec<u64>) -> FieldStats {
 
 /// The key a "repeats key `KEY`" reason names.
 fn repeated_key(reason: &str) -> Option<&str> {
-    let rest = reason.strip_prefix("repeats key `")?;
+    const MARK: &str = "repeats key `";
+    let rest = &reason[reason.find(MARK)? + MARK.len()..];
     Some(&rest[..rest.find('`')?])
 }
 
@@ -203,5 +204,10 @@ mod tests {
         let f = distribution(vec![7]);
         assert_eq!((f.min, f.median, f.p99, f.max), (7, 7, 7, 7));
         assert_eq!(repeated_key("repeats key `a/1` (first seen)"), Some("a/1"));
+        assert_eq!(
+            repeated_key("d.tar: member `c/1.txt` repeats key `c/1` (first seen in `x`)"),
+            Some("c/1")
+        );
+        assert_eq!(repeated_key("has no extension"), None);
     }
 }
