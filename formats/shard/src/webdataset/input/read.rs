@@ -42,7 +42,13 @@ pub(super) struct TarReader<'a> {
     pub validation: Validation,
     /// The shard being read and how.
     cursor: Option<(usize, Cursor)>,
+    /// Shards opened for positioned reads, most recent last: a shuffled plan moves
+    /// between shards at every sample, and opening costs a request on an object store.
+    opened: Vec<(usize, Arc<dyn RangeRead>)>,
 }
+
+/// Shards a reader keeps open.
+const KEEP_OPEN: usize = 32;
 
 impl<'a> TarReader<'a> {
     pub fn new(
@@ -59,6 +65,7 @@ impl<'a> TarReader<'a> {
             samples,
             validation,
             cursor: None,
+            opened: Vec::new(),
         }
     }
 
@@ -76,13 +83,22 @@ impl<'a> TarReader<'a> {
         };
         if !reusable {
             let body = &self.bodies[index];
-            let src = shard::ranged(self.source, file, body)?;
             let cursor = match body {
                 Body::Streamed(codec) => Cursor::Stream(Box::new(
-                    Stream::open(src, *codec, None)
+                    Stream::open(shard::ranged(self.source, file, body)?, *codec, None)
                         .map_err(|e| Error::io("decompressing", &file.full, e))?,
                 )),
-                _ => Cursor::Positioned(Positioned::new(src.clone(), READ_AHEAD), src),
+                _ => {
+                    let src = match self.opened.iter().position(|(i, _)| *i == index) {
+                        Some(at) => self.opened.remove(at).1,
+                        None => shard::ranged(self.source, file, body)?,
+                    };
+                    if self.opened.len() == KEEP_OPEN {
+                        self.opened.remove(0);
+                    }
+                    self.opened.push((index, src.clone()));
+                    Cursor::Positioned(Positioned::new(src.clone(), READ_AHEAD), src)
+                }
             };
             self.cursor = Some((index, cursor));
         }
