@@ -522,3 +522,34 @@ fn a_brace_pattern_that_matches_nothing_is_refused_naming_it() {
     );
     assert!(!out.join("o").join("manifest.json").exists());
 }
+
+#[test]
+fn compressed_shards_convert_back_to_the_same_files() {
+    let raw = Tree::new();
+    let files = round_trip_files();
+    for (rel, data) in &files {
+        raw.file(rel, data);
+    }
+    let out = Tree::new();
+    for compression in ["gz", "zstd"] {
+        let packed = out.s(compression);
+        pack_ok(&[
+            "pack",
+            raw.path().to_str().unwrap(),
+            &packed,
+            "--compression",
+            compression,
+            "--shard-size",
+            "8KiB",
+        ]);
+        // Without --scratch-dir: decompressed copies, if any, go where pack puts them.
+        let plain = out.s(&format!("{compression}-plain"));
+        pack_ok(&["pack", &packed, &plain, "--shard-size", "8KiB"]);
+        let got: BTreeMap<String, Vec<u8>> = tar_members(Path::new(&plain)).into_iter().collect();
+        assert!(
+            got == files,
+            "{compression}: the members differ from the files (names {:?})",
+            got.keys().collect::<Vec<_>>()
+        );
+    }
+}
