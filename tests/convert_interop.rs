@@ -3,10 +3,13 @@
 //! `tests/interop/make_convert_inputs.py`) packed into every format, each output read
 //! back by the real reader and compared with the input's samples
 //! (`tests/interop/check_convert.py`); a lossless raw → wds → mds → parquet → wds round
-//! trip; the errors bad inputs give.
+//! trip and compressed (gz, zstd) shards converted back to the same files; the errors
+//! bad inputs give, exactly.
 //!
 //! The interop test needs `SHARDSMITH_PYTHON`, as `tests/interop.rs` explains (without
-//! it the test says so, and fails under CI).
+//! it the test says so, and fails under CI); the others are pure Rust. The interop test
+//! runs every conversion and then reports all that failed (pack's error, or the
+//! checker's first differences), not just the first.
 
 use std::collections::BTreeMap;
 use std::path::Path;
