@@ -58,7 +58,7 @@ pub struct DatasetArgs {
     /// Dataset directory (WebDataset, MDS, Parquet, token files, checkpoint), or one file of it
     pub dataset: PathBuf,
 
-    /// Column holding each sample's key (MDS, Parquet) [default: key]
+    /// Column holding each sample's key (MDS, Parquet)
     ///
     /// Parquet files without that column key their rows STEM/ROW, as `pack` does.
     /// Example: `--key-column id`.

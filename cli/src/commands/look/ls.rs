@@ -143,6 +143,7 @@ fn per_shard(
     printer: &Printer,
 ) -> Result<Status> {
     let groups = groups(containers);
+    let sizes = shards.sizes()?;
     let mut rows = vec![header(&[
         "SHARD", "BYTES", "SAMPLES", "FIRST", "LAST", "FIELDS",
     ])];
@@ -155,7 +156,7 @@ fn per_shard(
             fields.extend(s.fields.iter().map(|f| f.ext.to_string()));
         }
         let fields: Vec<String> = fields.into_iter().collect();
-        let bytes = shards.size_of(&g.name);
+        let bytes = sizes.get(&g.name).copied().unwrap_or(0);
         total_bytes += bytes;
         let first = &samples[0].key;
         let last = &samples[samples.len() - 1].key;

@@ -1,7 +1,7 @@
 //! Telling what a DATASET is (shards of WebDataset, MDS or Parquet, token files, a
 //! checkpoint) and opening it, through an input source that counts the bytes read.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,11 +15,14 @@ use shardsmith_shard::mds::input::{MdsDataset, is_mds_input};
 use shardsmith_shard::parquet::input::{ParquetRows, is_parquet_input};
 use shardsmith_shard::sample::SampleSource;
 use shardsmith_shard::webdataset::input::{TarShards, is_webdataset_input};
-use shardsmith_store::{InputListing, InputSource, LocalTree, RangeRead, ReadError};
+use shardsmith_store::{
+    InputListing, InputSource, LocalTree, Location, ObjectTree, RangeRead, ReadError,
+};
 use shardsmith_tokens::listing::{TokenFileSummary, summarize};
 
 use crate::args::DatasetArgs;
 use crate::output::CliError;
+use crate::storage;
 
 /// The shard formats whose samples `ls`, `cat` and `stats` read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,8 +62,6 @@ pub enum Dataset {
 /// A shard dataset, not yet opened: `open` reads it (all of it, or one shard).
 pub struct Shards {
     pub kind: ShardKind,
-    /// The directory the shards are in.
-    pub dir: PathBuf,
     /// DATASET as given, for messages.
     pub shown: String,
     /// The one file DATASET named, when it named a file.
@@ -95,9 +96,15 @@ impl Shards {
         })
     }
 
-    /// Size of the shard file `rel` (0 when it cannot be examined).
-    pub fn size_of(&self, rel: &str) -> u64 {
-        std::fs::metadata(self.dir.join(rel)).map_or(0, |m| m.len())
+    /// Size of every file of the dataset, by path (a listing: no bytes are read).
+    pub fn sizes(&self) -> Result<BTreeMap<String, u64>> {
+        Ok(self
+            .counter
+            .list()?
+            .files
+            .into_iter()
+            .map(|f| (f.rel, f.size))
+            .collect())
     }
 }
 
@@ -245,27 +252,44 @@ fn unknown(shown: &str) -> anyhow::Error {
 /// Tells what DATASET is and gets it ready to be read.
 pub fn open(args: &DatasetArgs) -> Result<Dataset> {
     let path = &args.dataset;
-    crate::output::need_path(path, "dataset")?;
-    let shown = path.display().to_string();
-    let (tree, only) = LocalTree::for_path(path)?;
-    let only = only.map(|(rel, _)| rel);
-    let dir = if only.is_some() {
-        match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
+    let location = storage::location(path)?;
+    let (tree, only, dir, manifest): (Arc<dyn InputSource>, _, _, _) = match &location {
+        Location::Local(path) => {
+            crate::output::need_path(path, "dataset")?;
+            let (tree, only) = LocalTree::for_path(path)?;
+            let only = only.map(|(rel, _)| rel);
+            let dir = if only.is_some() {
+                match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                }
+            } else {
+                path.clone()
+            };
+            let manifest = match &only {
+                None if dir.join(MANIFEST_FILE).is_file() => Some(
+                    Manifest::load(&dir.join(MANIFEST_FILE))
+                        .with_context(|| format!("reading the manifest of `{}`", path.display()))?
+                        .0,
+                ),
+                _ => None,
+            };
+            (Arc::new(tree), only, Some(dir), manifest)
         }
-    } else {
-        path.clone()
+        Location::Remote(remote) => {
+            let (tree, only) = ObjectTree::for_remote(remote.clone())?;
+            let only = only.map(|(rel, _)| rel);
+            let manifest = match &only {
+                None => remote_manifest(&tree, &location.display())?,
+                Some(_) => None,
+            };
+            (Arc::new(tree), only, None, manifest)
+        }
     };
-    let manifest = match &only {
-        None if dir.join(MANIFEST_FILE).is_file() => Some(
-            Manifest::load(&dir.join(MANIFEST_FILE))
-                .with_context(|| format!("reading the manifest of `{shown}`"))?
-                .0,
-        ),
-        _ => None,
+    let shown = match &location {
+        Location::Local(path) => path.display().to_string(),
+        remote => remote.display(),
     };
-    let tree: Arc<dyn InputSource> = Arc::new(tree);
     let only_ref = only.as_deref();
     let recorded = manifest
         .as_ref()
@@ -285,7 +309,6 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
     if let Some(kind) = kind {
         return Ok(Dataset::Shards(Box::new(Shards {
             kind,
-            dir,
             shown,
             only,
             manifest,
@@ -293,6 +316,16 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
             key_column: args.key_column.clone(),
         })));
     }
+    let Some(dir) = dir else {
+        return Err(CliError {
+            kind: "unknown_format",
+            path: Some(shown.clone()),
+            message: format!(
+                "`{shown}` holds no WebDataset, MDS or Parquet shards; token files and checkpoints are listed on local disk only"
+            ),
+        }
+        .into());
+    };
     let files: Vec<String> = match &only {
         Some(rel) => vec![rel.clone()],
         None => tree.list()?.files.into_iter().map(|f| f.rel).collect(),
@@ -328,6 +361,24 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
         return Err(unknown(&shown));
     }
     Ok(Dataset::Checkpoint(tensors))
+}
+
+/// The manifest at the root of a remote dataset, if it has one.
+fn remote_manifest(tree: &ObjectTree, shown: &str) -> Result<Option<Manifest>> {
+    let mut reader = match tree.open(MANIFEST_FILE) {
+        Ok(reader) => reader,
+        Err(ReadError::Vanished) => return Ok(None),
+        Err(e) => {
+            return Err(anyhow::Error::new(io::Error::from(e)))
+                .with_context(|| format!("reading the manifest of `{shown}`"));
+        }
+    };
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading the manifest of `{shown}`"))?;
+    let at = format!("{}/{MANIFEST_FILE}", shown.trim_end_matches('/'));
+    Ok(Some(Manifest::parse(&bytes, Path::new(&at))?.0))
 }
 
 fn token_error(dir: &Path, rel: &str, why: String) -> anyhow::Error {
