@@ -43,3 +43,10 @@ pub use model::{
 /// Prefix of every temporary or state entry shardsmith creates inside a dataset directory.
 /// Such names are never part of a dataset; `verify` reports leftovers.
 pub const TEMP_PREFIX: &str = ".shardsmith-";
+
+/// Prefix of the scratch files this process keeps beside its output while it runs
+/// (decompressed copies of compressed input shards): under [`TEMP_PREFIX`], and named
+/// after the process so that the clean-up of an earlier run's leftovers spares them.
+pub fn scratch_prefix() -> String {
+    format!("{TEMP_PREFIX}scratch-{}-", std::process::id())
+}

@@ -205,9 +205,15 @@ pub fn prepare(
     Ok(Start::Fresh)
 }
 
+/// Removes what earlier runs left behind; this process's own scratch files stay.
 fn remove_temp(sink: &dyn OutputSink, entries: &[String]) -> Result<()> {
+    let mine = shardsmith_manifest::scratch_prefix();
     for entry in entries {
-        if entry.starts_with(TEMP_PREFIX) && entry != STATE_DIR && !entry.ends_with("lock") {
+        if entry.starts_with(TEMP_PREFIX)
+            && entry != STATE_DIR
+            && !entry.ends_with("lock")
+            && !entry.starts_with(&mine)
+        {
             sink.remove(entry)?;
         }
     }

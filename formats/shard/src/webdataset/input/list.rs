@@ -248,7 +248,7 @@ pub(super) fn list_shard(
     let spill = match scratch {
         Some(dir) => Some(
             tempfile::Builder::new()
-                .prefix(".shardsmith-wds-")
+                .prefix(&shardsmith_manifest::scratch_prefix())
                 .suffix(".tar")
                 .tempfile_in(dir)
                 .map_err(|e| Error::io("creating a decompressed copy in", dir, e))?,
