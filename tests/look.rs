@@ -488,3 +488,58 @@ fn ls_and_cat_read_a_dataset_in_a_bucket_one_shard_per_sample() {
         "error: no sample `c02/nothing` in s3://look/wds\n"
     );
 }
+
+#[test]
+fn cat_reads_compressed_shards_and_parquet_keys_by_column_or_row() {
+    let input = corpus(20, 3000);
+    let want = originals(&input);
+    let t = Tree::new();
+    let key = "c05/sample_00012";
+    for (name, args) in [
+        ("mdsz", &["--format", "mds", "--compression", "zstd"][..]),
+        ("wgz", &["--compression", "gz"][..]),
+    ] {
+        let mut all = vec![
+            "pack",
+            input.path().to_str().unwrap(),
+            &t.s(name).leak()[..],
+            "--max-samples",
+            "4",
+            "-q",
+        ];
+        all.extend_from_slice(args);
+        ok(&all);
+        let o = run(&["cat", &t.s(name), key, "bin"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert_eq!(
+            o.stdout,
+            want[&(key.to_string(), "bin".to_string())],
+            "{name}"
+        );
+    }
+    // Parquet keyed by another column, and Parquet without a key column (STEM/ROW).
+    ok(&[
+        "pack",
+        input.path().to_str().unwrap(),
+        &t.s("pq"),
+        "--format",
+        "parquet",
+        "--key-column",
+        "id",
+        "-q",
+    ]);
+    let o = run(&["cat", &t.s("pq"), key, "txt", "--key-column", "id"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(o.stdout, want[&(key.to_string(), "txt".to_string())]);
+    let listed = ok(&["ls", &t.s("pq"), "-l"]);
+    assert!(
+        listed
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("shard-000000/000000000  shard-000000.parquet  bin="),
+        "{listed}"
+    );
+    let o = run(&["cat", &t.s("pq"), "shard-000000/000000000", "id"]);
+    assert_eq!(o.stdout, b"c00/sample_00000");
+}
