@@ -183,7 +183,13 @@ fn header(name: &str, size: u64, kind: u8) -> [u8; 512] {
     octal(&mut h, 100, 8, 0o644);
     octal(&mut h, 108, 8, 0);
     octal(&mut h, 116, 8, 0);
-    octal(&mut h, 124, 12, size);
+    if size < 1 << 33 {
+        octal(&mut h, 124, 12, size);
+    } else {
+        // GNU base-256: fields of 8 GiB and more.
+        h[124] = 0x80;
+        h[128..136].copy_from_slice(&size.to_be_bytes());
+    }
     octal(&mut h, 136, 12, 0);
     h[156] = kind;
     h[257..263].copy_from_slice(b"ustar\0");
@@ -193,4 +199,19 @@ fn header(name: &str, size: u64, kind: u8) -> [u8; 512] {
     let text = format!("{sum:06o}\0 ");
     h[148..156].copy_from_slice(text.as_bytes());
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_hold_any_size() {
+        let h = header("a/1.txt", 7, b'0');
+        assert_eq!(&h[124..136], b"00000000007\0");
+        assert_eq!(&h[257..263], b"ustar\0");
+        let big = header("a/1.bin", 10 << 30, b'0');
+        assert_eq!(big[124], 0x80);
+        assert_eq!(&big[128..136], &(10u64 << 30).to_be_bytes());
+    }
 }
