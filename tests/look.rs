@@ -543,3 +543,57 @@ fn cat_reads_compressed_shards_and_parquet_keys_by_column_or_row() {
     let o = run(&["cat", &t.s("pq"), "shard-000000/000000000", "id"]);
     assert_eq!(o.stdout, b"c00/sample_00000");
 }
+
+#[test]
+fn gnu_tar_shards_with_long_and_non_ascii_names_list_and_cat() {
+    let t = Tree::new();
+    let long = format!("{}/{}/sample", "d".repeat(60), "e".repeat(50));
+    t.file(&format!("src/{long}.txt"), "long");
+    t.file(&format!("src/{long}.json"), "{\"a\":1}");
+    t.file("src/ключ.txt", "ünï");
+    std::fs::create_dir_all(t.join("out")).unwrap();
+    for (format, shard, members) in [
+        (
+            "gnu",
+            "g-000000.tar",
+            vec![format!("{long}.json"), format!("{long}.txt")],
+        ),
+        ("pax", "g-000001.tar", vec!["ключ.txt".to_string()]),
+    ] {
+        let status = std::process::Command::new("tar")
+            .arg(format!("--format={format}"))
+            .arg("-cf")
+            .arg(t.join("out").join(shard))
+            .arg("-C")
+            .arg(t.join("src"))
+            .args(&members)
+            .status()
+            .expect("GNU tar runs");
+        assert!(status.success());
+    }
+    let listed = ok(&["ls", &t.s("out"), "-l"]);
+    let rows: Vec<String> = listed
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "KEY SHARD FIELDS".to_string(),
+            format!("{long} g-000000.tar json=7 txt=4"),
+            "ключ g-000001.tar txt=5".to_string(),
+        ]
+    );
+    let o = run(&["cat", &t.s("out"), "ключ", "txt"]);
+    assert_eq!(o.stdout, "ünï".as_bytes());
+    // The sample tar carries the long member names (a GNU long-name record).
+    let o = run(&["cat", &t.s("out"), &long]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let mut archive = tar::Archive::new(&o.stdout[..]);
+    let names: Vec<String> = archive
+        .entries()
+        .unwrap()
+        .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [format!("{long}.json"), format!("{long}.txt")]);
+}
