@@ -183,7 +183,7 @@ fn cat_writes_the_original_bytes_and_reads_only_the_holding_shard() {
                     .trim()
                     .strip_prefix("opened ")
                     .unwrap()
-                    .split("; read ")
+                    .split("; ")
                     .next()
                     .unwrap();
                 let expected = if name == "mds" {
@@ -194,10 +194,10 @@ fn cat_writes_the_original_bytes_and_reads_only_the_holding_shard() {
                 assert_eq!(opened, expected, "{name}: {note}");
                 let read: u64 = note
                     .trim()
-                    .rsplit("; read ")
+                    .rsplit("; ")
                     .next()
                     .unwrap()
-                    .trim_end_matches(" bytes")
+                    .trim_end_matches(" bytes read")
                     .parse()
                     .unwrap();
                 let dataset: u64 = shards.iter().map(|f| f["size"].as_u64().unwrap()).sum();
@@ -479,7 +479,8 @@ fn ls_and_cat_read_a_dataset_in_a_bucket_one_shard_per_sample() {
                 && f["last_key"].as_str().is_some_and(|k| key <= k)
         })
         .unwrap();
-    let prefix = format!("opened {}; read ", holder["path"].as_str().unwrap());
+    let prefix = format!("opened {}; ", holder["path"].as_str().unwrap());
+    assert!(note.trim_end().ends_with(" bytes read"), "{note}");
     assert!(note.starts_with(&prefix), "{note}");
     let o = s3.run(&["cat", "s3://look/wds", "c02/nothing"]);
     assert_eq!(o.status.code(), Some(2));

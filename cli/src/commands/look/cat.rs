@@ -29,7 +29,7 @@ pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
     let found = find(&shards, &args.key)?;
     let report = |printer: &Printer| {
         printer.detail(&format!(
-            "opened {}; read {} bytes",
+            "opened {}; {} bytes read",
             match shards.counter.opened() {
                 o if o.is_empty() => "nothing".to_string(),
                 o => o.join(", "),
