@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use shardsmith_shard::sample::SampleListing;
 
 use super::open::{self, Dataset, Shards};
-use super::{print, table, warn_skipped};
+use super::text::{count, print, table, warn_skipped};
 use crate::args::LsArgs;
 use crate::commands::Status;
 use crate::output::Printer;
@@ -197,8 +197,8 @@ fn per_shard(
         "{} {}, {}, {}, {} bytes\n",
         shards.shown,
         shards.kind.name(),
-        super::count(groups.len(), "shard"),
-        super::count(listing.samples.len(), "sample"),
+        count(groups.len(), "shard"),
+        count(listing.samples.len(), "sample"),
         total_bytes
     ));
     print(&text)?;

@@ -11,7 +11,7 @@ use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use super::open::{self, Dataset};
-use super::{print, table, warn_skipped};
+use super::text::{count, print, table, warn_skipped};
 use crate::args::StatsArgs;
 use crate::commands::Status;
 use crate::output::Printer;
@@ -142,8 +142,8 @@ pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
         "{} {}: {} in {}, {} bytes of fields\n",
         shards.shown,
         shards.kind.name(),
-        super::count(listing.samples.len(), "sample"),
-        super::count(containers, "shard"),
+        count(listing.samples.len(), "sample"),
+        count(containers, "shard"),
         total
     );
     let mut rows = vec![
