@@ -119,7 +119,10 @@ def main():
 
     # cat: one sample of a dataset of many shards.
     many = os.path.join(work, "many")
-    shard_size = max(64 << 10, size // args.cat_shards)
+    one = os.path.join(work, "one")
+    subprocess.run([BIN, "pack", raw, one, "--format", "webdataset", "--shard-size", "4GiB", "--quiet"], check=True)
+    shard_size = max(64 << 10, du(one) // args.cat_shards + 1)
+    shutil.rmtree(one)
     subprocess.run([BIN, "pack", raw, many, "--format", "webdataset", "--shard-size", str(shard_size), "--quiet"],
                    check=True)
     tars = sorted(f for f in os.listdir(many) if f.endswith(".tar"))
