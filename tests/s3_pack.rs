@@ -182,3 +182,59 @@ fn a_run_holding_the_prefix_lease_keeps_others_out_until_it_is_gone() {
         );
     }
 }
+
+#[test]
+fn pack_converts_webdataset_and_mds_datasets_read_from_s3() {
+    let Some(s3) = S3::start() else { return };
+    let bucket = s3.bucket("datasets");
+    let input = mds_corpus(60);
+    for (name, made_with) in [
+        ("wds", &["--shard-size", "16KiB"][..]),
+        (
+            "wds-gz",
+            &["--shard-size", "16KiB", "--compression", "gz"][..],
+        ),
+        (
+            "mds-zstd",
+            &[
+                "--format",
+                "mds",
+                "--shard-size",
+                "16KiB",
+                "--compression",
+                "zstd",
+            ][..],
+        ),
+    ] {
+        let dataset = bucket.join(name);
+        let o = run(&[
+            &[
+                "pack",
+                input.path().to_str().unwrap(),
+                dataset.to_str().unwrap(),
+            ],
+            made_with,
+        ]
+        .concat());
+        assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+        for format in ["webdataset", "mds", "parquet"] {
+            let args = ["--format", format, "--shard-size", "24KiB"];
+            let out = Tree::new();
+            let url = format!("s3://datasets/{name}");
+            let (code, report) =
+                s3.json(&[&["pack", url.as_str(), &out.s("d")], &args[..]].concat());
+            assert_eq!(code, 0, "{name} -> {format}: {report}");
+            assert_eq!(report["samples"], 60, "{name} -> {format}: {report}");
+            let shards = |all: std::collections::BTreeMap<String, Vec<u8>>| {
+                all.into_iter()
+                    .filter(|(rel, _)| rel != "manifest.json" && rel != "SHA256SUMS")
+                    .collect::<std::collections::BTreeMap<_, _>>()
+            };
+            assert_eq!(
+                shards(snapshot(&out.join("d"))),
+                shards(local_pack(&dataset, &args)),
+                "{name} -> {format}: read from S3, the same shards as read from disk"
+            );
+        }
+    }
+}
