@@ -7,6 +7,7 @@ mod checkpoint;
 mod checkpoint_interop;
 mod cli;
 mod conformance;
+mod convert;
 mod convert_interop;
 mod failed_runs;
 mod faults;
