@@ -1,12 +1,12 @@
 //! Samples from a tree of raw files: listed by an [`InputSource`], grouped by name
 //! ([`super::group`]), read file by file.
 
-use std::io::{self, Read};
+use std::io::Read;
 
 use shardsmith_manifest::Skipped;
 
 use super::group;
-use shardsmith_shard::content::{self, EDGE, Validation};
+use shardsmith_shard::content::{self, Validation};
 use shardsmith_shard::sample::{Loaded, SampleListing, SampleReader, SampleSource, Tracked};
 use shardsmith_shard::{Error, FieldSpec, Result, SampleSpec};
 use shardsmith_store::{InputSource, ListedFile, Prefetched, ReadError};
@@ -161,7 +161,7 @@ impl SampleReader for TreeReader<'_> {
                 Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
                 Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
             };
-            match check_stream(&field.ext, reader) {
+            match content::check_stream(&field.ext, reader) {
                 Ok(Ok(())) => {}
                 Ok(Err(reason)) => return Ok(Err(leave_out(rel, reason))),
                 Err(e) => return Ok(Err(leave_out(rel, format!("cannot be read: {e}")))),
@@ -180,32 +180,4 @@ impl SampleReader for TreeReader<'_> {
         }
         Ok(Ok(Loaded::Streams(readers)))
     }
-}
-
-/// Streaming content check of a large field: JSON parsed from the stream, images
-/// checked from their first and last bytes.
-fn check_stream(ext: &str, mut reader: Box<dyn Read + Send>) -> io::Result<Result<(), String>> {
-    if ext.rsplit('.').next() == Some("json") {
-        return Ok(content::check_json_stream(reader));
-    }
-    let (mut head, mut tail) = (Vec::with_capacity(EDGE), Vec::with_capacity(2 * EDGE));
-    let (mut zeros, mut total) = (0usize, 0u64);
-    let mut block = vec![0u8; 1 << 16];
-    loop {
-        let n = match reader.read(&mut block) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let chunk = &block[..n];
-        total += n as u64;
-        let take = (EDGE - head.len()).min(n);
-        head.extend_from_slice(&chunk[..take]);
-        tail.extend_from_slice(&chunk[n.saturating_sub(EDGE)..]);
-        tail.drain(..tail.len().saturating_sub(EDGE));
-        let trailing = chunk.iter().rev().take_while(|&&b| b == 0).count();
-        zeros = if trailing == n { zeros + n } else { trailing };
-    }
-    Ok(content::check_edges(ext, &head, &tail, total, zeros))
 }

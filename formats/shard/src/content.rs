@@ -80,6 +80,37 @@ fn trailing_zeros(data: &[u8]) -> usize {
     data.iter().rev().take_while(|&&b| b == 0).count()
 }
 
+/// Streaming content check of a large field: JSON parsed from the stream, images
+/// checked from their first and last bytes (a raw file, a tar member), in one pass.
+pub fn check_stream(
+    ext: &str,
+    mut reader: impl std::io::Read,
+) -> std::io::Result<Result<(), String>> {
+    if ext.rsplit('.').next() == Some("json") {
+        return Ok(check_json_stream(reader));
+    }
+    let (mut head, mut tail) = (Vec::with_capacity(EDGE), Vec::with_capacity(2 * EDGE));
+    let (mut zeros, mut total) = (0usize, 0u64);
+    let mut block = vec![0u8; 1 << 16];
+    loop {
+        let n = match reader.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let chunk = &block[..n];
+        total += n as u64;
+        let take = (EDGE - head.len()).min(n);
+        head.extend_from_slice(&chunk[..take]);
+        tail.extend_from_slice(&chunk[n.saturating_sub(EDGE)..]);
+        tail.drain(..tail.len().saturating_sub(EDGE));
+        let trailing = chunk.iter().rev().take_while(|&&b| b == 0).count();
+        zeros = if trailing == n { zeros + n } else { trailing };
+    }
+    Ok(check_edges(ext, &head, &tail, total, zeros))
+}
+
 /// Marker checks from the first and last bytes of a field (`zeros` = trailing NUL
 /// bytes, which some encoders pad JPEGs with).
 pub fn check_edges(

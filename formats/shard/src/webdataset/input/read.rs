@@ -14,7 +14,7 @@ use super::bytes::{Positioned, Stream, TarBytes};
 use super::list::READ_AHEAD;
 use super::shard::{self, Body, ShardFile};
 use super::walk::{Kind, Walker};
-use crate::content::{self, EDGE, Validation};
+use crate::content::{self, Validation};
 use crate::sample::{FieldSpec, Loaded, SampleReader, SampleSpec, Tracked};
 use crate::{Error, Result};
 
@@ -218,34 +218,6 @@ impl Read for Slice {
     }
 }
 
-/// Streaming content check of a large field: JSON parsed from the stream, images
-/// checked from their first and last bytes.
-fn check_stream(ext: &str, mut reader: impl Read) -> io::Result<Result<(), String>> {
-    if ext.rsplit('.').next() == Some("json") {
-        return Ok(content::check_json_stream(reader));
-    }
-    let (mut head, mut tail) = (Vec::with_capacity(EDGE), Vec::with_capacity(2 * EDGE));
-    let (mut zeros, mut total) = (0usize, 0u64);
-    let mut block = vec![0u8; 1 << 16];
-    loop {
-        let n = match reader.read(&mut block) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let chunk = &block[..n];
-        total += n as u64;
-        let take = (EDGE - head.len()).min(n);
-        head.extend_from_slice(&chunk[..take]);
-        tail.extend_from_slice(&chunk[n.saturating_sub(EDGE)..]);
-        tail.drain(..tail.len().saturating_sub(EDGE));
-        let trailing = chunk.iter().rev().take_while(|&&b| b == 0).count();
-        zeros = if trailing == n { zeros + n } else { trailing };
-    }
-    Ok(content::check_edges(ext, &head, &tail, total, zeros))
-}
-
 impl SampleReader for TarReader<'_> {
     fn load(&mut self, index: usize, buf: &mut Vec<u8>) -> Result<Result<Loaded, Vec<Skipped>>> {
         let sample = &self.samples[index];
@@ -299,7 +271,7 @@ impl SampleReader for TarReader<'_> {
                 continue;
             }
             let path = self.field_path(shard, sample, field);
-            match check_stream(&field.ext, slice(l)) {
+            match content::check_stream(&field.ext, slice(l)) {
                 Ok(Ok(())) => {}
                 Ok(Err(reason)) => return Ok(Err(leave_out(&path, reason))),
                 Err(e) => return Ok(Err(leave_out(&path, format!("cannot be read: {e}")))),
