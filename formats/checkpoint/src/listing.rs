@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::pickle::{self, Node};
+use super::pickle;
 use super::safetensors::MAX_HEADER;
 use super::torch;
 use super::values::TensorDtype;
@@ -155,64 +155,22 @@ fn torch_zip(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
         .and_then(|_| file.read_exact(&mut data))
         .map_err(|e| e.to_string())?;
     let p = pickle::parse(&data).map_err(|e| format!("data.pkl: {e:?}"))?;
-    let names = torch::contents(&p).names;
-    let mut out = Vec::new();
-    // The same rebuild calls, in the same order, as `torch::contents` names.
-    for node in &p.nodes {
-        let Node::Call(func, args) = node else {
-            continue;
-        };
-        let Some(func) = p.global_name(*func) else {
-            continue;
-        };
-        let v3 = func == "torch._utils._rebuild_tensor_v3";
-        if !(v3
-            || func == "torch._utils._rebuild_tensor_v2"
-            || func == "torch._utils._rebuild_tensor")
-        {
-            continue;
-        }
-        let Some(args) = p.items(*args) else { continue };
-        let Some(&Node::PersId(pid)) = args.first().map(|&a| p.node(a)) else {
-            continue;
-        };
-        let Some(pid) = p.items(pid) else { continue };
-        if pid.len() < 5 || p.str(pid[0]) != Some("storage") {
-            continue;
-        }
-        let class = p.global_name(pid[1]).unwrap_or_default();
-        let class = class.rsplit('.').next().unwrap_or_default();
-        let dtype = if v3 {
-            args.get(6)
-                .and_then(|&d| p.global_name(d))
-                .and_then(|n| TensorDtype::from_torch_dtype(n.trim_start_matches("torch.")))
-        } else {
-            TensorDtype::from_torch_storage(class)
-        };
-        let shape: Vec<u64> = args
-            .get(2)
-            .and_then(|&s| p.items(s))
-            .map(|s| {
-                s.iter()
-                    .filter_map(|&x| p.int(x).and_then(|n| u64::try_from(n).ok()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-        let bytes = elements
-            .zip(dtype)
-            .and_then(|(n, d)| n.checked_mul(d.bits()))
-            .map_or(0, |bits| bits.div_ceil(8));
-        let index = out.len();
-        out.push(TensorEntry {
-            name: names
-                .get(index)
-                .cloned()
-                .unwrap_or_else(|| format!("<tensor {index}>")),
-            dtype: dtype.map_or_else(|| "?".into(), dtype_name),
-            shape,
-            bytes,
-        });
-    }
+    let out = torch::contents(&p)
+        .views
+        .into_iter()
+        .map(|view| {
+            let elements = view.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+            let bytes = elements
+                .zip(view.dtype)
+                .and_then(|(n, d)| n.checked_mul(d.bits()))
+                .map_or(0, |bits| bits.div_ceil(8));
+            TensorEntry {
+                name: view.name,
+                dtype: view.dtype.map_or_else(|| "?".into(), dtype_name),
+                shape: view.shape,
+                bytes,
+            }
+        })
+        .collect();
     Ok(out)
 }

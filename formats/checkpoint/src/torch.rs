@@ -158,6 +158,17 @@ pub struct Overrun {
     pub has: u64,
 }
 
+/// A tensor as its rebuild call describes it.
+#[derive(Clone, Debug)]
+pub struct View {
+    /// Dotted name (`model.layers.0.w`), or `<tensor N>` when unreachable from the root.
+    pub name: String,
+    /// Element type, when known.
+    pub dtype: Option<TensorDtype>,
+    /// Shape (dimensions that are not non-negative integers left out).
+    pub shape: Vec<u64>,
+}
+
 /// What a torch pickle holds.
 #[derive(Clone, Debug, Default)]
 pub struct Contents {
@@ -167,6 +178,8 @@ pub struct Contents {
     pub tensors: usize,
     /// Tensor names, in the order found.
     pub names: Vec<String>,
+    /// Each tensor as its rebuild call describes it, in the same order.
+    pub views: Vec<View>,
     /// Tensors whose view runs past their storage.
     pub overruns: Vec<Overrun>,
     /// Storages referenced with different sizes by different tensors.
@@ -239,6 +252,19 @@ pub fn contents(p: &Pickle) -> Contents {
             .unwrap_or_else(|| format!("<tensor {}>", out.tensors));
         out.tensors += 1;
         out.names.push(name.clone());
+        out.views.push(View {
+            name: name.clone(),
+            dtype: tensor_dtype,
+            shape: args
+                .get(2)
+                .and_then(|&s| p.items(s))
+                .map(|s| {
+                    s.iter()
+                        .filter_map(|&x| p.int(x).and_then(|n| u64::try_from(n).ok()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        });
         let dtype = if untyped { tensor_dtype } else { storage_dtype };
         let entry = out.storages.entry(key.clone()).or_insert_with(|| Storage {
             key: key.clone(),
