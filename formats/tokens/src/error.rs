@@ -49,6 +49,14 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// An input file as a whole cannot be read (a Parquet footer, a missing column).
+    #[error("input `{path}`: {reason}")]
+    BadFile {
+        /// The input file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The pipeline stopped early because another of its threads failed or ended; the
     /// other thread's error is the cause.
     #[error("stopped: {0}")]
@@ -74,6 +82,7 @@ impl Error {
             Error::Unrepresentable(_) => "unrepresentable",
             Error::NoDocuments { .. } => "no_documents",
             Error::BadRecord { .. } => "bad_record",
+            Error::BadFile { .. } => "bad_input",
             Error::Stopped(_) => "stopped",
             Error::Panicked(_) => "panicked",
             Error::Store(e) => e.kind(),
@@ -85,7 +94,7 @@ impl Error {
     pub fn path(&self) -> Option<String> {
         match self {
             Error::Io { path, .. } => Some(path.display().to_string()),
-            Error::BadRecord { path, .. } => Some(path.clone()),
+            Error::BadRecord { path, .. } | Error::BadFile { path, .. } => Some(path.clone()),
             Error::NoDocuments { root, .. } => Some(root.clone()),
             Error::Tokenizer { name, .. } => Some(name.clone()),
             Error::Setting(_)

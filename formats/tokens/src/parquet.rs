@@ -24,9 +24,8 @@ impl ParquetReader {
     /// Opens `input` (shown as `display`), finds the top-level string column `field`
     /// and skips to row `start`.
     pub fn open(input: Arc<dyn RangeRead>, display: &str, field: &str, start: u64) -> Result<Self> {
-        let bad = |reason: String| Error::BadRecord {
+        let bad = |reason: String| Error::BadFile {
             path: display.to_string(),
-            line: 0,
             reason,
         };
         let file = ParquetFile::open(input)
@@ -130,6 +129,35 @@ mod tests {
         assert!(
             err.to_string().contains("is not a readable Parquet file"),
             "{err}"
+        );
+    }
+
+    /// Found by fuzzing (`token_input`): a footer that puts the text column's chunk at
+    /// byte -43 made the parquet crate assert in `byte_range` while `tokenize` opened the
+    /// column, outside any guard, which ended the process. The footer is now refused
+    /// with the row group, the column and the range.
+    #[test]
+    fn a_column_chunk_outside_the_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.parquet");
+        let bytes = include_bytes!("testdata/fuzz-negative-chunk-start.parquet");
+        std::fs::write(&path, bytes).unwrap();
+        let err = ParquetReader::open(
+            Arc::new(LocalFile::new(File::open(&path).unwrap()).unwrap()),
+            "in.parquet",
+            "text",
+            0,
+        )
+        .err()
+        .expect("the footer is refused");
+        assert_eq!(err.kind(), "bad_input");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "input `in.parquet`: is not a readable Parquet file: the footer puts row \
+                 group 0, column 1 (\"text\") at bytes -43..+181, outside the file of {} bytes",
+                bytes.len()
+            )
         );
     }
 }

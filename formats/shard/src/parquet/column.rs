@@ -69,10 +69,8 @@ impl ParquetFile {
         let mut column = None;
         for rows in groups {
             if row.saturating_add(rows) > from {
-                let page_reader = pages
-                    .next()
-                    .transpose()
-                    .map_err(|e| unreadable(e.to_string()))?;
+                let page_reader = guarded(|| pages.next().transpose().map_err(|e| e.to_string()))
+                    .map_err(unreadable)?;
                 if let Some(page_reader) = page_reader {
                     let mut reader = ColumnReaderImpl::new(descr.clone(), page_reader);
                     let skip = (from - row) as usize;
@@ -86,7 +84,7 @@ impl ParquetFile {
                 row = from;
                 break;
             }
-            pages.next();
+            guarded(|| pages.next().transpose().map_err(|e| e.to_string())).map_err(unreadable)?;
             row = row.saturating_add(rows);
         }
         if row < from {
@@ -112,13 +110,11 @@ impl ByteColumn {
     ) -> Result<usize, String> {
         loop {
             if self.column.is_none() {
-                match self.pages.next() {
+                let pages = &mut self.pages;
+                match guarded(|| pages.next().transpose().map_err(|e| e.to_string()))? {
                     None => return Ok(0),
                     Some(page_reader) => {
-                        self.column = Some(ColumnReaderImpl::new(
-                            self.descr.clone(),
-                            page_reader.map_err(|e| e.to_string())?,
-                        ));
+                        self.column = Some(ColumnReaderImpl::new(self.descr.clone(), page_reader));
                     }
                 }
             }

@@ -15,6 +15,8 @@ use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
     ParquetRecordBatchReaderBuilder,
 };
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::reader::Length;
 use shardsmith_store::RangeRead;
 
 use super::guard::guarded;
@@ -38,6 +40,33 @@ impl Rows {
     }
 }
 
+/// Refuses a footer whose column chunks do not lie inside the file: the parquet crate
+/// trusts these offsets and lengths (a negative one panics deep in its page reader, a
+/// huge one sizes a read), so they are checked once here, before any page is read.
+fn chunks_within(metadata: &ParquetMetaData, file_len: u64) -> Result<(), String> {
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        for (c, chunk) in group.columns().iter().enumerate() {
+            let start = match chunk.dictionary_page_offset() {
+                Some(dictionary) => dictionary.min(chunk.data_page_offset()),
+                None => chunk.data_page_offset(),
+            };
+            let len = chunk.compressed_size();
+            let end = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(len).ok())
+                .and_then(|(start, len)| start.checked_add(len));
+            if !end.is_some_and(|end| end <= file_len) {
+                return Err(format!(
+                    "the footer puts row group {g}, column {c} ({}) at bytes {start}..+{len}, \
+                     outside the file of {file_len} bytes",
+                    chunk.column_path()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl ParquetFile {
     /// Reads the footer of `input`. The error says why it is not a readable Parquet file.
     pub fn open(input: Arc<dyn RangeRead>) -> Result<Self, String> {
@@ -45,12 +74,13 @@ impl ParquetFile {
             let file = StrictFile::new(input).map_err(|e| e.to_string())?;
             let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
                 .map_err(|e| e.to_string())?;
+            chunks_within(metadata.metadata(), file.len())?;
             Ok(Self { file, metadata })
         })
     }
 
     /// The file's metadata (its footer).
-    pub fn metadata(&self) -> &parquet::file::metadata::ParquetMetaData {
+    pub fn metadata(&self) -> &ParquetMetaData {
         self.metadata.metadata()
     }
 
