@@ -13,6 +13,7 @@ mod failed_runs;
 mod faults;
 mod first_contact;
 mod gcs;
+mod hfcache;
 mod hostile;
 mod images;
 mod images_interop;
