@@ -340,7 +340,7 @@ fn audit_lists_every_snapshot() {
     let first = lines.next().unwrap();
     assert!(
         first.starts_with(&format!(
-            "audited {} (Hugging Face cache): 2 repositories, 3 snapshot(s), 2 intact, 370.1 kB in ",
+            "audited {} (Hugging Face cache): 2 repo(s), 3 snapshot(s), 2 intact, 370.1 kB in ",
             t.path().display()
         )),
         "{stdout}"

@@ -53,7 +53,7 @@ pub fn verify(path: &Path, expect_root: Option<&str>, printer: &Printer) -> Resu
     let snapshots: usize = report.repos.iter().map(|r| r.snapshots.len()).sum();
     let rate = report.bytes_checked as f64 / elapsed.as_secs_f64().max(1e-9);
     let mut text = format!(
-        "verified {} (Hugging Face cache): {} repositories, {snapshots} snapshot(s), {} blobs, {} in {} ({}/s)\n",
+        "verified {} (Hugging Face cache): {} repo(s), {snapshots} snapshot(s), {} blobs, {} in {} ({}/s)\n",
         path.display(),
         report.repos.len(),
         report.blobs_checked,
@@ -133,7 +133,7 @@ pub fn audit(path: &Path, printer: &Printer) -> Result<Status> {
         .collect();
     let intact = snapshots.iter().filter(|(_, s)| s.intact).count();
     let mut text = format!(
-        "audited {} (Hugging Face cache): {} repositories, {} snapshot(s), {intact} intact, {} in {}\n",
+        "audited {} (Hugging Face cache): {} repo(s), {} snapshot(s), {intact} intact, {} in {}\n",
         path.display(),
         report.repos.len(),
         snapshots.len(),
