@@ -21,6 +21,7 @@
 pub mod audit;
 mod content;
 mod dcp;
+mod dcp_coverage;
 pub mod hfcache;
 mod layout;
 pub mod listing;
