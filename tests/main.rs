@@ -6,6 +6,7 @@ mod big_trees;
 mod checkpoint;
 mod checkpoint_interop;
 mod cli;
+mod dcp_coverage;
 mod conformance;
 mod convert;
 mod convert_interop;
