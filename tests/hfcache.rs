@@ -349,14 +349,26 @@ fn audit_lists_every_snapshot() {
     assert_eq!(
         rest,
         [
-            format!("  acme/small-gpt  555555555555  refs: main  intact"),
-            format!("  acme/tiny-bert  0a1b2c3d4e5f  refs: -     BROKEN (1 finding(s))"),
+            "  acme/small-gpt  555555555555  refs: main  intact".to_string(),
+            "  acme/tiny-bert  0a1b2c3d4e5f  refs: -     BROKEN (1 finding(s))".to_string(),
             format!(
                 "      error: {BERT}/snapshots/{OLD}/README.md: missing_file: acme/tiny-bert: the snapshot symlink is dangling: its blob is not in the cache (expected ../../blobs/{README_OLD_ID}, found no file)"
             ),
-            format!("  acme/tiny-bert  9f8e7d6c5b4a  refs: main  intact"),
+            "  acme/tiny-bert  9f8e7d6c5b4a  refs: main  intact".to_string(),
             "OK: every snapshot a ref names is intact".to_string(),
         ],
         "{stdout}"
     );
+}
+
+#[test]
+fn an_empty_cache_is_nothing_to_verify() {
+    let t = Tree::new();
+    std::fs::create_dir_all(t.join(&format!("{BERT}/blobs"))).unwrap();
+    std::fs::create_dir_all(t.join(&format!("{BERT}/snapshots"))).unwrap();
+    let (code, report) = verify(t.path());
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(findings(&report)[0].0, "nothing_to_verify");
+    let (code, _) = run_json(&["verify", t.path().to_str().unwrap(), "--allow-empty"]);
+    assert_eq!(code, 0);
 }

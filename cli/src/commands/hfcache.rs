@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use shardsmith_checkpoint::hfcache::{CacheReport, verify_cache};
-use shardsmith_manifest::Finding;
 use shardsmith_manifest::verify::Coverage;
+use shardsmith_manifest::{Finding, FindingKind};
 
 use super::Status;
 use crate::output::{Printer, seconds};
@@ -35,14 +35,26 @@ fn tag(f: &Finding) -> &'static str {
 }
 
 /// `verify CACHE`: every blob against its name, every snapshot link, every ref.
-pub fn verify(path: &Path, expect_root: Option<&str>, printer: &Printer) -> Result<Status> {
+pub fn verify(
+    path: &Path,
+    expect_root: Option<&str>,
+    allow_empty: bool,
+    printer: &Printer,
+) -> Result<Status> {
     if expect_root.is_some() {
         bail!("--expect-root takes a dataset with a manifest; a Hugging Face cache has none");
     }
     let started = Instant::now();
     let report = check(path, printer, "verifying")?;
     let elapsed = started.elapsed();
-    let findings = report.findings();
+    let mut findings = report.findings();
+    if report.blobs_checked + report.links_checked + report.copies == 0 && !allow_empty {
+        findings.push(Finding::error(
+            FindingKind::NothingToVerify,
+            ".",
+            "the cache holds no blob and no snapshot file: nothing was checked; pass --allow-empty if that is expected",
+        ));
+    }
     let errors = findings.iter().filter(|f| f.is_error()).count();
     let warnings = findings.len() - errors;
     let status = if errors > 0 {

@@ -28,7 +28,12 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
                 && args.signature.is_none()
                 && super::hfcache::is_cache(&args.path)
             {
-                return super::hfcache::verify(&args.path, args.expect_root.as_deref(), printer);
+                return super::hfcache::verify(
+                    &args.path,
+                    args.expect_root.as_deref(),
+                    args.allow_empty,
+                    printer,
+                );
             }
             None
         }
