@@ -2,7 +2,9 @@
 //! exactly once (each chunk within the shape, no two intersecting, no element left
 //! out), and every chunk and bytes item has the `storage_data` entry `dcp.load` looks
 //! it up by (`MetadataIndex(fqn, offset)`). The pickle is untrusted: arithmetic is
-//! checked and the quadratic overlap test runs on at most [`MAX_CHUNKS`] chunks.
+//! checked, a tensor of more than [`MAX_CHUNKS`] chunks is not compared, and one
+//! `.metadata` spends at most [`MAX_WORK`] box comparisons (overlaps are found by a
+//! sweep along the most divided dimension: about linear for real sharding layouts).
 
 use std::collections::BTreeSet;
 
@@ -12,7 +14,9 @@ use super::pickle::{Id, Node, Pickle};
 
 /// Most chunks of one tensor whose coverage is checked (pairs are compared).
 pub const MAX_CHUNKS: usize = 10_000;
-/// Most grid cells × chunks spent on naming the elements no chunk covers.
+/// Most box comparisons (chunk pairs, grid cells × chunks) for one `.metadata`.
+pub const MAX_WORK: u64 = 50_000_000;
+/// Most grid cells × chunks spent on naming the elements no chunk covers, per tensor.
 const MAX_GRID_WORK: u64 = 1 << 22;
 /// Most chunks (or chunk pairs) of one tensor named for one kind of problem.
 const MAX_NAMED: usize = 4;
@@ -36,6 +40,8 @@ pub enum Problem {
     TooLarge,
     /// More chunks than [`MAX_CHUNKS`]: coverage not checked.
     TooManyChunks(usize),
+    /// The comparison budget of the `.metadata` ([`MAX_WORK`]) ran out.
+    Unchecked,
     /// Chunk `i` does not give one offset and one size per dimension.
     WrongRank(usize),
     /// Chunk `i` reaches past the shape.
@@ -56,7 +62,14 @@ fn volume(region: &[(u64, u64)]) -> Option<u64> {
 }
 
 /// The coverage problems of a tensor of `shape` stored as `chunks`.
+#[cfg(test)]
 pub fn coverage(shape: &[u64], chunks: &[Chunk]) -> Vec<Problem> {
+    let mut budget = MAX_WORK;
+    coverage_within(shape, chunks, &mut budget)
+}
+
+/// [`coverage`] spending at most `budget` box comparisons (deducted).
+pub fn coverage_within(shape: &[u64], chunks: &[Chunk], budget: &mut u64) -> Vec<Problem> {
     let mut out = Vec::new();
     let Some(total) = shape.iter().try_fold(1u64, |v, &d| v.checked_mul(d)) else {
         return vec![Problem::TooLarge];
@@ -89,56 +102,88 @@ pub fn coverage(shape: &[u64], chunks: &[Chunk]) -> Vec<Problem> {
     if outside as usize > MAX_NAMED {
         out.push(Problem::More(outside - MAX_NAMED as u64, "outside"));
     }
-    let mut overlaps = 0u64;
-    for (n, (a, ra)) in boxes.iter().enumerate() {
-        for (b, rb) in &boxes[n + 1..] {
+    let Some(overlaps) = overlaps(&boxes, budget, &mut out) else {
+        out.push(Problem::Unchecked);
+        return out;
+    };
+    if total == 0 {
+        return out;
+    }
+    let regions: Vec<&Region> = boxes.iter().map(|(_, r)| r).collect();
+    let covered: u128 = regions
+        .iter()
+        .map(|r| u128::from(volume(r).unwrap_or(0)))
+        .sum();
+    if overlaps == 0 && covered == u128::from(total) {
+        // Disjoint, within the shape, as many elements as it has: an exact cover.
+        return out;
+    }
+    match uncovered(shape, &regions, budget) {
+        Some((0, _)) => {}
+        Some((count, first)) => out.push(Problem::Gap {
+            count,
+            first: Some(first),
+        }),
+        // Disjoint chunks within the shape: what they leave is the difference.
+        None if overlaps == 0 => out.push(Problem::Gap {
+            count: u64::try_from(u128::from(total) - covered).unwrap_or(u64::MAX),
+            first: None,
+        }),
+        None => {}
+    }
+    out
+}
+
+/// Pushes the overlapping pairs of `boxes` (the first few by name) and returns their
+/// count; `None` when `budget` runs out. Sweeps along the dimension with the most
+/// distinct chunk starts: a box is compared only with those starting before it ends.
+fn overlaps(boxes: &[(usize, Region)], budget: &mut u64, out: &mut Vec<Problem>) -> Option<u64> {
+    let mut live: Vec<&(usize, Region)> = boxes
+        .iter()
+        .filter(|(_, r)| r.iter().all(|&(lo, hi)| lo < hi))
+        .collect();
+    let dims = live.first().map_or(0, |(_, r)| r.len());
+    let axis = (0..dims).max_by_key(|&d| {
+        let mut starts: Vec<u64> = live.iter().map(|(_, r)| r[d].0).collect();
+        starts.sort_unstable();
+        starts.dedup();
+        starts.len()
+    });
+    if let Some(d) = axis {
+        live.sort_by_key(|(i, r)| (r[d].0, *i));
+    }
+    let mut count = 0u64;
+    let mut named = Vec::new();
+    for (n, (a, ra)) in live.iter().enumerate() {
+        for (b, rb) in &live[n + 1..] {
+            if axis.is_some_and(|d| rb[d].0 >= ra[d].1) {
+                break;
+            }
+            *budget = budget.checked_sub(1)?;
             let common = ra
                 .iter()
                 .zip(rb)
                 .map(|(&(alo, ahi), &(blo, bhi))| (alo.max(blo), ahi.min(bhi)));
             if common.clone().all(|(lo, hi)| lo < hi) {
-                overlaps += 1;
-                if overlaps as usize <= MAX_NAMED {
-                    out.push(Problem::Overlap(*a, *b, common.collect()));
+                count += 1;
+                if named.len() < MAX_NAMED {
+                    named.push(((*a).min(*b), (*a).max(*b), common.collect::<Region>()));
                 }
             }
         }
     }
-    if overlaps as usize > MAX_NAMED {
-        out.push(Problem::More(overlaps - MAX_NAMED as u64, "overlap"));
+    named.sort();
+    out.extend(named.into_iter().map(|(a, b, r)| Problem::Overlap(a, b, r)));
+    if count as usize > MAX_NAMED {
+        out.push(Problem::More(count - MAX_NAMED as u64, "overlap"));
     }
-    if total == 0 {
-        return out;
-    }
-    let regions: Vec<&Region> = boxes.iter().map(|(_, r)| r).collect();
-    if let Some((count, first)) = uncovered(shape, &regions) {
-        if count > 0 {
-            out.push(Problem::Gap {
-                count,
-                first: Some(first),
-            });
-        }
-    } else if overlaps == 0 {
-        // Disjoint chunks within the shape: what they leave is the difference.
-        let covered: u128 = regions
-            .iter()
-            .map(|r| u128::from(volume(r).unwrap_or(0)))
-            .sum();
-        let count = u128::from(total).saturating_sub(covered);
-        if count > 0 {
-            out.push(Problem::Gap {
-                count: u64::try_from(count).unwrap_or(u64::MAX),
-                first: None,
-            });
-        }
-    }
-    out
+    Some(count)
 }
 
 /// The number of elements of `shape` in none of `regions`, and the first uncovered
 /// block (row-major), computed on the grid the region boundaries cut the shape into;
 /// `None` when that grid is too large to walk.
-fn uncovered(shape: &[u64], regions: &[&Region]) -> Option<(u64, Region)> {
+fn uncovered(shape: &[u64], regions: &[&Region], budget: &mut u64) -> Option<(u64, Region)> {
     let cuts: Vec<Vec<u64>> = shape
         .iter()
         .enumerate()
@@ -156,9 +201,11 @@ fn uncovered(shape: &[u64], regions: &[&Region]) -> Option<(u64, Region)> {
     let cells = cuts
         .iter()
         .try_fold(1u64, |v, c| v.checked_mul(c.len() as u64 - 1))?;
-    if cells.checked_mul(regions.len() as u64 + 1)? > MAX_GRID_WORK {
+    let work = cells.checked_mul(regions.len() as u64 + 1)?;
+    if work > MAX_GRID_WORK.min(*budget) {
         return None;
     }
+    *budget -= work;
     let mut index = vec![0usize; shape.len()];
     let mut count = 0u64;
     let mut first: Option<Region> = None;
@@ -213,6 +260,9 @@ pub fn describe(shape: &[u64], chunks: &[Chunk], problem: &Problem) -> String {
         Problem::TooLarge => "its shape has more elements than fit in 64 bits".into(),
         Problem::TooManyChunks(n) => format!(
             "{n} chunks, more than the {MAX_CHUNKS} whose coverage is checked: coverage not checked"
+        ),
+        Problem::Unchecked => format!(
+            "coverage not checked: the .metadata needs more than {MAX_WORK} chunk comparisons"
         ),
         Problem::WrongRank(i) => format!(
             "{} does not give one offset and one size for each of its {} dimension(s)",
@@ -281,6 +331,7 @@ pub fn check(p: &Pickle, path: &str) -> Vec<Finding> {
             stored.insert((fqn, p.get(k, "offset").and_then(|o| ints(p, o))));
         }
     }
+    let mut budget = MAX_WORK;
     let has_fqn = |fqn: &str| {
         stored
             .range((fqn, None)..)
@@ -322,10 +373,10 @@ pub fn check(p: &Pickle, path: &str) -> Vec<Finding> {
         if chunks.len() != items.len() {
             continue;
         }
-        for problem in coverage(&shape, &chunks) {
+        for problem in coverage_within(&shape, &chunks, &mut budget) {
             let message = format!("{head}: {}", describe(&shape, &chunks, &problem));
             out.push(match problem {
-                Problem::TooManyChunks(_) => {
+                Problem::TooManyChunks(_) | Problem::Unchecked => {
                     Finding::warning(FindingKind::BadLayout, path, message)
                 }
                 _ => bad(message),

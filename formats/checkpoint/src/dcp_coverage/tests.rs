@@ -134,6 +134,26 @@ fn huge_and_overflowing_sizes_are_findings_not_panics() {
     );
 }
 
+#[test]
+fn many_chunks_are_swept_and_a_budget_bounds_the_work() {
+    // 10,000 row chunks, or 10,000 column chunks: exact covers, compared along the
+    // divided dimension (a handful of comparisons each, not 50 million).
+    let n = MAX_CHUNKS as u64;
+    let rows: Vec<Chunk> = (0..n).map(|i| c(&[i, 0], &[1, 8])).collect();
+    let cols: Vec<Chunk> = (0..n).map(|i| c(&[0, i], &[8, 1])).collect();
+    for (shape, chunks) in [([n, 8], &rows), ([8, n], &cols)] {
+        let mut budget = 2 * n;
+        assert_eq!(coverage_within(&shape, chunks, &mut budget), vec![]);
+        assert!(budget > 0);
+    }
+    // Every pair overlapping: the budget runs out and says so.
+    let same: Vec<Chunk> = (0..100).map(|_| c(&[0], &[4])).collect();
+    let mut budget = 1000;
+    let problems = coverage_within(&[4], &same, &mut budget);
+    assert_eq!(problems.last(), Some(&Problem::Unchecked));
+    assert_eq!(budget, 0);
+}
+
 fn metadata_findings(bytes: &[u8]) -> Vec<String> {
     let p = pickle::parse(bytes).unwrap();
     check(&p, ".metadata")
