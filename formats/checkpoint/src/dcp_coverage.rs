@@ -126,7 +126,7 @@ pub fn coverage_within(shape: &[u64], chunks: &[Chunk], budget: &mut u64) -> Vec
         }),
         // Disjoint chunks within the shape: what they leave is the difference.
         None if overlaps == 0 => out.push(Problem::Gap {
-            count: u64::try_from(u128::from(total) - covered).unwrap_or(u64::MAX),
+            count: u64::try_from(u128::from(total).saturating_sub(covered)).unwrap_or(u64::MAX),
             first: None,
         }),
         None => {}
