@@ -372,3 +372,76 @@ fn an_empty_cache_is_nothing_to_verify() {
     let (code, _) = run_json(&["verify", t.path().to_str().unwrap(), "--allow-empty"]);
     assert_eq!(code, 0);
 }
+
+/// huggingface_hub 2.x keeps Xet files once per cache, in `<cache>/blobs/<2 hex>/<xet
+/// hash>` (beside a `.huggingface-shared-blobs` marker), and links each repository's
+/// `blobs/<etag>` to it: the content is checked through the link against the etag.
+#[test]
+fn blobs_linked_to_the_shared_store_are_hashed_through_the_link() {
+    let t = cache();
+    let o = sha256(&onnx());
+    let xet = "ab".to_string() + &"7".repeat(62);
+    t.file("blobs/.huggingface-shared-blobs", "1\n")
+        .file(&format!("blobs/ab/{xet}"), onnx());
+    std::fs::remove_file(t.join(&format!("{GPT}/blobs/{o}"))).unwrap();
+    link(
+        &t,
+        &format!("{GPT}/blobs/{o}"),
+        &format!("../../blobs/ab/{xet}"),
+    );
+    let (code, report) = verify(t.path());
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["files_checked"], 6);
+
+    let mut changed = onnx();
+    changed[10] ^= 0x80;
+    t.file(&format!("blobs/ab/{xet}"), &changed);
+    let (code, report) = verify(t.path());
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        detailed(&report)[0],
+        (
+            "hash_mismatch".into(),
+            "error".into(),
+            format!("{GPT}/blobs/{o}"),
+            o.clone(),
+            sha256(&changed),
+        )
+    );
+    std::fs::remove_file(t.join(&format!("blobs/ab/{xet}"))).unwrap();
+    let (code, report) = verify(t.path());
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        findings(&report)[0],
+        ("missing_file".into(), format!("{GPT}/blobs/{o}"), None)
+    );
+    std::fs::remove_file(t.join(&format!("{GPT}/blobs/{o}"))).unwrap();
+    link(&t, &format!("{GPT}/blobs/{o}"), "/etc/hostname");
+    let (code, report) = verify(t.path());
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        findings(&report)[0],
+        ("bad_pointer".into(), format!("{GPT}/blobs/{o}"), None)
+    );
+}
+
+#[test]
+fn a_leftover_ref_update_is_a_warning_not_a_ref() {
+    let t = cache();
+    t.file(&format!("{GPT}/refs/main.0badcafe.tmp"), GPT_MAIN);
+    let (code, report) = verify(t.path());
+    assert_eq!(code, 0, "{report:#}");
+    assert!(
+        findings(&report).contains(&(
+            "leftover_temp_file".into(),
+            format!("{GPT}/refs/main.0badcafe.tmp"),
+            None
+        )),
+        "{report:#}"
+    );
+    let (_, report) = audit(t.path());
+    assert_eq!(
+        report["repos"][0]["snapshots"][0]["refs"],
+        serde_json::json!(["main"])
+    );
+}

@@ -4,7 +4,8 @@
 //! the git blob SHA-1 of the others), `snapshots/<commit>/…` (relative symlinks into
 //! `../../blobs/`, or copies where symlinks are not supported), `refs/<branch>` (the
 //! commit a branch or tag resolved to), `.no_exist/` (markers of files known to be
-//! absent) and, beside the repositories, `.locks/`.
+//! absent) and, beside the repositories, `.locks/` and (huggingface_hub 2.x) a shared
+//! `blobs/<2 hex>/<xet hash>` store that repositories' blobs may link to.
 //!
 //! [`verify_cache`] hashes every content-addressed blob (in parallel, streaming) against
 //! its name, resolves every snapshot symlink inside its repository's `blobs/`, and checks
@@ -269,6 +270,10 @@ impl Repo {
                     continue;
                 }
             };
+            if meta.file_type().is_symlink() && Address::of(&name).is_some() {
+                self.list_shared_blob(dir, &name, path, &rel);
+                continue;
+            }
             match Address::of(&name) {
                 Some(address) if meta.is_file() => self.jobs.push(Job {
                     path,
@@ -289,6 +294,67 @@ impl Repo {
                     ),
                 )),
             }
+        }
+    }
+
+    /// A repository blob that is a symlink: huggingface_hub 2.x keeps Xet files once
+    /// per cache in `<cache>/blobs/<2 hex>/<xet hash>` and links each repository's
+    /// `blobs/<etag>` to it (relative). The content is hashed through the link against
+    /// the etag; a link elsewhere, or to nothing, is a finding.
+    fn list_shared_blob(&mut self, dir: &Path, name: &str, path: PathBuf, rel: &str) {
+        let shown = match std::fs::read_link(&path) {
+            Ok(target) => target,
+            Err(e) => {
+                self.other.push(unreadable(rel, &e));
+                return;
+            }
+        };
+        let resolved = if shown.is_absolute() {
+            normalize(&shown)
+        } else {
+            normalize(&dir.join("blobs").join(&shown))
+        };
+        let store = dir
+            .parent()
+            .and_then(|cache| normalize(&cache.join("blobs")));
+        let inside = resolved
+            .zip(store)
+            .is_some_and(|(resolved, store)| resolved.starts_with(&store) && resolved != store);
+        let shown = shown.to_string_lossy().into_owned();
+        if !inside {
+            self.other.push(
+                Finding::error(
+                    FindingKind::BadPointer,
+                    rel,
+                    format!(
+                        "{}: the blob is a symlink out of the cache's shared blob store",
+                        self.id
+                    ),
+                )
+                .values("a file in the cache's blobs/ store", shown),
+            );
+            return;
+        }
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => {
+                let address = Address::of(name).unwrap_or(Address::Sha256);
+                self.jobs.push(Job {
+                    path,
+                    address,
+                    size: meta.len(),
+                });
+            }
+            _ => self.other.push(
+                Finding::error(
+                    FindingKind::MissingFile,
+                    rel,
+                    format!(
+                        "{}: the blob links to the cache's shared store, where its file is missing",
+                        self.id
+                    ),
+                )
+                .values(shown, "no file"),
+            ),
         }
     }
 
@@ -471,6 +537,16 @@ impl Repo {
         collect_files(&refs, "", 0, &mut files);
         for (name, path) in files {
             let rel = self.rel(&format!("refs/{name}"));
+            // huggingface_hub writes a ref to `<name>.<8 hex>.tmp` and renames it: one
+            // left behind is an interrupted update, not a ref.
+            if name.ends_with(".tmp") {
+                self.other.push(Finding::warning(
+                    FindingKind::LeftoverTempFile,
+                    rel,
+                    format!("{}: a ref update that was interrupted", self.id),
+                ));
+                continue;
+            }
             let mut text = String::new();
             let read =
                 std::fs::File::open(&path).and_then(|f| f.take(MAX_REF).read_to_string(&mut text));
