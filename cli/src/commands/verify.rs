@@ -24,6 +24,17 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         }
         shardsmith_store::Location::Local(_) => {
             crate::output::need_path(&args.path, "path")?;
+            if args.manifest.is_none()
+                && args.signature.is_none()
+                && super::hfcache::is_cache(&args.path)
+            {
+                return super::hfcache::verify(
+                    &args.path,
+                    args.expect_root.as_deref(),
+                    args.allow_empty,
+                    printer,
+                );
+            }
             None
         }
     };

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use shardsmith_checkpoint::audit::CheckpointStatus;
+use shardsmith_checkpoint::hfcache::RepoStatus;
 use shardsmith_manifest::Finding;
 
 use super::sorted::sorted;
@@ -31,6 +32,30 @@ pub struct Audit<'a> {
     pub resume_from: Option<String>,
     /// The run directory, as given.
     pub run_dir: String,
+    /// Wall-clock seconds the command took.
+    pub seconds: f64,
+    /// The version of shardsmith.
+    pub version: &'static str,
+}
+
+/// What `audit --json` prints for a Hugging Face cache (exit 0 or 1).
+#[derive(Debug, Serialize)]
+pub struct HfCacheAudit<'a> {
+    /// Blob bytes read.
+    pub bytes_checked: u64,
+    /// Always `audit`.
+    pub command: &'static str,
+    /// Every finding, sorted by path.
+    #[serde(serialize_with = "sorted")]
+    pub findings: &'a [Finding],
+    /// True when every snapshot a ref names is present and intact (exit 0).
+    pub ok: bool,
+    /// The cache, as given.
+    pub path: String,
+    /// Every repository: its `kind`, `repo` id, `dir`, `findings` and `snapshots`
+    /// (each one's `commit`, `refs`, `files`, `intact`, `errors`, `warnings`, `findings`).
+    #[serde(serialize_with = "sorted")]
+    pub repos: &'a [RepoStatus],
     /// Wall-clock seconds the command took.
     pub seconds: f64,
     /// The version of shardsmith.

@@ -22,7 +22,7 @@ mod stage;
 mod tokenize;
 mod verify;
 
-pub use audit::Audit;
+pub use audit::{Audit, HfCacheAudit};
 pub use error::{Error, ErrorDetail};
 pub use list::List;
 pub use manifest::Manifest;

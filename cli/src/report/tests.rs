@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use shardsmith_checkpoint::audit::CheckpointStatus;
+use shardsmith_checkpoint::hfcache::{RepoStatus, SnapshotStatus};
 use shardsmith_manifest::verify::Coverage;
 use shardsmith_manifest::{Finding, FindingKind, Skipped};
 use shardsmith_signing::SignatureReport;
@@ -217,6 +218,31 @@ fn verify_and_audit_print_in_key_order() {
         resume_from: None,
         run_dir: "checkpoints".into(),
         seconds: 0.002,
+        version: VERSION,
+    });
+    let repos = vec![RepoStatus {
+        kind: "model".into(),
+        repo: "acme/tiny".into(),
+        dir: "models--acme--tiny".into(),
+        snapshots: vec![SnapshotStatus {
+            commit: "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432".into(),
+            refs: vec!["main".into()],
+            files: 2,
+            intact: false,
+            errors: 1,
+            warnings: 0,
+            findings: findings.clone(),
+        }],
+        findings: findings.clone(),
+    }];
+    same_as_value(&HfCacheAudit {
+        bytes_checked: 50,
+        command: "audit",
+        findings: &findings,
+        ok: false,
+        path: "hub".into(),
+        repos: &repos,
+        seconds: 0.001,
         version: VERSION,
     });
 }

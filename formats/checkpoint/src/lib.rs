@@ -11,6 +11,8 @@
 //!   and rank files.
 //! - [`audit`] surveys a training run's checkpoint directory, with the inspector
 //!   registry its caller gives it.
+//! - [`hfcache`] checks a Hugging Face hub cache: every blob against the digest it is
+//!   named by, every snapshot symlink, every ref.
 //!
 //! Must not know: shard or token formats, the pipelines that write them, or the command
 //! line; it depends on `shardsmith-manifest` alone. Synchronous; never prints, never
@@ -19,6 +21,8 @@
 pub mod audit;
 mod content;
 mod dcp;
+mod dcp_coverage;
+pub mod hfcache;
 mod layout;
 pub mod listing;
 mod pickle;

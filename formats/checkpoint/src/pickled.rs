@@ -4,6 +4,7 @@
 use serde_json::json;
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
+use super::dcp_coverage;
 use super::pickle;
 use super::report;
 use super::torch;
@@ -112,6 +113,7 @@ impl Inspector for PickleInspector {
                     .map(|(fqn, rel, off, len)| json!([fqn, rel, off, len]))
                     .collect();
                 inspection.facts.insert("dcp.storage".into(), json!(items));
+                inspection.findings.extend(dcp_coverage::check(&p, path));
             }
             PickleKind::Plain => {}
         }

@@ -21,6 +21,9 @@ pub fn run(args: &AuditArgs, printer: &Printer) -> Result<Status> {
     let location = crate::storage::location(&args.run_dir)?;
     if let shardsmith_store::Location::Local(_) = &location {
         crate::output::need_directory(&args.run_dir)?;
+        if super::hfcache::is_cache(&args.run_dir) {
+            return super::hfcache::audit(&args.run_dir, printer);
+        }
     }
     let started = Instant::now();
     let bar = printer.bytes_bar("auditing");
