@@ -55,7 +55,7 @@ fn chunks_within(metadata: &ParquetMetaData, file_len: u64) -> Result<(), String
                 .ok()
                 .zip(u64::try_from(len).ok())
                 .and_then(|(start, len)| start.checked_add(len));
-            if !end.is_some_and(|end| end <= file_len) {
+            if end.is_none_or(|end| end > file_len) {
                 return Err(format!(
                     "the footer puts row group {g}, column {c} ({}) at bytes {start}..+{len}, \
                      outside the file of {file_len} bytes",
