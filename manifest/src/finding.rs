@@ -87,6 +87,9 @@ pub enum FindingKind {
     BadTensor,
     /// Byte ranges that overlap or leave gaps where the format forbids it.
     BadLayout,
+    /// A tensor's dtype, shape or digest differs from the manifest (`manifest
+    /// --tensors`), or a recorded tensor is gone.
+    TensorMismatch,
     /// A dtype this reader does not know (a newer writer).
     UnsupportedDtype,
     /// A legacy format without checksums.

@@ -31,6 +31,10 @@ pub struct Inspection {
     pub findings: Vec<Finding>,
 }
 
+/// The fact `verify` adds to the inspection of a file whose size or SHA-256 differs
+/// from the manifest, for dataset-level checks that look closer at changed files.
+pub const CHANGED: &str = "manifest.changed";
+
 /// What an inspector factory knows about the file it is asked about.
 #[derive(Clone, Copy, Debug)]
 pub struct FileContext<'a> {

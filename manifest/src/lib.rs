@@ -34,10 +34,10 @@ pub mod walk;
 pub use digest::{DEFAULT_CHUNK_SIZE, Digester, FileDigest, HashingWriter, hex, sha256_hex};
 pub use error::{Error, Result};
 pub use finding::{Finding, FindingKind, Severity};
-pub use inspect::{FileContext, Inspection, Inspector, InspectorFactory, NoInspection};
+pub use inspect::{CHANGED, FileContext, Inspection, Inspector, InspectorFactory, NoInspection};
 pub use model::{
     FileEntry, InputSummary, MANIFEST_FILE, MANIFEST_VERSION, Manifest, ManifestKind, SUMS_FILE,
-    Skipped, Totals, canonical_json, root_digest,
+    Skipped, TensorRecord, Totals, canonical_json, root_digest,
 };
 
 /// Prefix of every temporary or state entry shardsmith creates inside a dataset directory.

@@ -109,6 +109,24 @@ pub struct FileEntry {
     /// Tokens in a token file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<u64>,
+    /// Every tensor of a checkpoint file, with the digest of its canonical form
+    /// (`manifest --tensors`; for DCP, on the `.metadata` entry).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tensors: Vec<TensorRecord>,
+}
+
+/// One tensor of a checkpoint file, as `manifest --tensors` records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorRecord {
+    /// Name (`model.layers.0.weight`).
+    pub name: String,
+    /// Element type, safetensors spelling (`F32`, `BF16`).
+    pub dtype: String,
+    /// Shape.
+    pub shape: Vec<u64>,
+    /// SHA-256 of the canonical form: the elements in row-major order, contiguous,
+    /// little-endian.
+    pub sha256: String,
 }
 
 impl FileEntry {
@@ -125,6 +143,7 @@ impl FileEntry {
             last_key: None,
             documents: None,
             tokens: None,
+            tensors: Vec::new(),
         }
     }
 }

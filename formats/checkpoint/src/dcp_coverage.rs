@@ -302,7 +302,7 @@ pub fn describe(shape: &[u64], chunks: &[Chunk], problem: &Problem) -> String {
 
 /// `torch.Size((a, b))` (a call of one tuple) or a plain tuple/list of non-negative
 /// integers.
-fn ints(p: &Pickle, id: Id) -> Option<Vec<u64>> {
+pub(crate) fn ints(p: &Pickle, id: Id) -> Option<Vec<u64>> {
     let id = match p.node(id) {
         Node::Call(_, args) => *p.items(*args)?.first()?,
         _ => id,

@@ -29,6 +29,7 @@ mod pickle;
 mod pickled;
 mod report;
 mod safetensors;
+pub mod tensors;
 mod torch;
 mod values;
 mod zip;
@@ -203,9 +204,13 @@ pub fn check_layout(
     root: &Path,
     files: &BTreeMap<String, u64>,
     inspections: &BTreeMap<String, Inspection>,
-    _manifest: Option<&Manifest>,
+    manifest: Option<&Manifest>,
 ) -> Vec<Finding> {
-    layout::check(root, files, inspections)
+    let mut findings = layout::check(root, files, inspections);
+    if let Some(manifest) = manifest {
+        findings.extend(tensors::recorded::check(root, manifest, inspections));
+    }
+    findings
 }
 
 /// An inspector that reads nothing and reports one finding.

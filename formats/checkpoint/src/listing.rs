@@ -104,7 +104,7 @@ fn safetensors(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
 }
 
 /// The safetensors spelling of a dtype.
-fn dtype_name(dtype: TensorDtype) -> String {
+pub(crate) fn dtype_name(dtype: TensorDtype) -> String {
     use TensorDtype::*;
     match dtype {
         Bool => "BOOL".into(),
@@ -144,14 +144,9 @@ fn torch_zip(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
             entry.size
         ));
     }
-    let mut local = [0u8; 30];
-    file.seek(SeekFrom::Start(entry.header_at))
-        .and_then(|_| file.read_exact(&mut local))
-        .map_err(|e| e.to_string())?;
-    let skip = u64::from(u16::from_le_bytes([local[26], local[27]]))
-        + u64::from(u16::from_le_bytes([local[28], local[29]]));
+    let at = zip::data_start(file, entry).map_err(|e| e.to_string())?;
     let mut data = vec![0u8; entry.size as usize];
-    file.seek(SeekFrom::Start(entry.header_at + 30 + skip))
+    file.seek(SeekFrom::Start(at))
         .and_then(|_| file.read_exact(&mut data))
         .map_err(|e| e.to_string())?;
     let p = pickle::parse(&data).map_err(|e| format!("data.pkl: {e:?}"))?;

@@ -167,6 +167,12 @@ pub struct View {
     pub dtype: Option<TensorDtype>,
     /// Shape (dimensions that are not non-negative integers left out).
     pub shape: Vec<u64>,
+    /// Record key of its storage (the member `data/<key>`).
+    pub storage: String,
+    /// First element in the storage, when a non-negative integer.
+    pub offset: Option<u64>,
+    /// Stride of each dimension in elements, when all are non-negative integers.
+    pub stride: Option<Vec<u64>>,
 }
 
 /// What a torch pickle holds.
@@ -264,6 +270,16 @@ pub fn contents(p: &Pickle) -> Contents {
                         .collect()
                 })
                 .unwrap_or_default(),
+            storage: key.clone(),
+            offset: args
+                .get(1)
+                .and_then(|&o| p.int(o))
+                .and_then(|o| u64::try_from(o).ok()),
+            stride: args.get(3).and_then(|&s| p.items(s)).and_then(|s| {
+                s.iter()
+                    .map(|&x| p.int(x).and_then(|n| u64::try_from(n).ok()))
+                    .collect()
+            }),
         });
         let dtype = if untyped { tensor_dtype } else { storage_dtype };
         let entry = out.storages.entry(key.clone()).or_insert_with(|| Storage {

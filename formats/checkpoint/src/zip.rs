@@ -78,6 +78,22 @@ fn read_at(file: &mut File, at: u64, len: u64) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Where the data of the stored member `entry` starts: after its local header, whose
+/// name and extra field lengths may differ from the central directory's.
+pub fn data_start(file: &mut File, entry: &Entry) -> std::io::Result<u64> {
+    let local = read_at(file, entry.header_at, 30)?;
+    if &local[..4] != b"PK\x03\x04" {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "no local header at byte {} for `{}`",
+                entry.header_at, entry.name
+            ),
+        ));
+    }
+    Ok(entry.header_at + 30 + u64::from(u16le(&local, 26)) + u64::from(u16le(&local, 28)))
+}
+
 fn u16le(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }

@@ -117,6 +117,7 @@ pub fn stage(
                     last_key: None,
                     documents: None,
                     tokens: None,
+                    tensors: Vec::new(),
                 })
                 .collect();
             (entries, None)

@@ -5,7 +5,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::report::{Expected, VerifyReport};
 use crate::digest::parse_chunks;
-use crate::{FileDigest, Finding, FindingKind, Inspection, Manifest, SUMS_FILE, TEMP_PREFIX, sums};
+use crate::{
+    CHANGED, FileDigest, Finding, FindingKind, Inspection, Manifest, SUMS_FILE, TEMP_PREFIX, sums,
+};
 
 pub(super) fn is_temp(rel: &str) -> bool {
     rel.split('/').any(|part| part.starts_with(TEMP_PREFIX))
@@ -85,6 +87,7 @@ pub(super) fn compare(
     report: &mut VerifyReport,
 ) -> Option<Inspection> {
     let entry = expected.entry.as_ref();
+    let findings_before = report.findings.len();
     if let Some(entry) = entry
         && entry.size != digest.size
     {
@@ -120,6 +123,9 @@ pub(super) fn compare(
         report.findings.push(finding);
     }
     let mut inspection = inspection?;
+    if report.findings.len() > findings_before {
+        inspection.facts.insert(CHANGED.into(), true.into());
+    }
     {
         report.samples += inspection.samples.unwrap_or(0);
         let fact = |name: &str| {

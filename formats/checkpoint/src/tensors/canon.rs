@@ -1,0 +1,345 @@
+//! The canonical form of a tensor, read: its elements in row-major order, contiguous,
+//! little-endian, whatever its pieces' strides and files.
+//!
+//! Dimensions are first collapsed where every piece covers them whole and contiguously
+//! (a contiguous tensor becomes one run). Then the global index walks the tensor in
+//! row-major order, one run of the innermost dimension at a time: a run of a piece whose
+//! innermost stride is 1 is one positioned read; a strided run is gathered element by
+//! element, from memory when the storage range the piece spans is small enough.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+use super::files::contiguous;
+use super::{Tensor, TensorError};
+
+/// Most bytes produced per refill, and the block size callers read with.
+pub const BLOCK: usize = 1 << 20;
+/// Largest storage range of one strided piece gathered from memory.
+pub const GATHER_LIMIT: u64 = 256 << 20;
+
+/// A piece, dimensions collapsed, ready to read.
+struct Prepared {
+    file: usize,
+    base: u64,
+    offset: u64,
+    shape: Vec<u64>,
+    stride: Vec<u64>,
+    at: Vec<u64>,
+    /// The storage bytes a strided piece spans, `(first byte, bytes)`, once loaded.
+    gathered: Option<(u64, Vec<u8>)>,
+}
+
+/// A reader of a tensor's canonical form ([`Read`]).
+pub struct Canonical<'a> {
+    tensor: &'a Tensor,
+    files: Vec<File>,
+    esize: u64,
+    shape: Vec<u64>,
+    pieces: Vec<Prepared>,
+    idx: Vec<u64>,
+    remaining: u64,
+    last: usize,
+    /// Sub-byte types: the one contiguous byte range, `(file, at, left)`.
+    raw: Option<(usize, u64, u64)>,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+/// A read error of `tensor`'s canonical form as a [`TensorError`].
+pub(crate) fn read_error(tensor: &Tensor, e: io::Error) -> TensorError {
+    let path = tensor
+        .pieces
+        .first()
+        .map_or_else(|| tensor.file.clone(), |p| p.path.display().to_string());
+    TensorError::Malformed {
+        path,
+        reason: format!("tensor `{}`: {e}", tensor.name),
+    }
+}
+
+impl<'a> Canonical<'a> {
+    pub(super) fn new(tensor: &'a Tensor) -> Result<Self, TensorError> {
+        let bad = |why: String| TensorError::Malformed {
+            path: tensor.file.clone(),
+            reason: format!("tensor `{}`: {why}", tensor.name),
+        };
+        let numel = tensor
+            .numel()
+            .ok_or_else(|| bad("its shape has more than 2^64 elements".into()))?;
+        let bits = tensor.dtype.bits();
+        let esize = tensor.dtype.size();
+        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut files = Vec::new();
+        let mut pieces = Vec::new();
+        for (i, piece) in tensor.pieces.iter().enumerate() {
+            let rank = tensor.shape.len();
+            if piece.shape.len() != rank || piece.stride.len() != rank || piece.at.len() != rank {
+                return Err(bad(format!("piece {i} has another rank than the tensor")));
+            }
+            for k in 0..rank {
+                if piece.at[k]
+                    .checked_add(piece.shape[k])
+                    .is_none_or(|e| e > tensor.shape[k])
+                {
+                    return Err(bad(format!(
+                        "piece {i} (at {:?}, shape {:?}) reaches past the shape {:?}",
+                        piece.at, piece.shape, tensor.shape
+                    )));
+                }
+            }
+            // The view must lie inside its storage: (offset + Σ(size−1)·stride + 1)·esize.
+            let empty = piece.shape.contains(&0);
+            let last = piece
+                .shape
+                .iter()
+                .zip(&piece.stride)
+                .try_fold(piece.offset, |a, (&s, &st)| {
+                    a.checked_add(s.saturating_sub(1).checked_mul(st)?)
+                });
+            let need = last
+                .and_then(|l| l.checked_add(1))
+                .and_then(|n| n.checked_mul(bits))
+                .map(|b| b.div_ceil(8));
+            if !empty && need.is_none_or(|n| n > piece.len) {
+                return Err(bad(format!(
+                    "its view (offset {}, shape {:?}, stride {:?}) needs more than the {} bytes of its storage",
+                    piece.offset, piece.shape, piece.stride, piece.len
+                )));
+            }
+            let file = match paths.iter().position(|p| *p == piece.path) {
+                Some(f) => f,
+                None => {
+                    let f = File::open(&piece.path).map_err(|e| TensorError::io(&piece.path, e))?;
+                    let size = f
+                        .metadata()
+                        .map_err(|e| TensorError::io(&piece.path, e))?
+                        .len();
+                    if piece
+                        .base
+                        .checked_add(piece.len)
+                        .is_none_or(|end| end > size)
+                    {
+                        return Err(TensorError::malformed(
+                            &piece.path,
+                            format!(
+                                "tensor `{}`: its storage at bytes {}..+{} is past the end of the {size}-byte file",
+                                tensor.name, piece.base, piece.len
+                            ),
+                        ));
+                    }
+                    paths.push(piece.path.clone());
+                    files.push(f);
+                    files.len() - 1
+                }
+            };
+            pieces.push(Prepared {
+                file,
+                base: piece.base,
+                offset: piece.offset,
+                shape: piece.shape.clone(),
+                stride: piece.stride.clone(),
+                at: piece.at.clone(),
+                gathered: None,
+            });
+        }
+        let mut reader = Canonical {
+            tensor,
+            files,
+            esize,
+            shape: tensor.shape.clone(),
+            pieces,
+            idx: Vec::new(),
+            remaining: numel,
+            last: 0,
+            raw: None,
+            buf: Vec::with_capacity(BLOCK),
+            pos: 0,
+        };
+        if !bits.is_multiple_of(8) {
+            // Packed sub-byte elements: only a plain contiguous tensor is readable.
+            let plain = match &reader.pieces[..] {
+                [p] => p.offset == 0 && p.stride == contiguous(&p.shape),
+                _ => false,
+            };
+            if !plain {
+                return Err(bad(
+                    "a strided or chunked tensor of packed sub-byte elements".into(),
+                ));
+            }
+            let bytes = tensor.bytes().unwrap_or(0);
+            reader.raw = Some((0, reader.pieces[0].base, bytes));
+            reader.remaining = 0;
+            return Ok(reader);
+        }
+        reader.collapse();
+        reader.idx = vec![0; reader.shape.len()];
+        Ok(reader)
+    }
+
+    /// Makes a 0-dim tensor 1-dim, gives dimensions of extent 1 the stride that lets
+    /// them merge, and merges every dimension into the one before it where all pieces
+    /// hold it whole and contiguously.
+    fn collapse(&mut self) {
+        if self.shape.is_empty() {
+            self.shape.push(1);
+            for p in &mut self.pieces {
+                p.shape.push(1);
+                p.stride.push(1);
+                p.at.push(0);
+            }
+        }
+        for p in &mut self.pieces {
+            for k in (0..p.shape.len()).rev() {
+                if p.shape[k] == 1 {
+                    p.stride[k] = match k + 1 < p.shape.len() {
+                        true => p.stride[k + 1].saturating_mul(p.shape[k + 1]),
+                        false => 1,
+                    };
+                }
+            }
+        }
+        let mut k = self.shape.len() - 1;
+        while k > 0 {
+            let inner = self.shape[k];
+            let mergeable = self.pieces.iter().all(|p| {
+                p.shape[k] == inner
+                    && p.at[k] == 0
+                    && p.stride[k - 1] == p.stride[k].saturating_mul(p.shape[k])
+            });
+            if mergeable {
+                self.shape[k - 1] = self.shape[k - 1].saturating_mul(inner);
+                self.shape.remove(k);
+                for p in &mut self.pieces {
+                    p.shape[k - 1] = p.shape[k - 1].saturating_mul(p.shape[k]);
+                    p.stride[k - 1] = p.stride[k];
+                    p.at[k - 1] = p.at[k - 1].saturating_mul(inner);
+                    p.shape.remove(k);
+                    p.stride.remove(k);
+                    p.at.remove(k);
+                }
+            }
+            k -= 1;
+        }
+    }
+
+    fn covers(&self, piece: usize) -> bool {
+        let Some(p) = self.pieces.get(piece) else {
+            return false;
+        };
+        self.idx
+            .iter()
+            .zip(&p.at)
+            .zip(&p.shape)
+            .all(|((&i, &a), &s)| i >= a && i - a < s)
+    }
+
+    /// Appends the next run (at most `room` elements) to `buf`; returns its elements.
+    fn run(&mut self, room: u64) -> io::Result<u64> {
+        if !self.covers(self.last) {
+            self.last = (0..self.pieces.len())
+                .find(|&i| self.covers(i))
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("element {:?} (collapsed index) is in no chunk", self.idx),
+                    )
+                })?;
+        }
+        let n = self.shape.len();
+        let esize = self.esize;
+        let piece = &mut self.pieces[self.last];
+        let local: Vec<u64> = self.idx.iter().zip(&piece.at).map(|(i, a)| i - a).collect();
+        let run = (piece.shape[n - 1] - local[n - 1]).min(room.max(1));
+        let first = piece.offset
+            + local
+                .iter()
+                .zip(&piece.stride)
+                .map(|(l, s)| l * s)
+                .sum::<u64>();
+        let step = piece.stride[n - 1];
+        let start = self.buf.len();
+        self.buf.resize(start + (run * esize) as usize, 0);
+        let out = &mut self.buf[start..];
+        let file = &self.files[piece.file];
+        if step == 1 || run == 1 {
+            file.read_exact_at(out, piece.base + first * esize)?;
+        } else {
+            if piece.gathered.is_none() {
+                let lo = piece.offset;
+                let hi = piece
+                    .shape
+                    .iter()
+                    .zip(&piece.stride)
+                    .fold(piece.offset, |a, (&s, &st)| a + (s - 1) * st)
+                    + 1;
+                if (hi - lo) * esize <= GATHER_LIMIT {
+                    let mut span = vec![0u8; ((hi - lo) * esize) as usize];
+                    file.read_exact_at(&mut span, piece.base + lo * esize)?;
+                    piece.gathered = Some((lo, span));
+                }
+            }
+            let e = esize as usize;
+            for j in 0..run {
+                let at = first + j * step;
+                let dst = &mut out[j as usize * e..(j as usize + 1) * e];
+                match &piece.gathered {
+                    Some((lo, span)) => {
+                        let from = ((at - lo) * esize) as usize;
+                        dst.copy_from_slice(&span[from..from + e]);
+                    }
+                    None => file.read_exact_at(dst, piece.base + at * esize)?,
+                }
+            }
+        }
+        // Advance the row-major index by `run` along the innermost dimension.
+        self.idx[n - 1] += run;
+        let mut k = n - 1;
+        while k > 0 && self.idx[k] == self.shape[k] {
+            self.idx[k] = 0;
+            self.idx[k - 1] += 1;
+            k -= 1;
+        }
+        Ok(run)
+    }
+
+    fn refill(&mut self) -> io::Result<()> {
+        self.buf.clear();
+        self.pos = 0;
+        if let Some((file, at, left)) = self.raw {
+            let n = left.min(BLOCK as u64);
+            self.buf.resize(n as usize, 0);
+            self.files[file].read_exact_at(&mut self.buf, at)?;
+            self.raw = Some((file, at + n, left - n));
+            return Ok(());
+        }
+        while self.remaining > 0 && (self.buf.len() as u64) < BLOCK as u64 {
+            let room = (BLOCK as u64 - self.buf.len() as u64) / self.esize;
+            let done = self.run(room.min(self.remaining))?;
+            self.remaining -= done;
+        }
+        Ok(())
+    }
+
+    /// The tensor being read.
+    pub fn tensor(&self) -> &Tensor {
+        self.tensor
+    }
+}
+
+impl Read for Canonical<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.buf.len() {
+            self.refill()?;
+        }
+        let n = out.len().min(self.buf.len() - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests;

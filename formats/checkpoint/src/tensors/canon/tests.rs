@@ -1,0 +1,137 @@
+use std::io::Read;
+use std::path::Path;
+
+use super::super::{Piece, Tensor};
+use crate::values::TensorDtype;
+
+/// Writes `values` as little-endian f32 to `path`.
+fn write_f32(path: &Path, values: &[f32]) {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn piece(path: &Path, base: u64, len: u64, shape: &[u64], stride: &[u64], at: &[u64]) -> Piece {
+    Piece {
+        path: path.to_path_buf(),
+        base,
+        len,
+        offset: 0,
+        shape: shape.to_vec(),
+        stride: stride.to_vec(),
+        at: at.to_vec(),
+    }
+}
+
+fn tensor(shape: &[u64], pieces: Vec<Piece>) -> Tensor {
+    Tensor {
+        name: "t".into(),
+        dtype: TensorDtype::F32,
+        shape: shape.to_vec(),
+        pieces,
+        file: "f".into(),
+    }
+}
+
+fn canonical_f32(t: &Tensor) -> Vec<f32> {
+    let mut bytes = Vec::new();
+    t.canonical().unwrap().read_to_end(&mut bytes).unwrap();
+    bytes
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_transposed_view_reads_as_its_contiguous_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    // Storage: a 3×4 row-major matrix m[i][j] = 10 i + j, behind 8 bytes of header.
+    let mut values = vec![-1.0, -1.0];
+    values.extend((0..3).flat_map(|i| (0..4).map(move |j| (10 * i + j) as f32)));
+    write_f32(&path, &values);
+    // Its transpose: shape [4, 3], strides [1, 4].
+    let t = tensor(
+        &[4, 3],
+        vec![piece(&path, 8, 48, &[4, 3], &[1, 4], &[0, 0])],
+    );
+    let expect: Vec<f32> = (0..4)
+        .flat_map(|j| (0..3).map(move |i| (10 * i + j) as f32))
+        .collect();
+    assert_eq!(canonical_f32(&t), expect);
+}
+
+#[test]
+fn chunks_split_along_the_last_dimension_interleave_row_by_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let (left, right) = (dir.path().join("l"), dir.path().join("r"));
+    // Global 4×6, g[i][j] = 10 i + j; chunk 0 holds columns 0..3, chunk 1 columns 3..6.
+    let chunk = |cols: std::ops::Range<u32>| -> Vec<f32> {
+        (0..4)
+            .flat_map(|i| cols.clone().map(move |j| (10 * i + j) as f32))
+            .collect()
+    };
+    write_f32(&left, &chunk(0..3));
+    write_f32(&right, &chunk(3..6));
+    let t = tensor(
+        &[4, 6],
+        vec![
+            piece(&right, 0, 48, &[4, 3], &[3, 1], &[0, 3]),
+            piece(&left, 0, 48, &[4, 3], &[3, 1], &[0, 0]),
+        ],
+    );
+    let expect: Vec<f32> = (0..4)
+        .flat_map(|i| (0..6).map(move |j| (10 * i + j) as f32))
+        .collect();
+    assert_eq!(canonical_f32(&t), expect);
+}
+
+#[test]
+fn a_long_tensor_streams_in_blocks_and_a_scalar_is_one_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let values: Vec<f32> = (0..300_000).map(|v| v as f32).collect();
+    write_f32(&path, &values);
+    let t = tensor(
+        &[600, 500],
+        vec![piece(&path, 0, 1_200_000, &[600, 500], &[500, 1], &[0, 0])],
+    );
+    assert_eq!(canonical_f32(&t), values);
+    let scalar = tensor(&[], vec![piece(&path, 8, 4, &[], &[], &[])]);
+    assert_eq!(canonical_f32(&scalar), vec![2.0]);
+}
+
+#[test]
+fn uncovered_elements_and_views_past_their_storage_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    write_f32(&path, &[0.0; 12]);
+    let gap = tensor(
+        &[4, 3],
+        vec![piece(&path, 0, 24, &[2, 3], &[3, 1], &[0, 0])],
+    );
+    let mut bytes = Vec::new();
+    let err = gap
+        .canonical()
+        .unwrap()
+        .read_to_end(&mut bytes)
+        .unwrap_err();
+    assert!(err.to_string().contains("is in no chunk"), "{err}");
+    let past = tensor(
+        &[4, 3],
+        vec![piece(&path, 0, 44, &[4, 3], &[3, 1], &[0, 0])],
+    );
+    let err = past.canonical().err().unwrap();
+    assert!(
+        err.to_string().contains("needs more than the 44 bytes"),
+        "{err}"
+    );
+    let outside = tensor(
+        &[4, 3],
+        vec![piece(&path, 40, 16, &[4, 1], &[1, 1], &[0, 0])],
+    );
+    let err = outside.canonical().err().unwrap();
+    assert!(
+        err.to_string().contains("past the end of the 48-byte file"),
+        "{err}"
+    );
+}

@@ -1,0 +1,273 @@
+//! The tensors of one checkpoint file (safetensors, torch zip) and of a directory of
+//! them, read from headers and pickles (never executed) with positioned reads.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::super::pickled::MAX_PICKLE_FILE;
+use super::super::safetensors::{MAX_HEADER, is_safetensors};
+use super::super::values::TensorDtype;
+use super::super::zip::{self, Archive};
+use super::super::{is_checkpoint_name, is_temp_leftover, pickle, torch};
+use super::{Piece, Tensor, TensorError};
+
+/// Row-major strides of `shape`, in elements.
+pub(super) fn contiguous(shape: &[u64]) -> Vec<u64> {
+    let mut stride = vec![1u64; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        stride[k] = stride[k + 1].saturating_mul(shape[k + 1].max(1));
+    }
+    stride
+}
+
+fn open_file(path: &Path) -> Result<(File, u64), TensorError> {
+    let file = File::open(path).map_err(|e| TensorError::io(path, e))?;
+    let len = file.metadata().map_err(|e| TensorError::io(path, e))?.len();
+    Ok((file, len))
+}
+
+fn read_at(file: &mut File, path: &Path, at: u64, len: u64) -> Result<Vec<u8>, TensorError> {
+    let mut buf = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
+    file.seek(SeekFrom::Start(at))
+        .and_then(|_| file.read_exact(&mut buf))
+        .map_err(|e| TensorError::io(path, e))?;
+    Ok(buf)
+}
+
+/// The tensors of the checkpoint file `path` (shown as `rel`), `Ok(None)` when it is
+/// neither safetensors nor a torch zip. A DCP `.metadata` stands for its directory.
+pub(super) fn file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, TensorError> {
+    if path.file_name().is_some_and(|n| n == ".metadata") {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        return super::dcp::directory(dir, rel).map(Some);
+    }
+    let (mut file, len) = open_file(path)?;
+    let mut head = Vec::new();
+    (&mut file)
+        .take(64)
+        .read_to_end(&mut head)
+        .map_err(|e| TensorError::io(path, e))?;
+    if head.starts_with(b"PK\x03\x04") {
+        let located = zip::locate(&mut file, len, false);
+        if let Some(damage) = located.damage {
+            return Err(TensorError::malformed(path, damage.message));
+        }
+        let Some(archive) = located.archives.first() else {
+            return Err(TensorError::malformed(path, "no zip central directory"));
+        };
+        if !archive.entries.iter().any(|e| e.name.ends_with("data.pkl")) {
+            return Ok(None);
+        }
+        return torch_archive(path, &mut file, archive, rel).map(Some);
+    }
+    if is_safetensors(&head, len) {
+        return safetensors_at(path, &mut file, 0, len, rel).map(Some);
+    }
+    Ok(None)
+}
+
+/// The tensors of a safetensors file, or of a safetensors blob of `len` bytes starting
+/// at byte `base` of `file` (a DCP data file).
+pub(super) fn safetensors_at(
+    path: &Path,
+    file: &mut File,
+    base: u64,
+    len: u64,
+    rel: &str,
+) -> Result<Vec<Tensor>, TensorError> {
+    let n = u64::from_le_bytes(read_at(file, path, base, 8)?.try_into().expect("8 bytes"));
+    if n > MAX_HEADER || n.saturating_add(8) > len {
+        return Err(TensorError::malformed(
+            path,
+            format!("safetensors header length {n} does not fit the file"),
+        ));
+    }
+    let header = read_at(file, path, base + 8, n)?;
+    let map: serde_json::Map<String, Value> = serde_json::from_slice(&header).map_err(|e| {
+        TensorError::malformed(path, format!("safetensors header is not JSON: {e}"))
+    })?;
+    let data = base + 8 + n;
+    let data_len = len - 8 - n;
+    let mut out = Vec::new();
+    for (name, value) in &map {
+        if name == "__metadata__" {
+            continue;
+        }
+        let bad = |why: &str| TensorError::malformed(path, format!("tensor `{name}`: {why}"));
+        let dtype = value
+            .get("dtype")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no dtype"))?;
+        let dtype = TensorDtype::from_safetensors(dtype)
+            .ok_or_else(|| bad(&format!("dtype {dtype} is not one shardsmith reads")))?;
+        let ints = |key: &str| -> Option<Vec<u64>> {
+            value
+                .get(key)?
+                .as_array()?
+                .iter()
+                .map(Value::as_u64)
+                .collect()
+        };
+        let shape = ints("shape").ok_or_else(|| bad("shape is not a list of integers"))?;
+        let offsets = ints("data_offsets").unwrap_or_default();
+        let [start, end] = offsets[..] else {
+            return Err(bad("data_offsets is not two integers"));
+        };
+        if start > end || end > data_len {
+            return Err(bad(&format!(
+                "data_offsets [{start}, {end}] outside the {data_len} data bytes"
+            )));
+        }
+        let tensor = Tensor {
+            name: name.clone(),
+            dtype,
+            pieces: vec![Piece {
+                path: path.to_path_buf(),
+                base: data + start,
+                len: end - start,
+                offset: 0,
+                stride: contiguous(&shape),
+                at: vec![0; shape.len()],
+                shape: shape.clone(),
+            }],
+            shape,
+            file: rel.to_string(),
+        };
+        if tensor.bytes() != Some(end - start) {
+            return Err(bad(&format!(
+                "{} bytes for shape {:?} of {}",
+                end - start,
+                tensor.shape,
+                tensor.dtype_name()
+            )));
+        }
+        out.push(tensor);
+    }
+    Ok(out)
+}
+
+/// The tensors of the torch zip `archive` of `file` (the whole file, or one item of a
+/// DCP data file).
+pub(super) fn torch_archive(
+    path: &Path,
+    file: &mut File,
+    archive: &Archive,
+    rel: &str,
+) -> Result<Vec<Tensor>, TensorError> {
+    let pkl = archive
+        .entries
+        .iter()
+        .find(|e| e.name.ends_with("data.pkl"))
+        .ok_or_else(|| TensorError::malformed(path, "a zip without data.pkl"))?;
+    let prefix = &pkl.name[..pkl.name.len() - "data.pkl".len()];
+    let dup = file.try_clone().map_err(|e| TensorError::io(path, e))?;
+    let stored = |name: &str| -> Result<(u64, u64), TensorError> {
+        let entry = archive
+            .entries
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| TensorError::malformed(path, format!("no member `{name}`")))?;
+        if entry.method != 0 {
+            return Err(TensorError::malformed(
+                path,
+                format!("member `{name}` is compressed; torch stores members uncompressed"),
+            ));
+        }
+        let mut f = dup.try_clone().map_err(|e| TensorError::io(path, e))?;
+        let at = zip::data_start(&mut f, entry).map_err(|e| TensorError::io(path, e))?;
+        Ok((at, entry.size))
+    };
+    if let Ok((at, size)) = stored(&format!("{prefix}byteorder"))
+        && size <= 16
+        && read_at(file, path, at, size)? != b"little"
+    {
+        return Err(TensorError::Unsupported {
+            path: path.display().to_string(),
+            reason: "saved on a big-endian machine; only little-endian checkpoints are read".into(),
+        });
+    }
+    if pkl.size > MAX_PICKLE_FILE {
+        return Err(TensorError::malformed(
+            path,
+            format!("data.pkl of {} bytes is too large", pkl.size),
+        ));
+    }
+    let (at, size) = stored(&pkl.name)?;
+    let bytes = read_at(file, path, at, size)?;
+    let p = pickle::parse(&bytes)
+        .map_err(|e| TensorError::malformed(path, format!("data.pkl: {e:?}")))?;
+    let mut out = Vec::new();
+    for view in torch::contents(&p).views {
+        let bad =
+            |why: String| TensorError::malformed(path, format!("tensor `{}`: {why}", view.name));
+        let dtype = view
+            .dtype
+            .ok_or_else(|| bad("its dtype is not known".into()))?;
+        let (Some(offset), Some(stride)) = (view.offset, view.stride.clone()) else {
+            return Err(bad(
+                "its storage offset or strides are not non-negative integers".into(),
+            ));
+        };
+        if stride.len() != view.shape.len() {
+            return Err(bad("its shape and strides differ in length".into()));
+        }
+        let (base, len) = stored(&format!("{prefix}data/{}", view.storage))?;
+        out.push(Tensor {
+            name: view.name.clone(),
+            dtype,
+            pieces: vec![Piece {
+                path: path.to_path_buf(),
+                base,
+                len,
+                offset,
+                stride,
+                at: vec![0; view.shape.len()],
+                shape: view.shape.clone(),
+            }],
+            shape: view.shape,
+            file: rel.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The tensors of every checkpoint file under `dir` (a DCP directory by its
+/// `.metadata`; temporary leftovers and non-checkpoint files left out).
+pub(super) fn directory(dir: &Path) -> Result<Vec<Tensor>, TensorError> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), String::new())];
+    while let Some((at, prefix)) = stack.pop() {
+        let mut names: Vec<String> = std::fs::read_dir(&at)
+            .map_err(|e| TensorError::io(&at, e))?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let dcp = names.iter().any(|n| n == ".metadata");
+        for name in names.iter().rev() {
+            let path = at.join(name);
+            let rel = format!("{prefix}{name}");
+            if path.is_dir() {
+                stack.push((path, format!("{rel}/")));
+                continue;
+            }
+            if is_temp_leftover(&rel) || (dcp && name.ends_with(".distcp")) {
+                continue;
+            }
+            let checkpointish = is_checkpoint_name(&rel) || name.ends_with(".bin");
+            if !checkpointish {
+                continue;
+            }
+            match file(&path, &rel) {
+                Ok(Some(tensors)) => out.extend(tensors),
+                Ok(None) if name == ".metadata" => {}
+                Ok(None) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(out)
+}
