@@ -5,12 +5,14 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod diff;
 mod images;
 mod look;
 mod pack;
 mod task;
 mod tokenize;
 
+pub use diff::DiffArgs;
 pub use images::{ImageArgs, ImageAsArg, ImageFormatArg, ResizeModeArg};
 pub use look::{CatArgs, DatasetArgs, LookCommand, LsArgs, StatsArgs};
 pub use pack::{InputFormatArg, PackArgs, ValidateArg};
@@ -222,15 +224,28 @@ pub enum Command {
     /// Example: shardsmith list s3://raw/images -o files.tsv
     List(ListArgs),
 
+    /// Compare two checkpoints tensor by tensor, whatever their containers; exit 1 if they differ
+    ///
+    /// A `.pt` and its safetensors conversion, a DCP checkpoint saved by 8 ranks and the
+    /// same state in one file, a model re-sharded into other files: the tensors are read
+    /// from their bytes (pickles parsed, never executed) in canonical form (row-major,
+    /// contiguous, little-endian; a transposed view reads as its contiguous copy) and
+    /// compared pair by pair, streamed, never loaded whole. Reports the tensors only in
+    /// A, only in B, with another dtype or shape, and with other data. Exit 0 when both
+    /// hold the same weights, 1 when they differ, 2 when they cannot be read.
+    ///
+    /// Example: shardsmith diff model.pt model.safetensors
+    Diff(DiffArgs),
+
     #[command(flatten)]
     Look(LookCommand),
 }
 
 impl Command {
     /// Every subcommand's name, as typed.
-    pub const NAMES: [&str; 12] = [
-        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit", "stage", "list", "ls",
-        "cat", "stats",
+    pub const NAMES: [&str; 13] = [
+        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit", "stage", "list",
+        "diff", "ls", "cat", "stats",
     ];
 
     /// This subcommand's name, as typed.
@@ -245,6 +260,7 @@ impl Command {
             Command::Sign(_) => "sign",
             Command::Stage(_) => "stage",
             Command::List(_) => "list",
+            Command::Diff(_) => "diff",
             Command::Look(look) => look.name(),
         }
     }
@@ -307,6 +323,18 @@ pub struct ManifestArgs {
     /// Replace an existing manifest
     #[arg(long)]
     pub force: bool,
+
+    /// Also record every tensor of every checkpoint file: name, dtype, shape, SHA-256
+    ///
+    /// The digest is of the tensor's canonical form (its elements row-major,
+    /// contiguous, little-endian), the same whatever the container: a `.pt` and its
+    /// safetensors conversion record the same digests. `verify` then names the tensors
+    /// that changed in a file whose bytes changed; `diff` compares checkpoints directly.
+    /// Reads the checkpoint files a second time (their tensor data).
+    ///
+    /// Example: shardsmith manifest ./checkpoints/step_4000 --tensors
+    #[arg(long)]
+    pub tensors: bool,
 }
 
 #[derive(Debug, Args)]

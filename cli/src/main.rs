@@ -123,6 +123,7 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Sign(args) => commands::sign::run(args, printer),
         Command::Stage(args) => commands::stage::run(args, printer),
         Command::List(args) => commands::list::run(args, printer),
+        Command::Diff(args) => commands::diff::run(args, printer),
         Command::Look(look) => commands::look::run(look, printer),
     }
 }

@@ -220,7 +220,9 @@ pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(&'static str,
         shardsmith_shard::Error,
         shardsmith_store::Error,
         shardsmith_manifest::Error,
-        shardsmith_signing::Error
+        shardsmith_signing::Error,
+        shardsmith_checkpoint::tensors::TensorError,
+        shardsmith_checkpoint::tensors::RuleError
     );
     if let Some(e) = cause.downcast_ref::<CliError>() {
         Some((e.kind, e.path.clone()))

@@ -43,7 +43,12 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
         },
     );
     bar.finish_and_clear();
-    let scan = scan?;
+    let mut scan = scan?;
+    let mut not_recorded = Vec::new();
+    if args.tensors {
+        not_recorded =
+            shardsmith_checkpoint::tensors::recorded::record(&args.dir, &mut scan.manifest)?;
+    }
     let manifest = &scan.manifest;
     let write = |path: &std::path::Path, bytes: &[u8]| -> Result<()> {
         let temp = path.with_file_name(format!(
@@ -71,6 +76,12 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
     for skip in &manifest.skipped {
         printer.warn(&format!("left out `{}`: {}", skip.path, skip.reason));
     }
+    for file in &not_recorded {
+        printer.warn(&format!(
+            "tensors of `{}` not recorded: {}",
+            file.path, file.reason
+        ));
+    }
     let rate = manifest.totals.bytes as f64 / elapsed.as_secs_f64().max(1e-9);
     let mut text = format!(
         "wrote {}: {} files, {} in {} ({}/s)\n  root      {}\n",
@@ -84,6 +95,17 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
     if let Some(samples) = manifest.totals.samples {
         text.push_str(&format!("  samples   {samples} (tar shards walked)\n"));
     }
+    if args.tensors {
+        let files = manifest
+            .files
+            .iter()
+            .filter(|f| !f.tensors.is_empty())
+            .count();
+        let tensors: usize = manifest.files.iter().map(|f| f.tensors.len()).sum();
+        text.push_str(&format!(
+            "  tensors   {tensors} in {files} checkpoint file(s), each with the SHA-256 of its canonical form\n"
+        ));
+    }
     printer.summary(&text);
     printer.report(&report::Manifest {
         bytes: manifest.totals.bytes,
@@ -94,6 +116,9 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
         samples: manifest.totals.samples,
         seconds: elapsed.as_secs_f64(),
         skipped: &manifest.skipped,
+        tensors: args
+            .tensors
+            .then(|| manifest.files.iter().map(|f| f.tensors.len() as u64).sum()),
         version: report::VERSION,
         warnings: &scan.findings,
     });
@@ -108,6 +133,12 @@ fn run_remote(
     printer: &Printer,
 ) -> Result<Status> {
     use shardsmith_store::{ObjectDir, ObjectTree, OutputSink};
+    if args.tensors {
+        bail!(
+            "--tensors reads checkpoint files at random: run it on a local copy (`shardsmith stage {} DIR`)",
+            remote.url("")
+        );
+    }
     let started = Instant::now();
     let dir = ObjectDir::new(remote.clone());
     let target = match &args.output {
@@ -161,6 +192,7 @@ fn run_remote(
         samples: manifest.totals.samples,
         seconds: elapsed.as_secs_f64(),
         skipped: &manifest.skipped,
+        tensors: None,
         version: report::VERSION,
         warnings: &[],
     });

@@ -1,6 +1,7 @@
 //! One module per subcommand; each returns the process exit status.
 
 pub mod audit;
+pub mod diff;
 pub mod hfcache;
 pub mod list;
 pub mod look;

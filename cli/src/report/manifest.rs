@@ -25,6 +25,8 @@ pub struct Manifest<'a> {
     /// Files left out of the manifest, each with its path and the reason.
     #[serde(serialize_with = "sorted")]
     pub skipped: &'a [Skipped],
+    /// Tensors recorded with --tensors, or null without it.
+    pub tensors: Option<u64>,
     /// The version of shardsmith.
     pub version: &'static str,
     /// What the walk of the tar shards found (findings, as `verify` reports them).

@@ -11,6 +11,7 @@
 //! report to that.
 
 mod audit;
+mod diff;
 mod error;
 mod list;
 mod manifest;
@@ -23,6 +24,7 @@ mod tokenize;
 mod verify;
 
 pub use audit::{Audit, HfCacheAudit};
+pub use diff::Diff;
 pub use error::{Error, ErrorDetail};
 pub use list::List;
 pub use manifest::Manifest;

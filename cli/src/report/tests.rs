@@ -117,6 +117,7 @@ fn manifest_merge_and_sign_print_in_key_order() {
         samples: None,
         seconds: 0.25,
         skipped: &skipped,
+        tensors: Some(3),
         version: VERSION,
         warnings: &findings,
     });
@@ -258,6 +259,44 @@ fn the_error_object_prints_in_key_order() {
             path: Some("nosuch".into()),
         },
         exit_code: 2,
+        version: VERSION,
+    });
+}
+
+#[test]
+fn diff_prints_in_key_order() {
+    use shardsmith_checkpoint::tensors::ValueDiff;
+    use shardsmith_checkpoint::tensors::diff::{Change, Changed, TensorInfo};
+    let info = |name: &str| TensorInfo {
+        name: name.into(),
+        dtype: "F32".into(),
+        shape: vec![2, 3],
+        file: "model.safetensors".into(),
+    };
+    let changed = Changed {
+        a: info("model.w"),
+        b: info("w"),
+        change: Change::Data(Some(ValueDiff {
+            elements: 6,
+            by_value: true,
+            differing: 1,
+            first: Some(4),
+            max_abs: 0.5,
+            max_rel: 0.25,
+            non_finite: 0,
+        })),
+    };
+    same_as_value(&Diff {
+        a: "a.pt".into(),
+        b: "b.safetensors".into(),
+        bytes: 24,
+        changed: vec![(&changed).into()],
+        command: "diff",
+        identical: false,
+        only_a: vec![(&info("x")).into()],
+        only_b: vec![],
+        same: 2,
+        seconds: 0.5,
         version: VERSION,
     });
 }

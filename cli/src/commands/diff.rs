@@ -1,0 +1,183 @@
+//! `shardsmith diff A B`: two checkpoints compared tensor by tensor
+//! (`shardsmith_checkpoint::tensors::diff`), rendered as a summary or `--json`.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use shardsmith_checkpoint::tensors::diff::{Change, Changed, DiffOptions, TensorInfo, diff};
+use shardsmith_checkpoint::tensors::{self, MapRules, ValueDiff};
+
+use super::Status;
+use crate::args::DiffArgs;
+use crate::output::Printer;
+use crate::report;
+use crate::size::human_bytes;
+
+/// Lines shown per kind of difference before "... and N more".
+const SHOWN: usize = 50;
+
+pub fn run(args: &DiffArgs, printer: &Printer) -> Result<Status> {
+    let map = match &args.map {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the map `{}`", path.display()))?;
+            MapRules::parse(&text, &path.display().to_string())?
+        }
+        None => MapRules::default(),
+    };
+    let started = Instant::now();
+    let a = tensors::open(&args.a)?;
+    let b = tensors::open(&args.b)?;
+    let options = DiffOptions {
+        values: args.values,
+        map,
+    };
+    let found = diff(&a, &b, &options)?;
+    let elapsed = started.elapsed();
+    let bytes: u64 = a.iter().map(|t| t.bytes().unwrap_or(0)).sum();
+    let (a_shown, b_shown) = (args.a.display().to_string(), args.b.display().to_string());
+    let mut text = String::new();
+    let mut section = |label: &str, lines: Vec<String>| {
+        for line in lines.iter().take(SHOWN) {
+            text.push_str(&format!("  {label:<10}{line}\n"));
+        }
+        if lines.len() > SHOWN {
+            text.push_str(&format!(
+                "  {label:<10}... and {} more (--json lists all)\n",
+                lines.len() - SHOWN
+            ));
+        }
+    };
+    section("only in A", found.only_a.iter().map(tensor).collect());
+    section("only in B", found.only_b.iter().map(tensor).collect());
+    for kind in ["dtype", "shape", "data"] {
+        let lines = found
+            .changed
+            .iter()
+            .filter(|c| change_kind(c) == kind)
+            .map(changed)
+            .collect();
+        section(kind, lines);
+    }
+    let verdict = if found.identical() {
+        format!(
+            "the same weights: {} tensors, {}",
+            found.same,
+            human_bytes(found.same_bytes)
+        )
+    } else {
+        let mut parts = Vec::new();
+        for (n, what) in [
+            (found.changed.len(), "changed"),
+            (found.only_a.len(), "only in A"),
+            (found.only_b.len(), "only in B"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        parts.push(format!("{} same", found.same));
+        parts.join(", ")
+    };
+    text.push_str(&format!("A {a_shown}\nB {b_shown}\n{verdict}\n"));
+    printer.summary(&text);
+    printer.report(&report::Diff {
+        a: a_shown,
+        b: b_shown,
+        bytes,
+        changed: found.changed.iter().map(Into::into).collect(),
+        command: "diff",
+        identical: found.identical(),
+        only_a: found.only_a.iter().map(Into::into).collect(),
+        only_b: found.only_b.iter().map(Into::into).collect(),
+        same: found.same,
+        seconds: elapsed.as_secs_f64(),
+        version: report::VERSION,
+    });
+    Ok(if found.identical() {
+        Status::Clean
+    } else {
+        Status::Problems
+    })
+}
+
+fn dims(shape: &[u64]) -> String {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+fn tensor(t: &TensorInfo) -> String {
+    format!("{} ({} {})", t.name, t.dtype, dims(&t.shape))
+}
+
+fn change_kind(c: &Changed) -> &'static str {
+    match c.change {
+        Change::Dtype(_) => "dtype",
+        Change::Shape => "shape",
+        Change::Data(_) => "data",
+    }
+}
+
+/// A number in the fewest characters that keep six significant digits.
+fn num(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e6).contains(&x.abs()) {
+        let s = format!("{x:.6}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        s.to_string()
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+fn values(v: &ValueDiff) -> String {
+    let mut s = format!("{} of {} elements differ", v.differing, v.elements);
+    if let Some(first) = v.first {
+        s.push_str(&format!(" (first at {first})"));
+    }
+    if v.by_value && v.differing > v.non_finite {
+        s.push_str(&format!(
+            ", max abs {}, max rel {}",
+            num(v.max_abs),
+            num(v.max_rel)
+        ));
+    }
+    if v.non_finite > 0 {
+        s.push_str(&format!(", {} with NaN or Inf on one side", v.non_finite));
+    }
+    s
+}
+
+fn changed(c: &Changed) -> String {
+    let renamed = if c.a.name == c.b.name {
+        c.a.name.clone()
+    } else {
+        format!("{} -> {}", c.a.name, c.b.name)
+    };
+    match &c.change {
+        Change::Dtype(v) => {
+            let mut s = format!(
+                "{renamed}: {} -> {} {}",
+                c.a.dtype,
+                c.b.dtype,
+                dims(&c.a.shape)
+            );
+            if let Some(v) = v {
+                s.push_str(&format!(" ({})", values(v)));
+            }
+            s
+        }
+        Change::Shape => format!(
+            "{renamed}: {} {} -> {}",
+            c.a.dtype,
+            dims(&c.a.shape),
+            dims(&c.b.shape)
+        ),
+        Change::Data(v) => {
+            let mut s = format!("{renamed} ({} {})", c.a.dtype, dims(&c.a.shape));
+            if let Some(v) = v {
+                s.push_str(&format!(": {}", values(v)));
+            }
+            s
+        }
+    }
+}

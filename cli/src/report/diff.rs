@@ -1,0 +1,115 @@
+//! `diff --json`.
+
+use serde::Serialize;
+use shardsmith_checkpoint::tensors::ValueDiff;
+use shardsmith_checkpoint::tensors::diff::{Change, Changed, TensorInfo};
+
+/// A tensor as `diff --json` names it.
+#[derive(Debug, Serialize)]
+pub struct DiffTensor {
+    /// dtype, safetensors spelling (`F32`, `BF16`).
+    pub dtype: String,
+    /// The file holding it (the `.metadata` of a DCP checkpoint).
+    pub file: String,
+    /// Name on its side.
+    pub name: String,
+    /// Shape.
+    pub shape: Vec<u64>,
+}
+
+impl From<&TensorInfo> for DiffTensor {
+    fn from(t: &TensorInfo) -> Self {
+        Self {
+            dtype: t.dtype.clone(),
+            file: t.file.clone(),
+            name: t.name.clone(),
+            shape: t.shape.clone(),
+        }
+    }
+}
+
+/// How the values of a changed tensor differ (`--values`).
+#[derive(Debug, Serialize)]
+pub struct DiffValues {
+    /// Elements that differ.
+    pub differing: u64,
+    /// Elements compared.
+    pub elements: u64,
+    /// Row-major index of the first differing element, or null.
+    pub first_index: Option<u64>,
+    /// Largest |a - b| where both are finite (null when compared as bit patterns: fp8).
+    pub max_abs: Option<f64>,
+    /// Largest |a - b| / max(|a|, |b|) where both are finite (null as for max_abs).
+    pub max_rel: Option<f64>,
+    /// Differing elements where one side is NaN or infinite.
+    pub non_finite: u64,
+}
+
+impl From<&ValueDiff> for DiffValues {
+    fn from(v: &ValueDiff) -> Self {
+        Self {
+            differing: v.differing,
+            elements: v.elements,
+            first_index: v.first,
+            max_abs: v.by_value.then_some(v.max_abs),
+            max_rel: v.by_value.then_some(v.max_rel),
+            non_finite: v.non_finite,
+        }
+    }
+}
+
+/// A pair of tensors that differ.
+#[derive(Debug, Serialize)]
+pub struct DiffChange {
+    /// A's tensor.
+    pub a: DiffTensor,
+    /// B's tensor.
+    pub b: DiffTensor,
+    /// `dtype`, `shape` or `data`.
+    pub change: &'static str,
+    /// With --values, how the values differ (null otherwise, or when not comparable).
+    pub values: Option<DiffValues>,
+}
+
+impl From<&Changed> for DiffChange {
+    fn from(c: &Changed) -> Self {
+        let (change, values) = match &c.change {
+            Change::Dtype(v) => ("dtype", v.as_ref()),
+            Change::Shape => ("shape", None),
+            Change::Data(v) => ("data", v.as_ref()),
+        };
+        Self {
+            a: (&c.a).into(),
+            b: (&c.b).into(),
+            change,
+            values: values.map(Into::into),
+        }
+    }
+}
+
+/// What `diff --json` prints.
+#[derive(Debug, Serialize)]
+pub struct Diff {
+    /// The first checkpoint, as given.
+    pub a: String,
+    /// The second checkpoint, as given.
+    pub b: String,
+    /// Bytes read from each side's tensors (canonical form).
+    pub bytes: u64,
+    /// Pairs that differ.
+    pub changed: Vec<DiffChange>,
+    /// Always `diff`.
+    pub command: &'static str,
+    /// True when both hold the same tensors with the same data (exit 0).
+    pub identical: bool,
+    /// Tensors only A has.
+    pub only_a: Vec<DiffTensor>,
+    /// Tensors only B has.
+    pub only_b: Vec<DiffTensor>,
+    /// Tensors identical on both sides.
+    pub same: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// The version of shardsmith.
+    pub version: &'static str,
+}
