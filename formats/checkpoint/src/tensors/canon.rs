@@ -242,9 +242,18 @@ impl<'a> Canonical<'a> {
             self.last = (0..self.pieces.len())
                 .find(|&i| self.covers(i))
                 .ok_or_else(|| {
+                    // The element's index in the tensor's own shape, from its position.
+                    let mut at = self.tensor.numel().unwrap_or(0) - self.remaining;
+                    let mut index = vec![0u64; self.tensor.shape.len()];
+                    for (i, &d) in self.tensor.shape.iter().enumerate().rev() {
+                        index[i] = at % d.max(1);
+                        at /= d.max(1);
+                    }
                     io::Error::new(
                         io::ErrorKind::InvalidData,
-                        format!("element {:?} (collapsed index) is in no chunk", self.idx),
+                        format!(
+                            "element {index:?} is in no chunk (`shardsmith verify` names the chunks missing)"
+                        ),
                     )
                 })?;
         }

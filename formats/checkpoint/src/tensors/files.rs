@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::super::pickled::MAX_PICKLE_FILE;
+use super::super::pickled::{LEGACY_MAGIC, MAX_PICKLE_FILE};
 use super::super::safetensors::{MAX_HEADER, is_safetensors};
 use super::super::values::TensorDtype;
 use super::super::zip::{self, Archive};
@@ -65,6 +65,9 @@ pub(super) fn file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, Tensor
     }
     if is_safetensors(&head, len) {
         return safetensors_at(path, &mut file, 0, len, rel).map(Some);
+    }
+    if head.starts_with(LEGACY_MAGIC) {
+        return super::legacy::tensors(path, &mut file, len, rel).map(Some);
     }
     Ok(None)
 }
@@ -261,11 +264,15 @@ pub(super) fn directory(dir: &Path) -> Result<Vec<Tensor>, TensorError> {
             if !checkpointish {
                 continue;
             }
-            match file(&path, &rel) {
-                Ok(Some(tensors)) => out.extend(tensors),
-                Ok(None) if name == ".metadata" => {}
-                Ok(None) => {}
-                Err(e) => return Err(e),
+            match file(&path, &rel)? {
+                Some(tensors) => out.extend(tensors),
+                None if is_checkpoint_name(&rel) => {
+                    return Err(TensorError::Unsupported {
+                        path: path.display().to_string(),
+                        reason: "is named like a checkpoint but holds no format whose tensors shardsmith reads (safetensors, torch zip, legacy torch, DCP)".into(),
+                    });
+                }
+                None => {}
             }
         }
     }

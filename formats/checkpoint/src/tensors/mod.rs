@@ -18,6 +18,7 @@ mod canon;
 mod dcp;
 pub mod diff;
 mod files;
+mod legacy;
 pub mod recorded;
 mod rules;
 mod values;
@@ -175,10 +176,11 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Every tensor of the checkpoint at `path`: a safetensors file, a torch zip, a DCP
-/// directory (its `.metadata`), or a directory of such files (sharded safetensors,
-/// DeepSpeed or Megatron rank files), sorted by name. A name held by two files of a
-/// directory is an error (the two cannot be told apart).
+/// Every tensor of the checkpoint at `path`: a safetensors file, a torch zip or legacy
+/// torch file, a DCP directory (or its `.metadata`), or a directory of such files
+/// (sharded safetensors, DeepSpeed or Megatron rank files), sorted by name. When two
+/// files of a directory hold the same name (one per rank), every tensor of the
+/// directory is named `FILE:NAME`, FILE relative to the directory.
 pub fn open(path: &Path) -> Result<Vec<Tensor>, TensorError> {
     let mut tensors = if path.is_dir() {
         files::directory(path)?
@@ -198,6 +200,12 @@ pub fn open(path: &Path) -> Result<Vec<Tensor>, TensorError> {
         }
     };
     tensors.sort_by(|a, b| a.name.cmp(&b.name));
+    if path.is_dir() && tensors.windows(2).any(|w| w[0].name == w[1].name) {
+        for t in &mut tensors {
+            t.name = format!("{}:{}", t.file, t.name);
+        }
+        tensors.sort_by(|a, b| a.name.cmp(&b.name));
+    }
     if let Some(pair) = tensors.windows(2).find(|w| w[0].name == w[1].name) {
         return Err(TensorError::Malformed {
             path: path.display().to_string(),

@@ -16,7 +16,7 @@ use shardsmith_manifest::{CHANGED, Finding, FindingKind, Inspection, Manifest, T
 use super::{Tensor, TensorError, digest, of_file};
 
 /// Formats whose files carry tensor records (a DCP checkpoint on its `.metadata`).
-const RECORDED: &[&str] = &["safetensors", "torch_zip", "dcp_metadata"];
+const RECORDED: &[&str] = &["safetensors", "torch_zip", "torch_legacy", "dcp_metadata"];
 
 /// A checkpoint file whose tensors were not recorded, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,8 +42,9 @@ fn records(tensors: &[Tensor]) -> Result<Vec<TensorRecord>, TensorError> {
 }
 
 /// Fills the tensor records of every checkpoint file of `manifest` (files under
-/// `root`) and re-seals it. Files in formats whose tensors are not read (legacy torch)
-/// are returned, not recorded; a checkpoint whose tensors cannot be read is an error.
+/// `root`) and re-seals it. Files whose tensors shardsmith does not read (a big-endian
+/// save) are returned, not recorded; a checkpoint whose tensors cannot be read is an
+/// error.
 pub fn record(root: &Path, manifest: &mut Manifest) -> Result<Vec<NotRecorded>, TensorError> {
     let results: Vec<Result<Option<Vec<TensorRecord>>, TensorError>> = manifest
         .files
@@ -66,14 +67,7 @@ pub fn record(root: &Path, manifest: &mut Manifest) -> Result<Vec<NotRecorded>, 
                 records.sort_by(|a, b| a.name.cmp(&b.name));
                 entry.tensors = records;
             }
-            Ok(None) => {
-                if entry.format.as_deref() == Some("torch_legacy") {
-                    skipped.push(NotRecorded {
-                        path: entry.path.clone(),
-                        reason: "a legacy (pre-1.6) torch file: its tensors are not read one by one; re-save it with torch.save to record them".into(),
-                    });
-                }
-            }
+            Ok(None) => {}
             Err(TensorError::Unsupported { reason, .. }) => skipped.push(NotRecorded {
                 path: entry.path.clone(),
                 reason,

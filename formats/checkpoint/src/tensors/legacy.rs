@@ -1,0 +1,120 @@
+//! The tensors of a legacy torch file (`_use_new_zipfile_serialization=False`, torch
+//! before 1.6): five pickles back to back (magic number, protocol version, sys_info,
+//! the object, the sorted list of storage keys), then each storage in that order as
+//! its element count (8 bytes, little-endian) and its raw bytes. The object's tensors
+//! are views into those storages, as in a torch zip.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use super::super::pickle::{self, Node};
+use super::super::pickled::MAX_PICKLE_FILE;
+use super::super::torch;
+use super::{Piece, Tensor, TensorError};
+
+/// The tensors of the legacy torch file `path` (`len` bytes), shown as `rel`.
+pub(super) fn tensors(
+    path: &Path,
+    file: &mut File,
+    len: u64,
+    rel: &str,
+) -> Result<Vec<Tensor>, TensorError> {
+    let mut head = vec![0u8; MAX_PICKLE_FILE.min(len) as usize];
+    file.read_exact_at(&mut head, 0)
+        .map_err(|e| TensorError::io(path, e))?;
+    let bad = |why: String| TensorError::malformed(path, why);
+    let mut at = 0usize;
+    let mut object = None;
+    let mut keys = Vec::new();
+    for i in 0..5 {
+        let p = pickle::parse(&head[at..]).map_err(|e| {
+            bad(format!(
+                "pickle {} of 5 at byte {at} cannot be read: {e:?}{}",
+                i + 1,
+                if len > MAX_PICKLE_FILE {
+                    " (the pickles must fit in the first 256 MiB)"
+                } else {
+                    ""
+                }
+            ))
+        })?;
+        at += p.len;
+        match i {
+            3 => object = Some(p),
+            4 => {
+                keys = p
+                    .items(p.root)
+                    .ok_or_else(|| bad("the storage key list is not a list".into()))?
+                    .iter()
+                    .map(|&k| match p.node(k) {
+                        Node::Str(s) => Ok(s.clone()),
+                        _ => Err(bad("a storage key is not a string".into())),
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            _ => {}
+        }
+    }
+    let contents = torch::contents(&object.expect("parsed above"));
+    // Storages follow the pickles, in the order of the key list.
+    let mut storages = std::collections::BTreeMap::new();
+    let mut pos = at as u64;
+    for key in &keys {
+        let storage = contents
+            .storages
+            .get(key)
+            .ok_or_else(|| bad(format!("storage `{key}` is listed but no tensor uses it")))?;
+        let size = storage
+            .dtype
+            .ok_or_else(|| {
+                bad(format!(
+                    "storage `{key}` has an element type shardsmith does not know"
+                ))
+            })?
+            .size();
+        let mut count = [0u8; 8];
+        file.read_exact_at(&mut count, pos)
+            .map_err(|e| bad(format!("storage `{key}` at byte {pos}: {e}")))?;
+        let count = u64::from_le_bytes(count);
+        let bytes = count
+            .checked_mul(size)
+            .filter(|&b| pos + 8 + b <= len)
+            .ok_or_else(|| {
+                bad(format!(
+                    "storage `{key}` at byte {pos} declares {count} elements, past the end of the {len}-byte file"
+                ))
+            })?;
+        storages.insert(key.clone(), (pos + 8, bytes));
+        pos += 8 + bytes;
+    }
+    let mut out = Vec::new();
+    for view in contents.views {
+        let why = |w: &str| bad(format!("tensor `{}`: {w}", view.name));
+        let dtype = view.dtype.ok_or_else(|| why("its dtype is not known"))?;
+        let (Some(offset), Some(stride)) = (view.offset, view.stride.clone()) else {
+            return Err(why(
+                "its storage offset or strides are not non-negative integers",
+            ));
+        };
+        let &(base, bytes) = storages
+            .get(&view.storage)
+            .ok_or_else(|| why("its storage is not in the file's storage list"))?;
+        out.push(Tensor {
+            name: view.name.clone(),
+            dtype,
+            pieces: vec![Piece {
+                path: path.to_path_buf(),
+                base,
+                len: bytes,
+                offset,
+                stride,
+                at: vec![0; view.shape.len()],
+                shape: view.shape.clone(),
+            }],
+            shape: view.shape,
+            file: rel.to_string(),
+        });
+    }
+    Ok(out)
+}
