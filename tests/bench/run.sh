@@ -4,6 +4,7 @@
 #   usage: tests/bench/run.sh [--samples 30000] [--text-mb 200] [--repeat 3] [--what pack,tokenize]
 #          tests/bench/run.sh checkpoints [--gib 2] [--files 8] [--repeat 3]   (checkpoints.py)
 #          tests/bench/run.sh signing [--gib 2] [--files 8] [--repeat 3]       (signing.py)
+#          tests/bench/run.sh diff [--gib 2] [--repeat 3] [--work DIR] [--keep] (diff.py: vs torch.load)
 #          tests/bench/run.sh objects [--samples 30000] [--repeat 3]           (objects.py: S3)
 #          tests/bench/run.sh split [--samples 30000] [--text-mb 100] [--repeat 3] (split.py: tasks)
 #          tests/bench/run.sh images [--images 5000] [--repeat 3] [--size 256]   (images.py: img2dataset)
@@ -16,6 +17,10 @@ cargo build --release --locked --quiet
 if [ "${1:-}" = checkpoints ]; then
     shift
     exec python3 tests/bench/checkpoints.py "$@"
+fi
+if [ "${1:-}" = diff ]; then
+    shift
+    exec python3 tests/bench/diff.py "$@"
 fi
 if [ "${1:-}" = signing ]; then
     shift
