@@ -153,31 +153,19 @@ fn changed(c: &Changed) -> String {
     } else {
         format!("{} -> {}", c.a.name, c.b.name)
     };
-    match &c.change {
-        Change::Dtype(v) => {
-            let mut s = format!(
-                "{renamed}: {} -> {} {}",
-                c.a.dtype,
-                c.b.dtype,
-                dims(&c.a.shape)
-            );
-            if let Some(v) = v {
-                s.push_str(&format!(" ({})", values(v)));
-            }
-            s
-        }
-        Change::Shape => format!(
-            "{renamed}: {} {} -> {}",
-            c.a.dtype,
-            dims(&c.a.shape),
-            dims(&c.b.shape)
+    let (what, v) = match &c.change {
+        Change::Dtype(v) => (
+            format!("{} -> {} {}", c.a.dtype, c.b.dtype, dims(&c.a.shape)),
+            v,
         ),
-        Change::Data(v) => {
-            let mut s = format!("{renamed} ({} {})", c.a.dtype, dims(&c.a.shape));
-            if let Some(v) = v {
-                s.push_str(&format!(": {}", values(v)));
-            }
-            s
-        }
+        Change::Shape => (
+            format!("{} {} -> {}", c.a.dtype, dims(&c.a.shape), dims(&c.b.shape)),
+            &None,
+        ),
+        Change::Data(v) => (format!("{} {}", c.a.dtype, dims(&c.a.shape)), v),
+    };
+    match v {
+        Some(v) => format!("{renamed} ({what}): {}", values(v)),
+        None => format!("{renamed} ({what})"),
     }
 }
