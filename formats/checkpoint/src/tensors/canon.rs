@@ -44,7 +44,10 @@ pub struct Canonical<'a> {
     last: usize,
     /// Sub-byte types: the one contiguous byte range, `(file, at, left)`.
     raw: Option<(usize, u64, u64)>,
+    /// Allocated once (at most a block and one element), never shrunk or re-zeroed.
     buf: Vec<u8>,
+    /// Bytes of `buf` holding produced data.
+    len: usize,
     pos: usize,
 }
 
@@ -155,7 +158,9 @@ impl<'a> Canonical<'a> {
             remaining: numel,
             last: 0,
             raw: None,
-            buf: Vec::with_capacity(BLOCK),
+            // A small tensor gets a small buffer: no megabyte per tensor.
+            buf: vec![0; tensor.bytes().unwrap_or(0).min(BLOCK as u64) as usize + esize as usize],
+            len: 0,
             pos: 0,
         };
         if !bits.is_multiple_of(8) {
@@ -269,9 +274,9 @@ impl<'a> Canonical<'a> {
                 .map(|(l, s)| l * s)
                 .sum::<u64>();
         let step = piece.stride[n - 1];
-        let start = self.buf.len();
-        self.buf.resize(start + (run * esize) as usize, 0);
-        let out = &mut self.buf[start..];
+        let start = self.len;
+        self.len += (run * esize) as usize;
+        let out = &mut self.buf[start..self.len];
         let file = &self.files[piece.file];
         if step == 1 || run == 1 {
             file.read_exact_at(out, piece.base + first * esize)?;
@@ -315,21 +320,37 @@ impl<'a> Canonical<'a> {
     }
 
     fn refill(&mut self) -> io::Result<()> {
-        self.buf.clear();
+        self.len = 0;
         self.pos = 0;
         if let Some((file, at, left)) = self.raw {
             let n = left.min(BLOCK as u64);
-            self.buf.resize(n as usize, 0);
-            self.files[file].read_exact_at(&mut self.buf, at)?;
+            self.len = n as usize;
+            self.files[file].read_exact_at(&mut self.buf[..self.len], at)?;
             self.raw = Some((file, at + n, left - n));
             return Ok(());
         }
-        while self.remaining > 0 && (self.buf.len() as u64) < BLOCK as u64 {
-            let room = (BLOCK as u64 - self.buf.len() as u64) / self.esize;
+        while self.remaining > 0 && (self.len as u64) < BLOCK as u64 {
+            let room = (BLOCK as u64 - self.len as u64) / self.esize;
             let done = self.run(room.min(self.remaining))?;
             self.remaining -= done;
         }
         Ok(())
+    }
+
+    /// The next bytes of the canonical form, without a copy: the rest of the current
+    /// block, or the next block (empty at the end). Two readers of tensors of one dtype
+    /// give blocks of the same sizes, so their blocks can be compared as they come.
+    /// Call [`Self::consume`] with what was used.
+    pub fn next_chunk(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.len {
+            self.refill()?;
+        }
+        Ok(&self.buf[self.pos..self.len])
+    }
+
+    /// Marks `n` bytes of the chunk [`Self::next_chunk`] gave as read.
+    pub fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.len);
     }
 
     /// The tensor being read.
@@ -340,12 +361,10 @@ impl<'a> Canonical<'a> {
 
 impl Read for Canonical<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.pos == self.buf.len() {
-            self.refill()?;
-        }
-        let n = out.len().min(self.buf.len() - self.pos);
-        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
-        self.pos += n;
+        let chunk = self.next_chunk()?;
+        let n = out.len().min(chunk.len());
+        out[..n].copy_from_slice(&chunk[..n]);
+        self.consume(n);
         Ok(n)
     }
 }

@@ -173,32 +173,47 @@ pub fn compare(a: &Tensor, b: &Tensor, values: bool) -> Result<Option<Change>, T
 fn stream(a: &Tensor, b: &Tensor, values: bool) -> Result<(bool, ValueDiff), TensorError> {
     let mut ra = a.canonical()?;
     let mut rb = b.canonical()?;
-    let (sa, sb) = (a.dtype.size() as usize, b.dtype.size() as usize);
-    // Blocks of the same element count on both sides.
-    let count = BLOCK / sa.max(sb);
-    let (mut ba, mut bb) = (vec![0u8; count * sa], vec![0u8; count * sb]);
     let mut compare = Compare::new(a.dtype, b.dtype);
-    let mut same = true;
     let packed = !a.dtype.bits().is_multiple_of(8);
-    let mut left_a = a.bytes().unwrap_or(0);
-    while left_a > 0 {
-        let na = (left_a as usize).min(ba.len());
-        let n = if packed { na } else { na / sa };
-        let nb = if packed { na } else { n * sb };
-        ra.read_exact(&mut ba[..na]).map_err(|e| read_error(a, e))?;
-        rb.read_exact(&mut bb[..nb]).map_err(|e| read_error(b, e))?;
-        left_a -= na as u64;
-        if a.dtype == b.dtype && ba[..na] == bb[..nb] {
-            if values && !packed {
-                compare.diff.elements += n as u64;
-            }
-            continue;
+    if a.dtype != b.dtype {
+        // A conversion: blocks of the same element count on both sides, copied.
+        let (sa, sb) = (a.dtype.size() as usize, b.dtype.size() as usize);
+        let count = BLOCK / sa.max(sb);
+        let (mut ba, mut bb) = (vec![0u8; count * sa], vec![0u8; count * sb]);
+        let mut left = a.numel().unwrap_or(0);
+        while left > 0 {
+            let n = (left as usize).min(count);
+            ra.read_exact(&mut ba[..n * sa])
+                .map_err(|e| read_error(a, e))?;
+            rb.read_exact(&mut bb[..n * sb])
+                .map_err(|e| read_error(b, e))?;
+            compare.update(&ba[..n * sa], &bb[..n * sb]);
+            left -= n as u64;
         }
-        same = false;
-        if !values || packed {
+        return Ok((false, compare.diff));
+    }
+    // The same dtype: both readers give blocks of the same sizes, compared in place.
+    let size = a.dtype.size() as usize;
+    let mut same = true;
+    loop {
+        let ca = ra.next_chunk().map_err(|e| read_error(a, e))?;
+        let cb = rb.next_chunk().map_err(|e| read_error(b, e))?;
+        let n = ca.len().min(cb.len());
+        if n == 0 {
             break;
         }
-        compare.update(&ba[..na], &bb[..nb]);
+        let n = if packed { n } else { n - n % size };
+        if ca[..n] != cb[..n] {
+            same = false;
+            if !values || packed {
+                break;
+            }
+            compare.update(&ca[..n], &cb[..n]);
+        } else if values && !packed {
+            compare.diff.elements += (n / size) as u64;
+        }
+        ra.consume(n);
+        rb.consume(n);
     }
     Ok((same, compare.diff))
 }

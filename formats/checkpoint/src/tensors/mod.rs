@@ -23,7 +23,6 @@ pub mod recorded;
 mod rules;
 mod values;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -159,15 +158,16 @@ impl Tensor {
 pub fn digest(tensor: &Tensor) -> Result<String, TensorError> {
     let mut reader = tensor.canonical()?;
     let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; canon::BLOCK];
     loop {
-        let n = reader
-            .read(&mut buf)
+        let chunk = reader
+            .next_chunk()
             .map_err(|e| canon::read_error(tensor, e))?;
-        if n == 0 {
+        if chunk.is_empty() {
             break;
         }
-        hasher.update(&buf[..n]);
+        let n = chunk.len();
+        hasher.update(chunk);
+        reader.consume(n);
     }
     Ok(hex(&hasher.finalize()))
 }
