@@ -147,15 +147,15 @@ fn c2_zeroed_block_in_safetensors_is_a_zero_run_and_exact_with_a_manifest() {
     zero(&path, 8192, 4096);
     let (code, report) = verify(&path, &[]);
     assert_eq!(
-        code, 0,
-        "safetensors has no checksum: a heuristic warning only"
+        code, 1,
+        "safetensors has no checksum, but a whole 4 KiB block of zeros mid-row in `w`, which has no other zero element, cannot be data"
     );
     let f = finding(&report, "zero_run", "model.safetensors");
     assert_eq!(
         (f["offset"].as_u64(), f["end"].as_u64()),
         (Some(8192), Some(12288))
     );
-    assert_eq!(f["severity"], "warning");
+    assert_eq!(f["severity"], "error");
     // With a manifest made before the damage: an exact error, located to the chunk.
     let t = copy("plain");
     assert!(

@@ -85,7 +85,10 @@ impl DcpDataInspector {
                     .map(|&(s, e)| (s.saturating_sub(base), e - base))
                     .collect(),
             };
-            (base, SafetensorsInspector::new(rel, shifted))
+            (
+                base,
+                SafetensorsInspector::new(rel, shifted).at_file_offset(base),
+            )
         });
         Self {
             zip: ZipInspector::new(rel, "dcp_data", located, settings),

@@ -18,7 +18,8 @@ pub struct Settings {
 }
 
 /// Findings of one tensor's content scan: zero runs (or holes) in float data that is not
-/// zero everywhere, NaN and Inf counts. `what` names the tensor (`tensor `w` (F32)`).
+/// zero everywhere, NaN and Inf counts. `what` names the tensor (`tensor `w` (F32 [128,
+/// 64])`).
 pub fn content_findings(
     out: &mut Vec<Finding>,
     path: &str,
@@ -61,7 +62,10 @@ pub fn content_findings(
     }
 }
 
-/// A zero-run (or hole) warning for the run `start..end` of a tensor scan.
+/// The zero-run (or hole) finding of a tensor scan, as [`TensorScan::zero_judgement`]
+/// judges it: an error when the run cannot be legitimate data (mid-row in a tensor with
+/// no other zero element, or whole file blocks mid-row), a warning otherwise. The run
+/// shown is the judged one; `start..end` (the first run) when there is no judgement.
 pub fn zero_finding(
     path: &str,
     what: &str,
@@ -70,9 +74,18 @@ pub fn zero_finding(
     start: u64,
     end: u64,
 ) -> Finding {
+    let (start, end, error, why) = match scan.zero_judgement() {
+        Some(j) => (j.start, j.end, j.error, j.why),
+        None => (
+            start,
+            end,
+            false,
+            "whose other bytes are not zero: the mark of data lost by the storage (or a legitimately zero row)".to_string(),
+        ),
+    };
     let more = if scan.zeros.count > 1 {
         format!(
-            "; {} such runs, {} bytes in all, the first shown",
+            "; {} such runs in the tensor, {} bytes in all",
             scan.zeros.count, scan.zeros.bytes
         )
     } else {
@@ -82,19 +95,18 @@ pub fn zero_finding(
     let (kind, what_it_is) = if in_hole(holes, start, end) {
         (
             FindingKind::Hole,
-            format!("a {len}-byte filesystem hole (never written, reads back as zeros)"),
+            format!("{len} bytes of filesystem hole (never written, read back as zeros)"),
         )
     } else {
-        (FindingKind::ZeroRun, format!("{len} zero bytes in a row"))
+        (FindingKind::ZeroRun, format!("{len} zero bytes"))
     };
-    Finding::warning(
-        kind,
-        path,
-        format!(
-            "{what_it_is} inside {what}, whose other bytes are not zero: the mark of data lost by the storage (or a legitimately zero row){more}"
-        ),
-    )
-    .range(start, end)
+    let message = format!("{what_it_is} inside {what} {why}{more}");
+    let finding = if error {
+        Finding::error(kind, path, message)
+    } else {
+        Finding::warning(kind, path, message)
+    };
+    finding.range(start, end)
 }
 
 /// Findings about the globals a pickle imports (`what`: `data.pkl`, `the pickle`).

@@ -19,6 +19,8 @@ struct Tensor {
     name: String,
     dtype: Option<TensorDtype>,
     dtype_name: String,
+    /// Shape as declared (C order): rows for the zero-run judgement.
+    shape: Vec<u64>,
     start: u64,
     end: u64,
 }
@@ -41,6 +43,8 @@ pub struct SafetensorsInspector {
     cur: usize,
     scan: Option<TensorScan>,
     data_end: Option<u64>,
+    /// File offset of this file's first byte (a blob inside a DCP file).
+    base: u64,
     findings: Vec<Finding>,
 }
 
@@ -57,8 +61,22 @@ impl SafetensorsInspector {
             cur: 0,
             scan: None,
             data_end: None,
+            base: 0,
             findings: Vec::new(),
         }
+    }
+
+    /// The same checker, for a file that starts `base` bytes into the file read (a DCP
+    /// safetensors blob): offsets stay relative, 4 KiB blocks are the real file's.
+    pub fn at_file_offset(mut self, base: u64) -> Self {
+        self.base = base;
+        self
+    }
+
+    fn new_scan(&self, t: &Tensor, scan_values: bool) -> TensorScan {
+        TensorScan::new(t.start, t.dtype, scan_values)
+            .with_shape(&t.shape, true)
+            .at_file_offset(self.base)
     }
 
     fn error(&self, kind: FindingKind, message: String) -> Finding {
@@ -223,12 +241,13 @@ impl SafetensorsInspector {
                 pos += skip as u64;
                 continue;
             }
-            let (start, dtype) = (t.start, t.dtype);
             let take = (t.end - pos).min(data.len() as u64) as usize;
-            let scan_values = self.settings.scan_values;
-            self.scan
-                .get_or_insert_with(|| TensorScan::new(start, dtype, scan_values))
-                .update(&data[..take]);
+            if self.scan.is_none() {
+                self.scan = Some(self.new_scan(t, self.settings.scan_values));
+            }
+            if let Some(scan) = self.scan.as_mut() {
+                scan.update(&data[..take]);
+            }
             data = &data[take..];
             pos += take as u64;
         }
@@ -236,12 +255,9 @@ impl SafetensorsInspector {
 
     fn end_tensor(&mut self) {
         let t = &self.tensors[self.cur];
-        let mut scan = self
-            .scan
-            .take()
-            .unwrap_or_else(|| TensorScan::new(t.start, t.dtype, false));
+        let mut scan = self.scan.take().unwrap_or_else(|| self.new_scan(t, false));
         scan.finish();
-        let what = format!("tensor `{}` ({})", t.name, t.dtype_name);
+        let what = format!("tensor `{}` ({} {:?})", t.name, t.dtype_name, t.shape);
         report::content_findings(
             &mut self.findings,
             &self.path,
@@ -265,15 +281,17 @@ fn parse_tensor(name: &str, value: &Value, data_start: u64) -> Result<Tensor, St
         .filter(|a| a.len() == 2)
         .and_then(|a| Some((a[0].as_u64()?, a[1].as_u64()?)))
         .ok_or("`data_offsets` is not two unsigned integers")?;
-    obj.get("shape")
+    let shape = obj
+        .get("shape")
         .and_then(Value::as_array)
-        .filter(|dims| dims.iter().all(Value::is_u64))
+        .and_then(|dims| dims.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
         .ok_or("`shape` is not a list of unsigned integers")?;
     let abs = |o: u64| data_start.checked_add(o).ok_or("offset overflows");
     Ok(Tensor {
         name: name.to_string(),
         dtype: TensorDtype::from_safetensors(dtype_name),
         dtype_name: dtype_name.to_string(),
+        shape,
         start: abs(offsets.0)?,
         end: abs(offsets.1)?,
     })

@@ -36,7 +36,8 @@ enum State {
     Data {
         end: u64,
         crc: crc32fast::Hasher,
-        scan: Option<TensorScan>,
+        /// Boxed: the scan is large and the other states are small.
+        scan: Option<Box<TensorScan>>,
         buf: Option<Vec<u8>>,
         start: u64,
     },
@@ -174,12 +175,16 @@ impl ZipInspector {
         let archive = &self.archives[m.entry.archive];
         let scan = match &m.role {
             Role::Storage(key) => {
-                let dtype = archive
-                    .contents
-                    .as_ref()
-                    .and_then(|c| c.storages.get(key))
-                    .and_then(|s| s.dtype);
-                Some(TensorScan::new(start, dtype, self.settings.scan_values))
+                let contents = archive.contents.as_ref();
+                let storage = contents.and_then(|c| c.storages.get(key));
+                let dtype = storage.and_then(|s| s.dtype);
+                let scan = TensorScan::new(start, dtype, self.settings.scan_values);
+                Some(Box::new(
+                    match contents.zip(storage).and_then(|(c, s)| sole_shape(c, s)) {
+                        Some((shape, contiguous)) => scan.with_shape(&shape, contiguous),
+                        None => scan,
+                    },
+                ))
             }
             _ => None,
         };
@@ -311,8 +316,12 @@ impl Inspector for ZipInspector {
                     data = &data[take..];
                     self.pos += take as u64;
                     if self.pos == *end {
-                        let (start, crc, scan, buf) =
-                            (*start, crc.clone().finalize(), scan.take(), buf.take());
+                        let (start, crc, scan, buf) = (
+                            *start,
+                            crc.clone().finalize(),
+                            scan.take().map(|s| *s),
+                            buf.take(),
+                        );
                         self.end_member(start, crc, scan, buf);
                     }
                 }
@@ -373,6 +382,47 @@ impl Inspector for ZipInspector {
         inspection.findings.append(&mut more);
         inspection
     }
+}
+
+/// The shape of the one tensor a storage holds, when the zero-run judgement can use it:
+/// exactly one tensor of that name, of the storage's dtype, whose elements fill the
+/// storage exactly (so it starts at its first byte), and whether its strides are the
+/// C-contiguous ones. A tensor saved transposed fills its storage too, with other
+/// strides: then every dimension may hold the rows ([`TensorScan::with_shape`]).
+/// Storages shared by several tensors, views of part of a storage and unknown sizes get
+/// no shape, and their zero runs stay warnings.
+fn sole_shape(c: &Contents, s: &torch::Storage) -> Option<(Vec<u64>, bool)> {
+    let [name] = s.tensors.as_slice() else {
+        return None;
+    };
+    let mut views = c.views.iter().filter(|v| &v.name == name);
+    let view = views.next()?;
+    if views.next().is_some() || view.dtype != s.dtype {
+        return None;
+    }
+    let size = s.dtype?.size();
+    let bytes = view
+        .shape
+        .iter()
+        .try_fold(size, |acc, &d| acc.checked_mul(d))?;
+    if Some(bytes) != s.bytes {
+        return None;
+    }
+    // Row-major strides, dimensions of 1 left out (torch gives those any stride).
+    let mut want = 1u64;
+    let mut contiguous = view.offset == Some(0);
+    match &view.stride {
+        Some(stride) if stride.len() == view.shape.len() => {
+            for (&d, &st) in view.shape.iter().zip(stride).rev() {
+                if d != 1 {
+                    contiguous &= st == want;
+                    want = want.saturating_mul(d);
+                }
+            }
+        }
+        _ => contiguous = false,
+    }
+    Some((view.shape.clone(), contiguous))
 }
 
 /// What the per-archive checks in [`super::zipcheck`] look at.
