@@ -17,8 +17,11 @@ use super::{Tensor, TensorError};
 
 /// Most bytes produced per refill, and the block size callers read with.
 pub const BLOCK: usize = 1 << 20;
-/// Largest storage range of one strided piece gathered from memory.
-pub const GATHER_LIMIT: u64 = 256 << 20;
+/// Largest storage range of one strided piece gathered from memory; a larger one is
+/// read band by band.
+pub const GATHER_LIMIT: u64 = 64 << 20;
+/// Most bytes of one band of a large strided view.
+const BAND: u64 = 64 << 20;
 
 /// A piece, dimensions collapsed, ready to read.
 struct Prepared {
@@ -44,6 +47,8 @@ pub struct Canonical<'a> {
     last: usize,
     /// Sub-byte types: the one contiguous byte range, `(file, at, left)`.
     raw: Option<(usize, u64, u64)>,
+    /// A large strided view read in bands: `(next row of dimension 0, rows per band)`.
+    band: Option<(u64, u64)>,
     /// Allocated once (at most a block and one element), never shrunk or re-zeroed.
     buf: Vec<u8>,
     /// Bytes of `buf` holding produced data.
@@ -65,6 +70,12 @@ pub(crate) fn read_error(tensor: &Tensor, e: io::Error) -> TensorError {
 
 impl<'a> Canonical<'a> {
     pub(super) fn new(tensor: &'a Tensor) -> Result<Self, TensorError> {
+        Self::with_gather_limit(tensor, GATHER_LIMIT)
+    }
+
+    /// [`Self::new`] gathering strided views of at most `gather_limit` storage bytes
+    /// from memory (the tests lower it to reach the band reading with small files).
+    fn with_gather_limit(tensor: &'a Tensor, gather_limit: u64) -> Result<Self, TensorError> {
         let bad = |why: String| TensorError::Malformed {
             path: tensor.file.clone(),
             reason: format!("tensor `{}`: {why}", tensor.name),
@@ -158,6 +169,7 @@ impl<'a> Canonical<'a> {
             remaining: numel,
             last: 0,
             raw: None,
+            band: None,
             // A small tensor gets a small buffer: no megabyte per tensor.
             buf: vec![0; tensor.bytes().unwrap_or(0).min(BLOCK as u64) as usize + esize as usize],
             len: 0,
@@ -181,7 +193,33 @@ impl<'a> Canonical<'a> {
         }
         reader.collapse();
         reader.idx = vec![0; reader.shape.len()];
+        reader.plan_bands(gather_limit);
         Ok(reader)
+    }
+
+    /// A single strided piece spanning more storage than [`GATHER_LIMIT`] is read band
+    /// by band ([`band::fill`]), when one row of its first dimension fits a band.
+    fn plan_bands(&mut self, gather_limit: u64) {
+        let [p] = &self.pieces[..] else { return };
+        let n = p.shape.len();
+        if p.stride[n - 1] == 1 || n < 2 || p.shape.contains(&0) {
+            return;
+        }
+        let span = p
+            .shape
+            .iter()
+            .zip(&p.stride)
+            .map(|(&s, &st)| (s - 1) * st)
+            .sum::<u64>()
+            + 1;
+        let row = p.shape[1..].iter().product::<u64>() * self.esize;
+        if span * self.esize <= gather_limit || row > BAND {
+            return;
+        }
+        // Bands of about a sixteenth of the gather limit's rows (at least one row).
+        let rows = ((gather_limit.min(BAND) / 16) / row).clamp(1, p.shape[0]);
+        self.band = Some((0, rows));
+        self.buf = vec![0; (rows * row) as usize];
     }
 
     /// Makes a 0-dim tensor 1-dim, gives dimensions of extent 1 the stride that lets
@@ -329,6 +367,27 @@ impl<'a> Canonical<'a> {
             self.raw = Some((file, at + n, left - n));
             return Ok(());
         }
+        if let Some((first, per_band)) = self.band {
+            let p = &self.pieces[0];
+            let rows = per_band.min(p.shape[0] - first);
+            if rows == 0 {
+                return Ok(());
+            }
+            let inner: u64 = p.shape[1..].iter().product();
+            self.len = (rows * inner * self.esize) as usize;
+            let view = band::View {
+                file: &self.files[p.file],
+                base: p.base,
+                offset: p.offset,
+                shape: &p.shape,
+                stride: &p.stride,
+                esize: self.esize,
+            };
+            band::fill(&view, first, rows, &mut self.buf[..self.len])?;
+            self.band = Some((first + rows, per_band));
+            self.remaining -= rows * inner;
+            return Ok(());
+        }
         while self.remaining > 0 && (self.len as u64) < BLOCK as u64 {
             let room = (BLOCK as u64 - self.len as u64) / self.esize;
             let done = self.run(room.min(self.remaining))?;
@@ -338,9 +397,8 @@ impl<'a> Canonical<'a> {
     }
 
     /// The next bytes of the canonical form, without a copy: the rest of the current
-    /// block, or the next block (empty at the end). Two readers of tensors of one dtype
-    /// give blocks of the same sizes, so their blocks can be compared as they come.
-    /// Call [`Self::consume`] with what was used.
+    /// block, or the next block (empty at the end). Call [`Self::consume`] with what
+    /// was used.
     pub fn next_chunk(&mut self) -> io::Result<&[u8]> {
         if self.pos == self.len {
             self.refill()?;
@@ -369,5 +427,6 @@ impl Read for Canonical<'_> {
     }
 }
 
+mod band;
 #[cfg(test)]
 mod tests;

@@ -135,3 +135,49 @@ fn uncovered_elements_and_views_past_their_storage_are_errors() {
         "{err}"
     );
 }
+
+#[test]
+fn a_large_strided_view_is_read_in_bands_with_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    // Storage: 40×24 row-major, m[i][j] = 100 i + j; views: its transpose, and a 3-d
+    // permutation of a 5×8×24 reading of it.
+    let values: Vec<f32> = (0..40)
+        .flat_map(|i| (0..24).map(move |j| (100 * i + j) as f32))
+        .collect();
+    write_f32(&path, &values);
+    let views = [
+        tensor(
+            &[24, 40],
+            vec![piece(&path, 0, 3840, &[24, 40], &[1, 24], &[0, 0])],
+        ),
+        tensor(
+            &[24, 5, 8],
+            vec![piece(
+                &path,
+                0,
+                3840,
+                &[24, 5, 8],
+                &[1, 192, 24],
+                &[0, 0, 0],
+            )],
+        ),
+    ];
+    for t in &views {
+        let mut gathered = Vec::new();
+        t.canonical().unwrap().read_to_end(&mut gathered).unwrap();
+        // A gather limit of 64 bytes: bands of one row of dimension 0.
+        let mut banded = Vec::new();
+        let mut reader = super::Canonical::with_gather_limit(t, 64).unwrap();
+        assert!(reader.band.is_some());
+        reader.read_to_end(&mut banded).unwrap();
+        assert_eq!(banded, gathered);
+        // Spot check against the definition: t[a][b] = storage[a + 24 b] (2-d).
+        if t.shape.len() == 2 {
+            let at = |a: usize, b: usize| {
+                f32::from_le_bytes(banded[(a * 40 + b) * 4..][..4].try_into().unwrap())
+            };
+            assert_eq!(at(3, 7), values[3 + 24 * 7]);
+        }
+    }
+}
