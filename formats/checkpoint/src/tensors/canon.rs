@@ -20,6 +20,8 @@ pub const BLOCK: usize = 1 << 20;
 /// Largest storage range of one strided piece gathered from memory; a larger one is
 /// read band by band.
 pub const GATHER_LIMIT: u64 = 64 << 20;
+/// Most times a view may repeat its storage's bytes (strides of 0).
+const MAX_REPEAT: u64 = 1 << 16;
 /// Most bytes of one band of a large strided view.
 const BAND: u64 = 64 << 20;
 
@@ -117,6 +119,18 @@ impl<'a> Canonical<'a> {
                 .and_then(|l| l.checked_add(1))
                 .and_then(|n| n.checked_mul(bits))
                 .map(|b| b.div_ceil(8));
+            // Views may repeat elements (a stride of 0: `expand`), but not without bound:
+            // the canonical form of a hostile header could otherwise be petabytes.
+            let logical = piece
+                .shape
+                .iter()
+                .try_fold(esize, |n, &d| n.checked_mul(d));
+            if logical.is_none_or(|l| l > piece.len.max(1).saturating_mul(MAX_REPEAT)) {
+                return Err(bad(format!(
+                    "its view (shape {:?}, stride {:?}) repeats the {} bytes of its storage more than {MAX_REPEAT} times",
+                    piece.shape, piece.stride, piece.len
+                )));
+            }
             if !empty && need.is_none_or(|n| n > piece.len) {
                 return Err(bad(format!(
                     "its view (offset {}, shape {:?}, stride {:?}) needs more than the {} bytes of its storage",

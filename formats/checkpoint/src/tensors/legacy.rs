@@ -79,7 +79,7 @@ pub(super) fn tensors(
         let count = u64::from_le_bytes(count);
         let bytes = count
             .checked_mul(size)
-            .filter(|&b| pos + 8 + b <= len)
+            .filter(|&b| pos.checked_add(8).and_then(|p| p.checked_add(b)).is_some_and(|end| end <= len))
             .ok_or_else(|| {
                 bad(format!(
                     "storage `{key}` at byte {pos} declares {count} elements, past the end of the {len}-byte file"
@@ -117,4 +117,20 @@ pub(super) fn tensors(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{TensorError, of_file};
+
+    /// Found by fuzzing (`tensors`): a legacy file whose storage declares 2^64 − 1
+    /// elements overflowed the end-of-storage sum.
+    #[test]
+    fn a_storage_count_past_the_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.pt");
+        std::fs::write(&path, include_bytes!("testdata/fuzz-legacy-storage-count.pt")).unwrap();
+        let err = of_file(&path, "model.pt").err().expect("refused");
+        assert!(matches!(err, TensorError::Malformed { .. }), "{err}");
+    }
 }
