@@ -399,7 +399,8 @@ impl TensorScan {
     /// known (two or more rows), every run of the tensor known (at most
     /// [`KEPT_RUNS`]) and the runs filling at most half of it:
     ///
-    /// - it starts or ends mid-row (for every row length the layout allows), and no other
+    /// - it starts or ends mid-row (for every row length the layout allows; the run
+    ///   trimmed to the whole elements it covers), and no other
     ///   run starts or ends at the same place in its row (not a column pattern), and
     /// - either the tensor has no zero element outside its runs (then even the few zero
     ///   elements at the run's ends that are not whole rows cannot be chance zeros next
@@ -429,10 +430,23 @@ impl TensorScan {
         if self.zeros.count > runs.len() as u64 || geo.rows.iter().any(|&r| self.len < 2 * r) {
             return warn(s0, e0, generic);
         }
+        // Each run trimmed to the whole elements it covers: the zero low-order bytes of
+        // a neighbouring element (one in 256 for a float's last mantissa byte) say nothing.
+        let unit = self.zero_elements.unit().max(1);
         let rel = |o: u64| o - self.start;
+        let core = |&(a, b): &(u64, u64)| {
+            (
+                self.start + rel(a).div_ceil(unit) * unit,
+                self.start + rel(b) / unit * unit,
+            )
+        };
         let mid = |o: u64| geo.rows.iter().all(|&r| rel(o) % r != 0);
-        let Some(&(s, e)) = runs.iter().find(|&&(s, e)| mid(s) || mid(e)) else {
-            let aligned = |&r: &u64| rel(s0) % r == 0 && rel(e0) % r == 0;
+        let Some(&(s, e)) = runs.iter().find(|&run| {
+            let (cs, ce) = core(run);
+            mid(cs) || mid(ce)
+        }) else {
+            let (c0, c1) = core(&(s0, e0));
+            let aligned = |&r: &u64| rel(c0) % r == 0 && rel(c1) % r == 0;
             let r = geo
                 .rows
                 .iter()
@@ -444,21 +458,23 @@ impl TensorScan {
                 e0,
                 format!(
                     "covering whole rows {}..{} of {r} bytes: a zero row is legitimate (an embedding's padding row, a pruned unit), or data lost by the storage",
-                    rel(s0) / r,
-                    rel(e0) / r
+                    rel(c0) / r,
+                    rel(c1) / r
                 ),
             );
         };
+        let (cs, ce) = core(&(s, e));
         let row = geo.rows[0];
         let at = |o: u64| format!("row {}, byte {} of {row}", rel(o) / row, rel(o) % row);
-        let place = match (mid(s), mid(e)) {
-            (true, true) => format!("start mid-row ({}) and end mid-row ({})", at(s), at(e)),
-            (true, false) => format!("start mid-row ({})", at(s)),
-            _ => format!("end mid-row ({})", at(e)),
+        let place = match (mid(cs), mid(ce)) {
+            (true, true) => format!("start mid-row ({}) and end mid-row ({})", at(cs), at(ce)),
+            (true, false) => format!("start mid-row ({})", at(cs)),
+            _ => format!("end mid-row ({})", at(ce)),
         };
-        let repeated = runs.iter().filter(|&&run| run != (s, e)).any(|&(s1, e1)| {
+        let repeated = runs.iter().filter(|&&run| run != (s, e)).any(|run| {
+            let (cs1, ce1) = core(run);
             geo.rows.iter().any(|&r| {
-                (mid(s) && rel(s1) % r == rel(s) % r) || (mid(e) && rel(e1) % r == rel(e) % r)
+                (mid(cs) && rel(cs1) % r == rel(cs) % r) || (mid(ce) && rel(ce1) % r == rel(ce) % r)
             })
         });
         if repeated {
@@ -481,13 +497,22 @@ impl TensorScan {
                 ),
             );
         }
-        let unit = self.zero_elements.unit();
         let inside: u64 = runs
             .iter()
-            .map(|&(a, b)| (rel(b) / unit).saturating_sub(rel(a).div_ceil(unit)))
+            .map(|run| {
+                let (a, b) = core(run);
+                b.saturating_sub(a) / unit
+            })
             .sum();
         let others = self.zero_elements.count.saturating_sub(inside);
-        let block = |o: u64| (o + self.file_base).is_multiple_of(MIN_ZERO_RUN);
+        // Whole 4 KiB blocks of the file, give or take the zero bytes of an element at
+        // either end.
+        let (fs, fe) = (s + self.file_base, e + self.file_base);
+        let (b1, b2) = (
+            fs.next_multiple_of(MIN_ZERO_RUN),
+            fe / MIN_ZERO_RUN * MIN_ZERO_RUN,
+        );
+        let blocks = b2 > b1 && b1 - fs < unit && fe - b2 < unit;
         if others == 0 {
             Some(ZeroJudgement {
                 start: s,
@@ -497,7 +522,7 @@ impl TensorScan {
                     "{place} and the tensor has no other zero element: data lost by the storage"
                 ),
             })
-        } else if block(s) && block(e) {
+        } else if blocks {
             Some(ZeroJudgement {
                 start: s,
                 end: e,
@@ -641,6 +666,16 @@ mod tests {
             "{}",
             j.why
         );
+        // The low byte of the next row's first value happens to be zero (one float in
+        // 256): the byte run ends 1 byte into row 4, the elements it covers do not.
+        let mut low = data.clone();
+        low[4 * 4096] = 0;
+        let j = judge(&low, 100, TensorDtype::F32, &[16, 1024], true).unwrap();
+        assert!(
+            !j.error && j.why.starts_with("covering whole rows 3..4"),
+            "{j:?}"
+        );
+        assert_eq!((j.start, j.end), (100 + 3 * 4096, 100 + 4 * 4096 + 1));
         // The same with a chance zero element next to the row, in a tensor that has
         // zero elements elsewhere: the run starts mid-row, a warning.
         data[3 * 4096 - 4..3 * 4096].fill(0);

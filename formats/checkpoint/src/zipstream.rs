@@ -386,9 +386,10 @@ impl Inspector for ZipInspector {
 
 /// The shape of the one tensor a storage holds, when the zero-run judgement can use it:
 /// exactly one tensor of that name, of the storage's dtype, whose elements fill the
-/// storage exactly (so it starts at its first byte), and whether its strides are the
-/// C-contiguous ones. A tensor saved transposed fills its storage too, with other
-/// strides: then every dimension may hold the rows ([`TensorScan::with_shape`]).
+/// storage exactly (so it starts at its first byte): the shape as laid out in the
+/// storage (a tensor saved transposed has its dimensions ordered by stride) and true, or
+/// when the strides are unknown or not dense, the shape and false (every dimension may
+/// then hold the rows, [`TensorScan::with_shape`]).
 /// Storages shared by several tensors, views of part of a storage and unknown sizes get
 /// no shape, and their zero runs stay warnings.
 fn sole_shape(c: &Contents, s: &torch::Storage) -> Option<(Vec<u64>, bool)> {
@@ -408,21 +409,31 @@ fn sole_shape(c: &Contents, s: &torch::Storage) -> Option<(Vec<u64>, bool)> {
     if Some(bytes) != s.bytes {
         return None;
     }
-    // Row-major strides, dimensions of 1 left out (torch gives those any stride).
+    // The layout in the storage: the dimensions (those of 1 left out, torch gives them
+    // any stride) by decreasing stride must have row-major strides from offset 0; a
+    // transposed tensor's dimensions are then ordered as the storage holds them.
+    let mut dims: Vec<(u64, u64)> = match &view.stride {
+        Some(stride) if stride.len() == view.shape.len() && view.offset == Some(0) => view
+            .shape
+            .iter()
+            .copied()
+            .zip(stride.iter().copied())
+            .filter(|&(d, _)| d != 1)
+            .collect(),
+        _ => return Some((view.shape.clone(), false)),
+    };
+    dims.sort_by_key(|&(_, st)| std::cmp::Reverse(st));
     let mut want = 1u64;
-    let mut contiguous = view.offset == Some(0);
-    match &view.stride {
-        Some(stride) if stride.len() == view.shape.len() => {
-            for (&d, &st) in view.shape.iter().zip(stride).rev() {
-                if d != 1 {
-                    contiguous &= st == want;
-                    want = want.saturating_mul(d);
-                }
-            }
-        }
-        _ => contiguous = false,
+    let mut dense = true;
+    for &(d, st) in dims.iter().rev() {
+        dense &= st == want;
+        want = want.saturating_mul(d);
     }
-    Some((view.shape.clone(), contiguous))
+    if dense {
+        Some((dims.into_iter().map(|(d, _)| d).collect(), true))
+    } else {
+        Some((view.shape.clone(), false))
+    }
 }
 
 /// What the per-archive checks in [`super::zipcheck`] look at.
@@ -459,5 +470,65 @@ impl ZipInspector {
             });
         }
         views
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::values::TensorDtype;
+
+    fn sole(
+        shape: &[u64],
+        stride: Option<&[u64]>,
+        offset: u64,
+        tensors: usize,
+    ) -> Option<(Vec<u64>, bool)> {
+        let dtype = Some(TensorDtype::F32);
+        let names: Vec<String> = (0..tensors).map(|i| format!("t{i}")).collect();
+        let storage = torch::Storage {
+            key: "0".into(),
+            dtype,
+            bytes: Some(shape.iter().product::<u64>() * 4),
+            tensors: names.clone(),
+            location: "cpu".into(),
+        };
+        let c = Contents {
+            views: names
+                .iter()
+                .map(|name| torch::View {
+                    name: name.clone(),
+                    dtype,
+                    shape: shape.to_vec(),
+                    storage: "0".into(),
+                    offset: Some(offset),
+                    stride: stride.map(<[u64]>::to_vec),
+                })
+                .collect(),
+            ..Contents::default()
+        };
+        sole_shape(&c, &storage)
+    }
+
+    #[test]
+    fn a_storage_gets_the_shape_of_its_one_tensor_as_laid_out() {
+        assert_eq!(
+            sole(&[30, 8], Some(&[8, 1]), 0, 1),
+            Some((vec![30, 8], true))
+        );
+        // Saved transposed: the storage's rows are the first dimension's.
+        assert_eq!(
+            sole(&[8, 30], Some(&[1, 8]), 0, 1),
+            Some((vec![30, 8], true))
+        );
+        // Dimensions of 1 have any stride.
+        assert_eq!(
+            sole(&[1, 30, 8], Some(&[7, 8, 1]), 0, 1),
+            Some((vec![30, 8], true))
+        );
+        // Strides unknown: every dimension may hold the rows.
+        assert_eq!(sole(&[30, 8], None, 0, 1), Some((vec![30, 8], false)));
+        // Shared by two tensors: no shape.
+        assert_eq!(sole(&[30, 8], Some(&[8, 1]), 0, 2), None);
     }
 }
