@@ -12,8 +12,9 @@ use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
-use super::files::contiguous;
-use super::{Tensor, TensorError};
+use sha2::{Digest, Sha256};
+
+use super::model::{Tensor, TensorError, contiguous};
 
 /// Most bytes produced per refill, and the block size callers read with.
 pub const BLOCK: usize = 1 << 20;
@@ -56,6 +57,33 @@ pub struct Canonical<'a> {
     /// Bytes of `buf` holding produced data.
     len: usize,
     pos: usize,
+}
+
+impl Tensor {
+    /// A reader of the canonical form.
+    pub fn canonical(&self) -> Result<Canonical<'_>, TensorError> {
+        Canonical::new(self)
+    }
+}
+
+/// The SHA-256 (lowercase hex) of `tensor`'s canonical form.
+pub fn digest(tensor: &Tensor) -> Result<String, TensorError> {
+    let mut reader = tensor.canonical()?;
+    let mut hasher = Sha256::new();
+    loop {
+        let chunk = reader.next_chunk().map_err(|e| read_error(tensor, e))?;
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len();
+        hasher.update(chunk);
+        reader.consume(n);
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A read error of `tensor`'s canonical form as a [`TensorError`].
@@ -121,10 +149,7 @@ impl<'a> Canonical<'a> {
                 .map(|b| b.div_ceil(8));
             // Views may repeat elements (a stride of 0: `expand`), but not without bound:
             // the canonical form of a hostile header could otherwise be petabytes.
-            let logical = piece
-                .shape
-                .iter()
-                .try_fold(esize, |n, &d| n.checked_mul(d));
+            let logical = piece.shape.iter().try_fold(esize, |n, &d| n.checked_mul(d));
             if logical.is_none_or(|l| l > piece.len.max(1).saturating_mul(MAX_REPEAT)) {
                 return Err(bad(format!(
                     "its view (shape {:?}, stride {:?}) repeats the {} bytes of its storage more than {MAX_REPEAT} times",

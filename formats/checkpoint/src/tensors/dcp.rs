@@ -9,14 +9,14 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::super::dcp_coverage::ints;
-use super::super::pickle::{self, Node, Pickle};
-use super::super::pickled::MAX_PICKLE_FILE;
-use super::super::safetensors::is_safetensors;
-use super::super::values::TensorDtype;
-use super::super::zip::{self, Located};
-use super::files::{safetensors_at, torch_archive};
-use super::{Piece, Tensor, TensorError};
+use super::containers::{safetensors_at, torch_archive};
+use super::model::{Piece, Tensor, TensorError};
+use crate::dcp_coverage::ints;
+use crate::pickle::{self, Node, Pickle};
+use crate::pickled::MAX_PICKLE_FILE;
+use crate::safetensors::is_safetensors;
+use crate::values::TensorDtype;
+use crate::zip::{self, Located};
 
 /// Where one chunk is stored.
 struct Stored {
@@ -249,7 +249,7 @@ fn chunk(
                 "chunk of `{fqn}` at byte {} is {}, .metadata says {}",
                 stored.offset,
                 tensor.dtype_name(),
-                super::super::listing::dtype_name(dtype)
+                crate::listing::dtype_name(dtype)
             ),
         ));
     }

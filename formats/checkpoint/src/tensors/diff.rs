@@ -8,8 +8,9 @@ use std::io::Read;
 use rayon::prelude::*;
 
 use super::canon::{BLOCK, read_error};
+use super::model::{Tensor, TensorError};
+use super::rules::MapRules;
 use super::values::{Compare, ValueDiff};
-use super::{MapRules, Tensor, TensorError};
 
 /// What `diff` is asked for.
 #[derive(Clone, Debug, Default)]

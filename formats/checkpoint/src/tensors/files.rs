@@ -1,27 +1,17 @@
-//! The tensors of one checkpoint file (safetensors, torch zip) and of a directory of
-//! them, read from headers and pickles (never executed) with positioned reads.
+//! The tensors of one checkpoint file (safetensors, torch zip, legacy torch, a DCP
+//! `.metadata`) and of a directory of them: which reader a file needs, told from its
+//! content.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::Path;
 
-use serde_json::Value;
-
-use super::super::pickled::{LEGACY_MAGIC, MAX_PICKLE_FILE};
-use super::super::safetensors::{MAX_HEADER, is_safetensors};
-use super::super::values::TensorDtype;
-use super::super::zip::{self, Archive};
-use super::super::{is_checkpoint_name, is_temp_leftover, pickle, torch};
-use super::{Piece, Tensor, TensorError};
-
-/// Row-major strides of `shape`, in elements.
-pub(super) fn contiguous(shape: &[u64]) -> Vec<u64> {
-    let mut stride = vec![1u64; shape.len()];
-    for k in (0..shape.len().saturating_sub(1)).rev() {
-        stride[k] = stride[k + 1].saturating_mul(shape[k + 1].max(1));
-    }
-    stride
-}
+use super::containers::{safetensors_at, torch_archive};
+use super::model::{Tensor, TensorError};
+use crate::names::{is_checkpoint_name, is_temp_leftover};
+use crate::pickled::LEGACY_MAGIC;
+use crate::safetensors::is_safetensors;
+use crate::zip;
 
 fn open_file(path: &Path) -> Result<(File, u64), TensorError> {
     let file = File::open(path).map_err(|e| TensorError::io(path, e))?;
@@ -29,17 +19,9 @@ fn open_file(path: &Path) -> Result<(File, u64), TensorError> {
     Ok((file, len))
 }
 
-fn read_at(file: &mut File, path: &Path, at: u64, len: u64) -> Result<Vec<u8>, TensorError> {
-    let mut buf = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
-    file.seek(SeekFrom::Start(at))
-        .and_then(|_| file.read_exact(&mut buf))
-        .map_err(|e| TensorError::io(path, e))?;
-    Ok(buf)
-}
-
 /// The tensors of the checkpoint file `path` (shown as `rel`), `Ok(None)` when it is
 /// neither safetensors nor a torch zip. A DCP `.metadata` stands for its directory.
-pub(super) fn file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, TensorError> {
+pub(crate) fn file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, TensorError> {
     if path.file_name().is_some_and(|n| n == ".metadata") {
         let dir = path.parent().unwrap_or(Path::new("."));
         return super::dcp::directory(dir, rel).map(Some);
@@ -72,174 +54,9 @@ pub(super) fn file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, Tensor
     Ok(None)
 }
 
-/// The tensors of a safetensors file, or of a safetensors blob of `len` bytes starting
-/// at byte `base` of `file` (a DCP data file).
-pub(super) fn safetensors_at(
-    path: &Path,
-    file: &mut File,
-    base: u64,
-    len: u64,
-    rel: &str,
-) -> Result<Vec<Tensor>, TensorError> {
-    let n = u64::from_le_bytes(read_at(file, path, base, 8)?.try_into().expect("8 bytes"));
-    if n > MAX_HEADER || n.saturating_add(8) > len {
-        return Err(TensorError::malformed(
-            path,
-            format!("safetensors header length {n} does not fit the file"),
-        ));
-    }
-    let header = read_at(file, path, base + 8, n)?;
-    let map: serde_json::Map<String, Value> = serde_json::from_slice(&header).map_err(|e| {
-        TensorError::malformed(path, format!("safetensors header is not JSON: {e}"))
-    })?;
-    let data = base + 8 + n;
-    let data_len = len - 8 - n;
-    let mut out = Vec::new();
-    for (name, value) in &map {
-        if name == "__metadata__" {
-            continue;
-        }
-        let bad = |why: &str| TensorError::malformed(path, format!("tensor `{name}`: {why}"));
-        let dtype = value
-            .get("dtype")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("no dtype"))?;
-        let dtype = TensorDtype::from_safetensors(dtype)
-            .ok_or_else(|| bad(&format!("dtype {dtype} is not one shardsmith reads")))?;
-        let ints = |key: &str| -> Option<Vec<u64>> {
-            value
-                .get(key)?
-                .as_array()?
-                .iter()
-                .map(Value::as_u64)
-                .collect()
-        };
-        let shape = ints("shape").ok_or_else(|| bad("shape is not a list of integers"))?;
-        let offsets = ints("data_offsets").unwrap_or_default();
-        let [start, end] = offsets[..] else {
-            return Err(bad("data_offsets is not two integers"));
-        };
-        if start > end || end > data_len {
-            return Err(bad(&format!(
-                "data_offsets [{start}, {end}] outside the {data_len} data bytes"
-            )));
-        }
-        let tensor = Tensor {
-            name: name.clone(),
-            dtype,
-            pieces: vec![Piece {
-                path: path.to_path_buf(),
-                base: data + start,
-                len: end - start,
-                offset: 0,
-                stride: contiguous(&shape),
-                at: vec![0; shape.len()],
-                shape: shape.clone(),
-            }],
-            shape,
-            file: rel.to_string(),
-        };
-        if tensor.bytes() != Some(end - start) {
-            return Err(bad(&format!(
-                "{} bytes for shape {:?} of {}",
-                end - start,
-                tensor.shape,
-                tensor.dtype_name()
-            )));
-        }
-        out.push(tensor);
-    }
-    Ok(out)
-}
-
-/// The tensors of the torch zip `archive` of `file` (the whole file, or one item of a
-/// DCP data file).
-pub(super) fn torch_archive(
-    path: &Path,
-    file: &mut File,
-    archive: &Archive,
-    rel: &str,
-) -> Result<Vec<Tensor>, TensorError> {
-    let pkl = archive
-        .entries
-        .iter()
-        .find(|e| e.name.ends_with("data.pkl"))
-        .ok_or_else(|| TensorError::malformed(path, "a zip without data.pkl"))?;
-    let prefix = &pkl.name[..pkl.name.len() - "data.pkl".len()];
-    let dup = file.try_clone().map_err(|e| TensorError::io(path, e))?;
-    let stored = |name: &str| -> Result<(u64, u64), TensorError> {
-        let entry = archive
-            .entries
-            .iter()
-            .find(|e| e.name == name)
-            .ok_or_else(|| TensorError::malformed(path, format!("no member `{name}`")))?;
-        if entry.method != 0 {
-            return Err(TensorError::malformed(
-                path,
-                format!("member `{name}` is compressed; torch stores members uncompressed"),
-            ));
-        }
-        let mut f = dup.try_clone().map_err(|e| TensorError::io(path, e))?;
-        let at = zip::data_start(&mut f, entry).map_err(|e| TensorError::io(path, e))?;
-        Ok((at, entry.size))
-    };
-    if let Ok((at, size)) = stored(&format!("{prefix}byteorder"))
-        && size <= 16
-        && read_at(file, path, at, size)? != b"little"
-    {
-        return Err(TensorError::Unsupported {
-            path: path.display().to_string(),
-            reason: "saved on a big-endian machine; only little-endian checkpoints are read".into(),
-        });
-    }
-    if pkl.size > MAX_PICKLE_FILE {
-        return Err(TensorError::malformed(
-            path,
-            format!("data.pkl of {} bytes is too large", pkl.size),
-        ));
-    }
-    let (at, size) = stored(&pkl.name)?;
-    let bytes = read_at(file, path, at, size)?;
-    let p = pickle::parse(&bytes)
-        .map_err(|e| TensorError::malformed(path, format!("data.pkl: {e:?}")))?;
-    let mut out = Vec::new();
-    for view in torch::contents(&p).views {
-        let bad =
-            |why: String| TensorError::malformed(path, format!("tensor `{}`: {why}", view.name));
-        let dtype = view
-            .dtype
-            .ok_or_else(|| bad("its dtype is not known".into()))?;
-        let (Some(offset), Some(stride)) = (view.offset, view.stride.clone()) else {
-            return Err(bad(
-                "its storage offset or strides are not non-negative integers".into(),
-            ));
-        };
-        if stride.len() != view.shape.len() {
-            return Err(bad("its shape and strides differ in length".into()));
-        }
-        let (base, len) = stored(&format!("{prefix}data/{}", view.storage))?;
-        out.push(Tensor {
-            name: view.name.clone(),
-            dtype,
-            pieces: vec![Piece {
-                path: path.to_path_buf(),
-                base,
-                len,
-                offset,
-                stride,
-                at: vec![0; view.shape.len()],
-                shape: view.shape.clone(),
-            }],
-            shape: view.shape,
-            file: rel.to_string(),
-        });
-    }
-    Ok(out)
-}
-
 /// The tensors of every checkpoint file under `dir` (a DCP directory by its
 /// `.metadata`; temporary leftovers and non-checkpoint files left out).
-pub(super) fn directory(dir: &Path) -> Result<Vec<Tensor>, TensorError> {
+fn directory(dir: &Path) -> Result<Vec<Tensor>, TensorError> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), String::new())];
     while let Some((at, prefix)) = stack.pop() {
@@ -277,4 +94,53 @@ pub(super) fn directory(dir: &Path) -> Result<Vec<Tensor>, TensorError> {
         }
     }
     Ok(out)
+}
+
+/// Every tensor of the checkpoint at `path`: a safetensors file, a torch zip or legacy
+/// torch file, a DCP directory (or its `.metadata`), or a directory of such files
+/// (sharded safetensors, DeepSpeed or Megatron rank files), sorted by name. When two
+/// files of a directory hold the same name (one per rank), every tensor of the
+/// directory is named `FILE:NAME`, FILE relative to the directory.
+pub fn open(path: &Path) -> Result<Vec<Tensor>, TensorError> {
+    let mut tensors = if path.is_dir() {
+        directory(path)?
+    } else {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match file(path, &name)? {
+            Some(tensors) => tensors,
+            None => {
+                return Err(TensorError::Unsupported {
+                    path: path.display().to_string(),
+                    reason: "is not a checkpoint whose tensors shardsmith reads (safetensors, a torch zip, a DCP directory)".into(),
+                });
+            }
+        }
+    };
+    tensors.sort_by(|a, b| a.name.cmp(&b.name));
+    if path.is_dir() && tensors.windows(2).any(|w| w[0].name == w[1].name) {
+        for t in &mut tensors {
+            t.name = format!("{}:{}", t.file, t.name);
+        }
+        tensors.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    if let Some(pair) = tensors.windows(2).find(|w| w[0].name == w[1].name) {
+        return Err(TensorError::Malformed {
+            path: path.display().to_string(),
+            reason: format!(
+                "tensor `{}` is in both `{}` and `{}`; compare the files one by one",
+                pair[0].name, pair[0].file, pair[1].file
+            ),
+        });
+    }
+    Ok(tensors)
+}
+
+/// The tensors of the one checkpoint file `path`, shown as `rel`; `Ok(None)` when it is
+/// not a checkpoint file whose tensors are read (a `.metadata` is read as its DCP
+/// directory).
+pub fn of_file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, TensorError> {
+    file(path, rel)
 }

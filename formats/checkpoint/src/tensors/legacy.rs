@@ -8,10 +8,10 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::super::pickle::{self, Node};
-use super::super::pickled::MAX_PICKLE_FILE;
-use super::super::torch;
-use super::{Piece, Tensor, TensorError};
+use super::model::{Piece, Tensor, TensorError};
+use crate::pickle::{self, Node};
+use crate::pickled::MAX_PICKLE_FILE;
+use crate::torch;
 
 /// The tensors of the legacy torch file `path` (`len` bytes), shown as `rel`.
 pub(super) fn tensors(
@@ -121,7 +121,8 @@ pub(super) fn tensors(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{TensorError, of_file};
+    use super::super::files::of_file;
+    use super::super::model::TensorError;
 
     /// Found by fuzzing (`tensors`): a legacy file whose storage declares 2^64 − 1
     /// elements overflowed the end-of-storage sum.
@@ -129,8 +130,12 @@ mod tests {
     fn a_storage_count_past_the_file_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("model.pt");
-        std::fs::write(&path, include_bytes!("testdata/fuzz-legacy-storage-count.pt")).unwrap();
-        let err = of_file(&path, "model.pt").err().expect("refused");
+        std::fs::write(
+            &path,
+            include_bytes!("testdata/fuzz-legacy-storage-count.pt"),
+        )
+        .unwrap();
+        let err = of_file(&path, "model.pt").expect_err("refused");
         assert!(matches!(err, TensorError::Malformed { .. }), "{err}");
     }
 }

@@ -13,7 +13,9 @@ use std::path::Path;
 use rayon::prelude::*;
 use shardsmith_manifest::{CHANGED, Finding, FindingKind, Inspection, Manifest, TensorRecord};
 
-use super::{Tensor, TensorError, digest, of_file};
+use super::canon::digest;
+use super::files::of_file;
+use super::model::{Tensor, TensorError};
 
 /// Formats whose files carry tensor records (a DCP checkpoint on its `.metadata`).
 const RECORDED: &[&str] = &["safetensors", "torch_zip", "torch_legacy", "dcp_metadata"];

@@ -1,7 +1,7 @@
 //! Element-wise comparison of two canonical forms (`diff --values`): how many elements
 //! differ, and the largest absolute and relative difference, streamed block by block.
 
-use super::super::values::TensorDtype;
+use crate::values::TensorDtype;
 
 /// How the values of two tensors of the same shape differ.
 #[derive(Clone, Debug, Default, PartialEq)]

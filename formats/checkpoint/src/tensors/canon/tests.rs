@@ -1,7 +1,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::super::{Piece, Tensor};
+use super::super::model::{Piece, Tensor};
 use crate::values::TensorDtype;
 
 /// Writes `values` as little-endian f32 to `path`.

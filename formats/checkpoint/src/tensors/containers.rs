@@ -1,0 +1,195 @@
+//! The tensors of the two containers that hold tensor data: a safetensors file (or a
+//! safetensors blob inside a DCP data file) and a torch zip archive (a whole `.pt`, or
+//! one item of a DCP data file), read from the header and from `data.pkl` (parsed, never
+//! executed) with positioned reads.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::model::{Piece, Tensor, TensorError, contiguous};
+use crate::pickled::MAX_PICKLE_FILE;
+use crate::safetensors::MAX_HEADER;
+use crate::values::TensorDtype;
+use crate::zip::{self, Archive};
+use crate::{pickle, torch};
+
+pub(super) fn read_at(
+    file: &mut File,
+    path: &Path,
+    at: u64,
+    len: u64,
+) -> Result<Vec<u8>, TensorError> {
+    let mut buf = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
+    file.seek(SeekFrom::Start(at))
+        .and_then(|_| file.read_exact(&mut buf))
+        .map_err(|e| TensorError::io(path, e))?;
+    Ok(buf)
+}
+
+/// The tensors of a safetensors file, or of a safetensors blob of `len` bytes starting
+/// at byte `base` of `file` (a DCP data file).
+pub(super) fn safetensors_at(
+    path: &Path,
+    file: &mut File,
+    base: u64,
+    len: u64,
+    rel: &str,
+) -> Result<Vec<Tensor>, TensorError> {
+    let n = u64::from_le_bytes(read_at(file, path, base, 8)?.try_into().expect("8 bytes"));
+    if n > MAX_HEADER || n.saturating_add(8) > len {
+        return Err(TensorError::malformed(
+            path,
+            format!("safetensors header length {n} does not fit the file"),
+        ));
+    }
+    let header = read_at(file, path, base + 8, n)?;
+    let map: serde_json::Map<String, Value> = serde_json::from_slice(&header).map_err(|e| {
+        TensorError::malformed(path, format!("safetensors header is not JSON: {e}"))
+    })?;
+    let data = base + 8 + n;
+    let data_len = len - 8 - n;
+    let mut out = Vec::new();
+    for (name, value) in &map {
+        if name == "__metadata__" {
+            continue;
+        }
+        let bad = |why: &str| TensorError::malformed(path, format!("tensor `{name}`: {why}"));
+        let dtype = value
+            .get("dtype")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no dtype"))?;
+        let dtype = TensorDtype::from_safetensors(dtype)
+            .ok_or_else(|| bad(&format!("dtype {dtype} is not one shardsmith reads")))?;
+        let ints = |key: &str| -> Option<Vec<u64>> {
+            value
+                .get(key)?
+                .as_array()?
+                .iter()
+                .map(Value::as_u64)
+                .collect()
+        };
+        let shape = ints("shape").ok_or_else(|| bad("shape is not a list of integers"))?;
+        let offsets = ints("data_offsets").unwrap_or_default();
+        let [start, end] = offsets[..] else {
+            return Err(bad("data_offsets is not two integers"));
+        };
+        if start > end || end > data_len {
+            return Err(bad(&format!(
+                "data_offsets [{start}, {end}] outside the {data_len} data bytes"
+            )));
+        }
+        let tensor = Tensor {
+            name: name.clone(),
+            dtype,
+            pieces: vec![Piece {
+                path: path.to_path_buf(),
+                base: data + start,
+                len: end - start,
+                offset: 0,
+                stride: contiguous(&shape),
+                at: vec![0; shape.len()],
+                shape: shape.clone(),
+            }],
+            shape,
+            file: rel.to_string(),
+        };
+        if tensor.bytes() != Some(end - start) {
+            return Err(bad(&format!(
+                "{} bytes for shape {:?} of {}",
+                end - start,
+                tensor.shape,
+                tensor.dtype_name()
+            )));
+        }
+        out.push(tensor);
+    }
+    Ok(out)
+}
+
+/// The tensors of the torch zip `archive` of `file` (the whole file, or one item of a
+/// DCP data file).
+pub(super) fn torch_archive(
+    path: &Path,
+    file: &mut File,
+    archive: &Archive,
+    rel: &str,
+) -> Result<Vec<Tensor>, TensorError> {
+    let pkl = archive
+        .entries
+        .iter()
+        .find(|e| e.name.ends_with("data.pkl"))
+        .ok_or_else(|| TensorError::malformed(path, "a zip without data.pkl"))?;
+    let prefix = &pkl.name[..pkl.name.len() - "data.pkl".len()];
+    let dup = file.try_clone().map_err(|e| TensorError::io(path, e))?;
+    let stored = |name: &str| -> Result<(u64, u64), TensorError> {
+        let entry = archive
+            .entries
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| TensorError::malformed(path, format!("no member `{name}`")))?;
+        if entry.method != 0 {
+            return Err(TensorError::malformed(
+                path,
+                format!("member `{name}` is compressed; torch stores members uncompressed"),
+            ));
+        }
+        let mut f = dup.try_clone().map_err(|e| TensorError::io(path, e))?;
+        let at = zip::data_start(&mut f, entry).map_err(|e| TensorError::io(path, e))?;
+        Ok((at, entry.size))
+    };
+    if let Ok((at, size)) = stored(&format!("{prefix}byteorder"))
+        && size <= 16
+        && read_at(file, path, at, size)? != b"little"
+    {
+        return Err(TensorError::Unsupported {
+            path: path.display().to_string(),
+            reason: "saved on a big-endian machine; only little-endian checkpoints are read".into(),
+        });
+    }
+    if pkl.size > MAX_PICKLE_FILE {
+        return Err(TensorError::malformed(
+            path,
+            format!("data.pkl of {} bytes is too large", pkl.size),
+        ));
+    }
+    let (at, size) = stored(&pkl.name)?;
+    let bytes = read_at(file, path, at, size)?;
+    let p = pickle::parse(&bytes)
+        .map_err(|e| TensorError::malformed(path, format!("data.pkl: {e:?}")))?;
+    let mut out = Vec::new();
+    for view in torch::contents(&p).views {
+        let bad =
+            |why: String| TensorError::malformed(path, format!("tensor `{}`: {why}", view.name));
+        let dtype = view
+            .dtype
+            .ok_or_else(|| bad("its dtype is not known".into()))?;
+        let (Some(offset), Some(stride)) = (view.offset, view.stride.clone()) else {
+            return Err(bad(
+                "its storage offset or strides are not non-negative integers".into(),
+            ));
+        };
+        if stride.len() != view.shape.len() {
+            return Err(bad("its shape and strides differ in length".into()));
+        }
+        let (base, len) = stored(&format!("{prefix}data/{}", view.storage))?;
+        out.push(Tensor {
+            name: view.name.clone(),
+            dtype,
+            pieces: vec![Piece {
+                path: path.to_path_buf(),
+                base,
+                len,
+                offset,
+                stride,
+                at: vec![0; view.shape.len()],
+                shape: view.shape.clone(),
+            }],
+            shape: view.shape,
+            file: rel.to_string(),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,131 @@
+//! A tensor of a checkpoint as shardsmith reads it by content: its name, dtype, shape
+//! and the pieces (strided views at places in files) its elements lie in.
+
+use std::path::{Path, PathBuf};
+
+use crate::values::TensorDtype;
+
+/// One tensor of a checkpoint, wherever its elements lie.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    /// Name (`model.layers.0.weight`), as the checkpoint keys it.
+    pub name: String,
+    /// Element type.
+    pub dtype: TensorDtype,
+    /// Global shape (empty for a 0-dim tensor).
+    pub shape: Vec<u64>,
+    /// Where the elements are: one piece, or one per DCP chunk.
+    pub pieces: Vec<Piece>,
+    /// The file that holds it (the `.metadata` for DCP), relative to what was opened.
+    pub file: String,
+}
+
+/// A box of a tensor's elements stored as a strided view at a place in a file.
+#[derive(Clone, Debug)]
+pub struct Piece {
+    /// The file holding the storage.
+    pub path: PathBuf,
+    /// Byte offset of the storage's first element in the file.
+    pub base: u64,
+    /// Bytes of the storage from `base` on (views must stay inside).
+    pub len: u64,
+    /// First element of the view in the storage.
+    pub offset: u64,
+    /// Extent in each dimension (the chunk's, for DCP).
+    pub shape: Vec<u64>,
+    /// Stride of each dimension, in elements.
+    pub stride: Vec<u64>,
+    /// Where the box starts in the global tensor, per dimension.
+    pub at: Vec<u64>,
+}
+
+/// Why the tensors of a checkpoint cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TensorError {
+    /// A file cannot be read.
+    #[error("`{path}`: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A file's structure does not describe its tensors readably.
+    #[error("`{path}`: {reason}")]
+    Malformed {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A file or directory that holds no checkpoint format shardsmith reads tensors of.
+    #[error("`{path}`: {reason}")]
+    Unsupported {
+        /// The file or directory.
+        path: String,
+        /// What it is, and what is read.
+        reason: String,
+    },
+}
+
+impl TensorError {
+    /// Stable snake_case name, as `--json` reports it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TensorError::Io { .. } => "io",
+            TensorError::Malformed { .. } => "bad_input",
+            TensorError::Unsupported { .. } => "unsupported",
+        }
+    }
+
+    /// The file or directory the error is about.
+    pub fn path(&self) -> Option<String> {
+        match self {
+            TensorError::Io { path, .. }
+            | TensorError::Malformed { path, .. }
+            | TensorError::Unsupported { path, .. } => Some(path.clone()),
+        }
+    }
+
+    pub(crate) fn malformed(path: &Path, reason: impl Into<String>) -> Self {
+        TensorError::Malformed {
+            path: path.display().to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        TensorError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+impl Tensor {
+    /// Elements, when the count fits 64 bits.
+    pub fn numel(&self) -> Option<u64> {
+        self.shape.iter().try_fold(1u64, |n, &d| n.checked_mul(d))
+    }
+
+    /// Bytes of the canonical form.
+    pub fn bytes(&self) -> Option<u64> {
+        self.numel()
+            .and_then(|n| n.checked_mul(self.dtype.bits()))
+            .map(|bits| bits.div_ceil(8))
+    }
+
+    /// The dtype as safetensors spells it (`F32`, `BF16`, `F8_E4M3`).
+    pub fn dtype_name(&self) -> String {
+        crate::listing::dtype_name(self.dtype)
+    }
+}
+
+/// Row-major strides of `shape`, in elements.
+pub(super) fn contiguous(shape: &[u64]) -> Vec<u64> {
+    let mut stride = vec![1u64; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        stride[k] = stride[k + 1].saturating_mul(shape[k + 1].max(1));
+    }
+    stride
+}
