@@ -1,13 +1,11 @@
 //! Listing → samples: files grouped by key, fields sorted, names and samples the format
 //! cannot represent left out with the reason.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use rayon::slice::ParallelSliceMut;
 use shardsmith_manifest::Skipped;
 
 use shardsmith_shard::naming::split_key;
+use shardsmith_shard::sample::Interner;
 use shardsmith_shard::{FieldSpec, SampleSpec};
 use shardsmith_store::ListedFile;
 
@@ -15,21 +13,6 @@ use shardsmith_store::ListedFile;
 pub(crate) struct Grouped {
     pub samples: Vec<SampleSpec>,
     pub skipped: Vec<Skipped>,
-}
-
-/// One distinct `Arc<str>` per distinct field name: a corpus has few of them.
-#[derive(Default)]
-struct Interner(HashMap<String, Arc<str>>);
-
-impl Interner {
-    fn get(&mut self, text: &str) -> Arc<str> {
-        if let Some(shared) = self.0.get(text) {
-            return shared.clone();
-        }
-        let shared: Arc<str> = Arc::from(text);
-        self.0.insert(text.to_string(), shared.clone());
-        shared
-    }
 }
 
 /// Key and extension (as spelled) of a path that passed [`split_key`].

@@ -3,6 +3,7 @@
 //! the rows of Parquet files ([`crate::parquet::input`]). The pack pipeline (planning,
 //! writing, resume, manifest) only sees this trait.
 
+use std::collections::HashMap;
 use std::io::{self, Read};
 use std::sync::Arc;
 
@@ -164,4 +165,21 @@ pub trait SampleReader {
     /// Loads sample `index` of the shard's slice (called with 0, 1, 2, ... in turn).
     /// `Ok(Err(skips))` when it must be left out, with every affected input and reason.
     fn load(&mut self, index: usize, buf: &mut Vec<u8>) -> Result<Result<Loaded, Vec<Skipped>>>;
+}
+
+/// One shared `Arc<str>` per distinct field name: a corpus of millions of samples has a
+/// handful of field names, so each sample's fields point at the same few strings.
+#[derive(Debug, Default)]
+pub struct Interner(HashMap<String, Arc<str>>);
+
+impl Interner {
+    /// The shared copy of `text`.
+    pub fn get(&mut self, text: &str) -> Arc<str> {
+        if let Some(shared) = self.0.get(text) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = Arc::from(text);
+        self.0.insert(text.to_string(), shared.clone());
+        shared
+    }
 }

@@ -2,7 +2,6 @@
 //! (consecutive regular members with the same key), and what a reader would drop or
 //! mis-key left out with the reason.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,7 +12,7 @@ use super::bytes::{Codec, Positioned, Stream, TarBytes};
 use super::shard::{self, Body, ShardFile};
 use super::walk::{Kind, MAX_META, Member, WalkError, Walker};
 use crate::naming::split_key;
-use crate::sample::{FieldSpec, SampleSpec};
+use crate::sample::{FieldSpec, Interner, SampleSpec};
 use crate::{Error, Result};
 
 /// Read-ahead of the header walk: small members cost no read each.
@@ -48,21 +47,6 @@ fn refused_path(name: &str) -> Option<&'static str> {
         return Some("has a control character in its name");
     }
     None
-}
-
-/// One distinct `Arc<str>` per distinct field name.
-#[derive(Default)]
-struct Interner(HashMap<String, Arc<str>>);
-
-impl Interner {
-    fn get(&mut self, text: &str) -> Arc<str> {
-        if let Some(shared) = self.0.get(text) {
-            return shared.clone();
-        }
-        let shared: Arc<str> = Arc::from(text);
-        self.0.insert(text.to_string(), shared.clone());
-        shared
-    }
 }
 
 /// The sample being grouped.
