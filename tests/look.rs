@@ -339,6 +339,31 @@ model-00003-of-00003.safetensors  h       F16      [64]        128
         report["tensors"][0],
         serde_json::json!({"bytes": 32768, "dtype": "F32", "file": "model.pt", "name": "w", "shape": [128, 64]})
     );
+    // A DCP checkpoint: whole tensors from .metadata, not each data file's chunks.
+    for dir in ["dcp2", "dcp_st"] {
+        let dir = fixtures().join(dir);
+        assert_eq!(
+            ok(&["ls", dir.to_str().unwrap()]),
+            "FILE       TENSOR   DTYPE  SHAPE     BYTES
+.metadata  model.w  F32    [128,64]  32768
+.metadata  model.b  F32    [8]          32
+"
+        );
+    }
+    // A legacy torch file lists what its zip twin lists.
+    let legacy = fixtures().join("plain/legacy.pt");
+    let tensors = |path: &std::path::Path| {
+        let (code, mut report) = run_json(&["ls", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{report}");
+        let mut list = report["tensors"].take();
+        for t in list.as_array_mut().unwrap() {
+            t.as_object_mut().unwrap().remove("file");
+        }
+        list
+    };
+    let listed = tensors(&legacy);
+    assert_eq!(listed.as_array().unwrap().len(), 9);
+    assert_eq!(listed, tensors(&model));
 }
 
 #[test]

@@ -12,9 +12,10 @@ pub enum LookCommand {
     /// WebDataset tars, MDS datasets and Parquet files: one line per shard with its size
     /// in bytes, samples, first and last key and fields; with -l one line per sample with
     /// each field's size. Token files (Megatron .bin/.idx, nanoGPT, llm.c): one line per
-    /// file with its documents, tokens and dtype. Checkpoints (safetensors, torch zip):
-    /// one line per tensor with its dtype, shape and bytes. The kind is told from the
-    /// manifest, else from the files' names and content.
+    /// file with its documents, tokens and dtype. Checkpoints (safetensors, torch zip,
+    /// legacy torch, DCP from its .metadata): one line per tensor with its dtype, shape
+    /// and bytes. The kind is told from the manifest, else from the files' names and
+    /// content.
     ///
     /// Example: shardsmith ls ./shards -l
     Ls(LsArgs),

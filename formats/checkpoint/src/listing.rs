@@ -28,7 +28,8 @@ pub struct TensorEntry {
 }
 
 /// The tensors of the checkpoint file at `path`, in the order the file lists them, or
-/// `Ok(None)` when it is neither a safetensors file nor a torch zip.
+/// `Ok(None)` when it is not a checkpoint file (safetensors, torch zip, legacy torch, a
+/// DCP `.metadata`).
 pub fn list_tensors(path: &Path) -> Result<Option<Vec<TensorEntry>>, String> {
     let shown = path.display();
     let mut file = File::open(path).map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
@@ -51,6 +52,27 @@ pub fn list_tensors(path: &Path) -> Result<Option<Vec<TensorEntry>>, String> {
         return safetensors(&mut file, len)
             .map(Some)
             .map_err(|why| format!("`{shown}`: {why}"));
+    }
+    let dcp = path.file_name().is_some_and(|n| n == ".metadata");
+    if dcp || head.starts_with(super::pickled::LEGACY_MAGIC) {
+        // A DCP checkpoint (its tensors as `.metadata` declares them, whole) and a legacy
+        // torch file: as the tensor reader of `diff` reads them.
+        let rel = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let found = super::tensors::of_file(path, &rel).map_err(|e| e.to_string())?;
+        return Ok(found.map(|tensors| {
+            tensors
+                .iter()
+                .map(|t| TensorEntry {
+                    name: t.name.clone(),
+                    dtype: t.dtype_name(),
+                    shape: t.shape.clone(),
+                    bytes: t.bytes().unwrap_or(0),
+                })
+                .collect()
+        }));
     }
     Ok(None)
 }
@@ -103,24 +125,6 @@ fn safetensors(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
     Ok(out.into_iter().map(|(_, t)| t).collect())
 }
 
-/// The safetensors spelling of a dtype.
-pub(crate) fn dtype_name(dtype: TensorDtype) -> String {
-    use TensorDtype::*;
-    match dtype {
-        Bool => "BOOL".into(),
-        F8E4M3 => "F8_E4M3".into(),
-        F8E5M2 => "F8_E5M2".into(),
-        F8E4M3Fnuz => "F8_E4M3FNUZ".into(),
-        F8E5M2Fnuz => "F8_E5M2FNUZ".into(),
-        F8E8M0 => "F8_E8M0".into(),
-        F4 => "F4".into(),
-        F6E2M3 => "F6_E2M3".into(),
-        F6E3M2 => "F6_E3M2".into(),
-        Other(bits) => format!("X{bits}"),
-        other => format!("{other:?}").to_uppercase(),
-    }
-}
-
 /// A zip without `data.pkl`: some other zip, not a checkpoint.
 const NOT_TORCH: &str = "a zip without data.pkl is not a torch checkpoint";
 
@@ -161,7 +165,9 @@ fn torch_zip(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
                 .map_or(0, |bits| bits.div_ceil(8));
             TensorEntry {
                 name: view.name,
-                dtype: view.dtype.map_or_else(|| "?".into(), dtype_name),
+                dtype: view
+                    .dtype
+                    .map_or_else(|| "?".into(), TensorDtype::safetensors_name),
                 shape: view.shape,
                 bytes,
             }

@@ -65,6 +65,25 @@ impl TensorDtype {
         )
     }
 
+    /// The safetensors spelling (`F32`, `BF16`, `F8_E4M3`; `X<bits>` for the integer-coded
+    /// types safetensors has no name for).
+    pub fn safetensors_name(self) -> String {
+        use TensorDtype::*;
+        match self {
+            Bool => "BOOL".into(),
+            F8E4M3 => "F8_E4M3".into(),
+            F8E5M2 => "F8_E5M2".into(),
+            F8E4M3Fnuz => "F8_E4M3FNUZ".into(),
+            F8E5M2Fnuz => "F8_E5M2FNUZ".into(),
+            F8E8M0 => "F8_E8M0".into(),
+            F4 => "F4".into(),
+            F6E2M3 => "F6_E2M3".into(),
+            F6E3M2 => "F6_E3M2".into(),
+            Other(bits) => format!("X{bits}"),
+            other => format!("{other:?}").to_uppercase(),
+        }
+    }
+
     /// A safetensors dtype string (`F32`, `BF16`, `F8_E4M3`, ...).
     pub fn from_safetensors(name: &str) -> Option<Self> {
         use TensorDtype::*;

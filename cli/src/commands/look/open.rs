@@ -349,7 +349,21 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
         return Ok(Dataset::Tokens(tokens));
     }
     let mut tensors = Vec::new();
+    // A DCP checkpoint is listed from its `.metadata`, whole tensors; its data files hold
+    // the chunks.
+    let dcp_dirs: Vec<&str> = files
+        .iter()
+        .filter_map(|rel| rel.strip_suffix(".metadata"))
+        .filter(|d| d.is_empty() || d.ends_with('/'))
+        .collect();
     for rel in &files {
+        let in_dcp = rel.ends_with(".distcp")
+            && dcp_dirs
+                .iter()
+                .any(|d| rel.starts_with(d) && !rel[d.len()..].contains('/'));
+        if in_dcp {
+            continue;
+        }
         match list_tensors(&dir.join(rel)) {
             Ok(Some(list)) => tensors.push((rel.clone(), list)),
             Ok(None) => {}

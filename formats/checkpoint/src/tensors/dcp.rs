@@ -249,7 +249,7 @@ fn chunk(
                 "chunk of `{fqn}` at byte {} is {}, .metadata says {}",
                 stored.offset,
                 tensor.dtype_name(),
-                crate::listing::dtype_name(dtype)
+                dtype.safetensors_name()
             ),
         ));
     }

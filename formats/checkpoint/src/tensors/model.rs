@@ -117,7 +117,7 @@ impl Tensor {
 
     /// The dtype as safetensors spells it (`F32`, `BF16`, `F8_E4M3`).
     pub fn dtype_name(&self) -> String {
-        crate::listing::dtype_name(self.dtype)
+        self.dtype.safetensors_name()
     }
 }
 
