@@ -8,15 +8,27 @@ use clap::{Args, Parser, Subcommand};
 mod diff;
 mod images;
 mod look;
+mod manifest;
 mod pack;
+mod shell;
 mod task;
 mod tokenize;
+mod verify;
 
 pub use diff::DiffArgs;
 pub use images::{ImageArgs, ImageAsArg, ImageFormatArg, ResizeModeArg};
 pub use look::{CatArgs, DatasetArgs, LookCommand, LsArgs, StatsArgs};
+pub use manifest::ManifestArgs;
 pub use pack::{InputFormatArg, PackArgs, ValidateArg};
+pub use shell::{CompletionsArgs, ManArgs};
 pub use tokenize::{TokenFormatArg, TokenizeArgs};
+pub use verify::VerifyArgs;
+
+/// The command-line definitions, with the long `--version` text.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command().long_version(crate::version::long())
+}
 
 /// Prepare and guard the data of GPU training runs: pack small files into shards, tokenize
 /// text, write SHA-256 manifests, verify datasets and checkpoints before training.
@@ -239,13 +251,44 @@ pub enum Command {
 
     #[command(flatten)]
     Look(LookCommand),
+
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish)
+    ///
+    /// Generated from the same definitions as the parser: every subcommand and flag.
+    /// Load it for this shell, or install it where the shell looks.
+    ///
+    /// Examples: source <(shardsmith completions bash);
+    /// shardsmith completions zsh > "${fpath[1]}/_shardsmith";
+    /// shardsmith completions fish > ~/.config/fish/completions/shardsmith.fish
+    Completions(CompletionsArgs),
+
+    /// Print a man page (roff): of shardsmith, or of one command as shardsmith-COMMAND(1)
+    ///
+    /// Generated from the same definitions as `--help`. Read it with `man -l`, or install
+    /// it under a `man1` directory of MANPATH.
+    ///
+    /// Examples: shardsmith man verify | man -l -; shardsmith man > /usr/local/share/man/man1/shardsmith.1
+    Man(ManArgs),
 }
 
 impl Command {
     /// Every subcommand's name, as typed.
-    pub const NAMES: [&str; 13] = [
-        "pack", "tokenize", "manifest", "verify", "merge", "sign", "audit", "stage", "list",
-        "diff", "ls", "cat", "stats",
+    pub const NAMES: [&str; 15] = [
+        "pack",
+        "tokenize",
+        "manifest",
+        "verify",
+        "merge",
+        "sign",
+        "audit",
+        "stage",
+        "list",
+        "diff",
+        "ls",
+        "cat",
+        "stats",
+        "completions",
+        "man",
     ];
 
     /// This subcommand's name, as typed.
@@ -261,6 +304,8 @@ impl Command {
             Command::Stage(_) => "stage",
             Command::List(_) => "list",
             Command::Diff(_) => "diff",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
             Command::Look(look) => look.name(),
         }
     }
@@ -307,87 +352,6 @@ pub struct MergeArgs {
     /// A path that leads into OUTPUT (`out/0`) is accepted too. Without PART, every
     /// sub-directory of OUTPUT holding a manifest.json, in numeric order.
     pub parts: Vec<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct ManifestArgs {
-    /// Directory to describe
-    pub dir: PathBuf,
-
-    /// Write the manifest to FILE instead of DIR/manifest.json (no SHA256SUMS is written then)
-    ///
-    /// Useful for read-only datasets; verify with `shardsmith verify DIR --manifest FILE`.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-
-    /// Replace an existing manifest
-    #[arg(long)]
-    pub force: bool,
-
-    /// Also record every tensor of every checkpoint file: name, dtype, shape, SHA-256
-    ///
-    /// The digest is of the tensor's canonical form (its elements row-major,
-    /// contiguous, little-endian), the same whatever the container: a `.pt` and its
-    /// safetensors conversion record the same digests. `verify` then names the tensors
-    /// that changed in a file whose bytes changed; `diff` compares checkpoints directly.
-    /// Reads the checkpoint files a second time (their tensor data).
-    ///
-    /// Example: shardsmith manifest ./checkpoints/step_4000 --tensors
-    #[arg(long)]
-    pub tensors: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct VerifyArgs {
-    /// Dataset directory, or a single shard file
-    pub path: PathBuf,
-
-    /// Manifest to check against instead of PATH/manifest.json
-    #[arg(long, value_name = "FILE")]
-    pub manifest: Option<PathBuf>,
-
-    /// The manifest's root digest must be HEX (64 hex digits): catches a replaced manifest
-    ///
-    /// Record the root printed by `pack` or `manifest` (or `jq -r .root_sha256
-    /// manifest.json`) somewhere the data cannot change it, e.g. the training config.
-    #[arg(long, value_name = "HEX", value_parser = parse_root)]
-    pub expect_root: Option<String>,
-
-    /// Also count NaN and Inf in every float tensor of a checkpoint (bf16 and fp8 included)
-    ///
-    /// NaN is an error (training resumed from it produces NaN loss), ±Inf a warning
-    /// (masks hold it legitimately). The scan runs in the same single read. Example:
-    /// `shardsmith verify ckpt/step_4000 --scan-values`.
-    #[arg(long)]
-    pub scan_values: bool,
-
-    /// Also check this OpenSSF Model Signing bundle (needs --public-key)
-    ///
-    /// The bundle's signature is checked with the key, then every file's SHA-256 (from
-    /// the same read as the other checks) against the digests it signs: a changed,
-    /// added or removed file, a wrong key or an altered bundle is a finding (exit 1).
-    /// Bundles from `model_signing sign key` and `shardsmith sign` are both accepted.
-    /// Example: `shardsmith verify ckpt --signature ckpt.sig --public-key key.pub`.
-    #[arg(long, value_name = "FILE", requires = "public_key")]
-    pub signature: Option<PathBuf>,
-
-    /// Public key (PEM, P-256/P-384/P-521) the --signature must be made with
-    #[arg(
-        long,
-        alias = "public_key",
-        value_name = "KEY.pub",
-        requires = "signature"
-    )]
-    pub public_key: Option<PathBuf>,
-
-    /// Accept a path with nothing to verify instead of reporting it (exit 1)
-    ///
-    /// Without it, an empty directory, or one with no manifest, no SHA256SUMS and no
-    /// file of a format shardsmith checks (a failed download, a folder of source code),
-    /// is a `nothing_to_verify` finding: a pre-training check must not pass on nothing.
-    /// Example: `shardsmith verify scratch/ --allow-empty` in a job that may find none.
-    #[arg(long)]
-    pub allow_empty: bool,
 }
 
 #[derive(Debug, Args)]
@@ -439,14 +403,6 @@ pub struct AuditArgs {
     /// Also count NaN and Inf in every float tensor (see `verify --scan-values`)
     #[arg(long)]
     pub scan_values: bool,
-}
-
-fn parse_root(text: &str) -> Result<String, String> {
-    if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        Ok(text.to_ascii_lowercase())
-    } else {
-        Err("a root digest is 64 hex digits (the manifest's root_sha256)".into())
-    }
 }
 
 #[cfg(test)]

@@ -11,17 +11,21 @@ mod progress;
 mod report;
 mod size;
 mod storage;
+mod version;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 
 use crate::args::{Cli, Command};
 use crate::commands::Status;
 use crate::output::Printer;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match args::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(err) => return usage_error(err),
     };
@@ -124,6 +128,8 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Stage(args) => commands::stage::run(args, printer),
         Command::List(args) => commands::list::run(args, printer),
         Command::Diff(args) => commands::diff::run(args, printer),
+        Command::Completions(args) => commands::shell::completions(args),
+        Command::Man(args) => commands::shell::man(args),
         Command::Look(look) => commands::look::run(look, printer),
     }
 }

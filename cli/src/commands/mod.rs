@@ -8,6 +8,7 @@ pub mod look;
 pub mod manifest;
 pub mod merge;
 pub mod pack;
+pub mod shell;
 pub mod sign;
 pub mod stage;
 pub mod task;
