@@ -40,6 +40,8 @@ fn the_same_weights_in_other_containers_are_the_same() {
         ("dcp1", "dcp2", 2),
         ("dcp2/.metadata", "dcp_st", 2),
         ("megatron/iter_0000005", "megatron/iter_0000005", 6),
+        // uint16 in a legacy file is an untyped storage counted in bytes.
+        ("unusual/u16_legacy.pt", "unusual/u16.pt", 2),
     ] {
         let (code, report) = diff(a, b, &["--values"]);
         assert_eq!(code, 0, "{a} vs {b}: {report:#}");
@@ -148,6 +150,64 @@ fn names_are_matched_after_the_map_rules() {
             "{} line 1: expected `PATTERN -> REPLACEMENT`",
             t.s("bad.txt")
         )
+    );
+}
+
+#[test]
+fn tensors_that_are_not_plain_views_are_refused_not_left_out() {
+    for (file, rebuild) in [
+        ("unusual/quantized.pt", "torch._utils._rebuild_qtensor"),
+        ("unusual/sparse.pt", "torch._utils._rebuild_sparse_tensor"),
+    ] {
+        let (code, report) = diff(file, file, &[]);
+        assert_eq!(code, 2, "{file}: {report:#}");
+        assert_eq!(report["error"]["kind"], "unsupported");
+        let message = report["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("rebuilt by `{rebuild}`")),
+            "{message}"
+        );
+    }
+    // manifest --tensors records the rest and says which file it could not.
+    let t = copy("unusual");
+    let out = run(&["manifest", t.path().to_str().unwrap(), "--tensors"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("tensors of `quantized.pt` not recorded"),
+        "{stderr}"
+    );
+    let recorded = records(t.path());
+    assert!(
+        recorded
+            .iter()
+            .all(|r| r.0 != "quantized.pt" && r.0 != "sparse.pt")
+    );
+    assert_eq!(
+        recorded.iter().filter(|r| r.0 == "u16_legacy.pt").count(),
+        2
+    );
+}
+
+#[test]
+fn a_dcp_data_file_outside_its_directory_is_refused() {
+    let t = copy("dcp2");
+    let meta = t.join(".metadata");
+    let bytes = std::fs::read(&meta).unwrap();
+    let from = b"\x8c\x0c__0_0.distcp";
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the file name is in .metadata");
+    let mut edited = bytes.clone();
+    edited[at..at + from.len()].copy_from_slice(b"\x8c\x0c../_0.distcp");
+    std::fs::write(&meta, edited).unwrap();
+    let (code, report) = run_json(&["diff", t.path().to_str().unwrap(), &fixture("dcp2")]);
+    assert_eq!(code, 2, "{report:#}");
+    let message = report["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("is stored in `../_0.distcp`, not a file beside .metadata"),
+        "{message}"
     );
 }
 
@@ -350,8 +410,17 @@ fn a_dcp_checkpoint_records_its_tensors_on_metadata() {
         kinds.contains(&("__1_0.distcp".into(), "hash_mismatch".into())),
         "{kinds:?}"
     );
-    assert!(
-        kinds.contains(&(".metadata".into(), "tensor_mismatch".into())),
-        "{kinds:?}"
+    let on_metadata: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"] == ".metadata")
+        .collect();
+    assert_eq!(on_metadata.len(), 1, "{report:#}");
+    assert_eq!(on_metadata[0]["kind"], "tensor_mismatch");
+    assert_eq!(on_metadata[0]["severity"], "error");
+    assert_eq!(
+        on_metadata[0]["message"],
+        "tensor `model.w` (F32 [128, 64]): its data differs from the manifest"
     );
 }

@@ -134,7 +134,7 @@ fn values(v: &ValueDiff) -> String {
     if let Some(first) = v.first {
         s.push_str(&format!(" (first at {first})"));
     }
-    if v.by_value && v.differing > v.non_finite {
+    if v.by_value && v.differing > v.non_finite + v.bit_only {
         s.push_str(&format!(
             ", max abs {}, max rel {}",
             num(v.max_abs),
@@ -143,6 +143,12 @@ fn values(v: &ValueDiff) -> String {
     }
     if v.non_finite > 0 {
         s.push_str(&format!(", {} with NaN or Inf on one side", v.non_finite));
+    }
+    if v.bit_only > 0 {
+        s.push_str(&format!(
+            ", {} only in their bits (a NaN payload or a signed zero)",
+            v.bit_only
+        ));
     }
     s
 }

@@ -31,6 +31,8 @@ impl From<&TensorInfo> for DiffTensor {
 /// How the values of a changed tensor differ (`--values`).
 #[derive(Debug, Serialize)]
 pub struct DiffValues {
+    /// Differing elements equal as numbers: other NaN payloads, +0 against -0.
+    pub bit_only: u64,
     /// Elements that differ.
     pub differing: u64,
     /// Elements compared.
@@ -48,6 +50,7 @@ pub struct DiffValues {
 impl From<&ValueDiff> for DiffValues {
     fn from(v: &ValueDiff) -> Self {
         Self {
+            bit_only: v.bit_only,
             differing: v.differing,
             elements: v.elements,
             first_index: v.first,

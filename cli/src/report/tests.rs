@@ -284,6 +284,7 @@ fn diff_prints_in_key_order() {
             max_abs: 0.5,
             max_rel: 0.25,
             non_finite: 0,
+            bit_only: 0,
         })),
     };
     same_as_value(&Diff {

@@ -143,6 +143,9 @@ pub struct Storage {
     pub tensors: Vec<String>,
     /// Where it was saved from (`cpu`, `cuda:0`).
     pub location: String,
+    /// An `UntypedStorage`: its element count (in the pickle and in a legacy file) is
+    /// in bytes.
+    pub untyped: bool,
 }
 
 /// A tensor that extends past the end of its storage.
@@ -196,6 +199,9 @@ pub struct Contents {
     pub unsafe_globals: Vec<String>,
     /// Scalar facts for layout checks.
     pub facts: BTreeMap<String, Value>,
+    /// Rebuild functions of tensors that are not plain strided views of one storage
+    /// (quantized, sparse, nested, subclass wrappers): their values are not in `views`.
+    pub other_rebuilds: Vec<String>,
 }
 
 /// Reads the tensors, storages and globals of `p`.
@@ -208,6 +214,19 @@ pub fn contents(p: &Pickle) -> Contents {
             Trust::Unsafe => out.unsafe_globals.push(g.clone()),
         }
     }
+    const PLAIN: [&str; 5] = [
+        "torch._utils._rebuild_tensor",
+        "torch._utils._rebuild_tensor_v2",
+        "torch._utils._rebuild_tensor_v3",
+        "torch._utils._rebuild_parameter",
+        "torch._utils._rebuild_parameter_with_state",
+    ];
+    out.other_rebuilds = p
+        .globals
+        .iter()
+        .filter(|g| g.starts_with("torch._utils._rebuild_") && !PLAIN.contains(&g.as_str()))
+        .cloned()
+        .collect();
     let names = tensor_names(p);
     for (id, node) in p.nodes.iter().enumerate() {
         let Node::Call(func, args) = node else {
@@ -288,6 +307,7 @@ pub fn contents(p: &Pickle) -> Contents {
             bytes,
             tensors: Vec::new(),
             location,
+            untyped,
         });
         if entry.bytes != bytes && !out.conflicts.contains(&key) {
             out.conflicts.push(key.clone());

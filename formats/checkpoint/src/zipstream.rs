@@ -492,6 +492,7 @@ mod tests {
             bytes: Some(shape.iter().product::<u64>() * 4),
             tensors: names.clone(),
             location: "cpu".into(),
+            untyped: false,
         };
         let c = Contents {
             views: names

@@ -23,6 +23,9 @@ pub const BLOCK: usize = 1 << 20;
 pub const GATHER_LIMIT: u64 = 64 << 20;
 /// Most times a view may repeat its storage's bytes (strides of 0).
 const MAX_REPEAT: u64 = 1 << 16;
+/// Most bytes a view may read beyond its storage's by repeating elements (strides of 0
+/// or overlapping): an `expand` of a few elements is fine, terabytes are refused.
+const MAX_REPEATED_BYTES: u64 = 1 << 30;
 /// Most bytes of one band of a large strided view.
 const BAND: u64 = 64 << 20;
 
@@ -57,6 +60,12 @@ pub struct Canonical<'a> {
     /// Bytes of `buf` holding produced data.
     len: usize,
     pos: usize,
+    /// Bytes of the canonical form in all, and produced so far: a reader that runs dry
+    /// before the end is an error, never a short (and falsely equal) stream.
+    expected: u64,
+    produced: u64,
+    /// Storage bytes strided pieces may hold gathered at once.
+    gather_budget: u64,
 }
 
 impl Tensor {
@@ -116,6 +125,7 @@ impl<'a> Canonical<'a> {
         let bits = tensor.dtype.bits();
         let esize = tensor.dtype.size();
         let mut paths: Vec<PathBuf> = Vec::new();
+        let mut sizes: Vec<u64> = Vec::new();
         let mut files = Vec::new();
         let mut pieces = Vec::new();
         for (i, piece) in tensor.pieces.iter().enumerate() {
@@ -150,10 +160,16 @@ impl<'a> Canonical<'a> {
             // Views may repeat elements (a stride of 0: `expand`), but not without bound:
             // the canonical form of a hostile header could otherwise be petabytes.
             let logical = piece.shape.iter().try_fold(esize, |n, &d| n.checked_mul(d));
-            if logical.is_none_or(|l| l > piece.len.max(1).saturating_mul(MAX_REPEAT)) {
+            let repeated = logical.map(|l| l.saturating_sub(piece.len));
+            if logical.is_none_or(|l| l > piece.len.max(1).saturating_mul(MAX_REPEAT))
+                || repeated.is_some_and(|r| r > MAX_REPEATED_BYTES)
+            {
                 return Err(bad(format!(
-                    "its view (shape {:?}, stride {:?}) repeats the {} bytes of its storage more than {MAX_REPEAT} times",
-                    piece.shape, piece.stride, piece.len
+                    "its view (shape {:?}, stride {:?}) repeats the {} bytes of its storage into more than {MAX_REPEAT} times as many, or more than {} GiB beyond them",
+                    piece.shape,
+                    piece.stride,
+                    piece.len,
+                    MAX_REPEATED_BYTES >> 30
                 )));
             }
             if !empty && need.is_none_or(|n| n > piece.len) {
@@ -170,24 +186,27 @@ impl<'a> Canonical<'a> {
                         .metadata()
                         .map_err(|e| TensorError::io(&piece.path, e))?
                         .len();
-                    if piece
-                        .base
-                        .checked_add(piece.len)
-                        .is_none_or(|end| end > size)
-                    {
-                        return Err(TensorError::malformed(
-                            &piece.path,
-                            format!(
-                                "tensor `{}`: its storage at bytes {}..+{} is past the end of the {size}-byte file",
-                                tensor.name, piece.base, piece.len
-                            ),
-                        ));
-                    }
                     paths.push(piece.path.clone());
+                    sizes.push(size);
                     files.push(f);
                     files.len() - 1
                 }
             };
+            // Every piece, not only the first of its file, lies inside the file.
+            let size = sizes[file];
+            if piece
+                .base
+                .checked_add(piece.len)
+                .is_none_or(|end| end > size)
+            {
+                return Err(TensorError::malformed(
+                    &piece.path,
+                    format!(
+                        "tensor `{}`: its storage at bytes {}..+{} is past the end of the {size}-byte file",
+                        tensor.name, piece.base, piece.len
+                    ),
+                ));
+            }
             pieces.push(Prepared {
                 file,
                 base: piece.base,
@@ -213,6 +232,9 @@ impl<'a> Canonical<'a> {
             buf: vec![0; tensor.bytes().unwrap_or(0).min(BLOCK as u64) as usize + esize as usize],
             len: 0,
             pos: 0,
+            expected: tensor.bytes().unwrap_or(0),
+            produced: 0,
+            gather_budget: gather_limit,
         };
         if !bits.is_multiple_of(8) {
             // Packed sub-byte elements: only a plain contiguous tensor is readable.
@@ -241,7 +263,8 @@ impl<'a> Canonical<'a> {
     fn plan_bands(&mut self, gather_limit: u64) {
         let [p] = &self.pieces[..] else { return };
         let n = p.shape.len();
-        if p.stride[n - 1] == 1 || n < 2 || p.shape.contains(&0) {
+        let whole = p.shape == self.shape && p.at.iter().all(|&a| a == 0);
+        if !whole || p.stride[n - 1] == 1 || n < 2 || p.shape.contains(&0) {
             return;
         }
         let span = p
@@ -321,7 +344,10 @@ impl<'a> Canonical<'a> {
     /// Appends the next run (at most `room` elements) to `buf`; returns its elements.
     fn run(&mut self, room: u64) -> io::Result<u64> {
         if !self.covers(self.last) {
-            self.last = (0..self.pieces.len())
+            // Chunks are met in order along a row: the next one first, then a scan.
+            let next = self.last + 1;
+            self.last = std::iter::once(next)
+                .chain(0..self.pieces.len())
                 .find(|&i| self.covers(i))
                 .ok_or_else(|| {
                     // The element's index in the tensor's own shape, from its position.
@@ -366,8 +392,11 @@ impl<'a> Canonical<'a> {
                     .zip(&piece.stride)
                     .fold(piece.offset, |a, (&s, &st)| a + (s - 1) * st)
                     + 1;
-                if (hi - lo) * esize <= GATHER_LIMIT {
-                    let mut span = vec![0u8; ((hi - lo) * esize) as usize];
+                // Gathered spans of all pieces share one budget: past it, element reads.
+                let bytes = (hi - lo) * esize;
+                if bytes <= self.gather_budget {
+                    self.gather_budget -= bytes;
+                    let mut span = vec![0u8; bytes as usize];
                     file.read_exact_at(&mut span, piece.base + lo * esize)?;
                     piece.gathered = Some((lo, span));
                 }
@@ -441,6 +470,16 @@ impl<'a> Canonical<'a> {
     pub fn next_chunk(&mut self) -> io::Result<&[u8]> {
         if self.pos == self.len {
             self.refill()?;
+            self.produced += self.len as u64;
+            if (self.len == 0 && self.produced < self.expected) || self.produced > self.expected {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "its pieces gave {} of its {} bytes (a chunk missing from .metadata?)",
+                        self.produced, self.expected
+                    ),
+                ));
+            }
         }
         Ok(&self.buf[self.pos..self.len])
     }

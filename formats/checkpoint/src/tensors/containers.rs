@@ -159,8 +159,10 @@ pub(super) fn torch_archive(
     let bytes = read_at(file, path, at, size)?;
     let p = pickle::parse(&bytes)
         .map_err(|e| TensorError::malformed(path, format!("data.pkl: {e:?}")))?;
+    let contents = torch::contents(&p);
+    unread(path, &contents)?;
     let mut out = Vec::new();
-    for view in torch::contents(&p).views {
+    for view in contents.views {
         let bad =
             |why: String| TensorError::malformed(path, format!("tensor `{}`: {why}", view.name));
         let dtype = view
@@ -192,4 +194,19 @@ pub(super) fn torch_archive(
         });
     }
     Ok(out)
+}
+
+/// Refuses a pickle holding tensors that are not plain strided views (quantized,
+/// sparse, nested, subclass wrappers): comparing the rest would call two checkpoints the
+/// same while those differ.
+pub(super) fn unread(path: &Path, contents: &torch::Contents) -> Result<(), TensorError> {
+    match contents.other_rebuilds.first() {
+        None => Ok(()),
+        Some(first) => Err(TensorError::Unsupported {
+            path: path.display().to_string(),
+            reason: format!(
+                "holds tensors rebuilt by `{first}` (quantized, sparse or another layout), which shardsmith does not read as plain tensors; compare them with torch"
+            ),
+        }),
+    }
 }

@@ -87,7 +87,24 @@ pub(super) fn directory(dir: &Path, rel: &str) -> Result<Vec<Tensor>, TensorErro
             let data = match files.entry(stored.file.clone()) {
                 std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
                 std::collections::btree_map::Entry::Vacant(slot) => {
+                    // A data file is a plain name beside `.metadata`: never an absolute
+                    // path, a `..`, or anything but a regular file (a FIFO would block).
+                    let plain = !stored.file.is_empty()
+                        && !stored.file.contains(['/', '\\'])
+                        && stored.file != "."
+                        && stored.file != "..";
+                    if !plain {
+                        return Err(bad(format!(
+                            "chunk {i} is stored in `{}`, not a file beside .metadata",
+                            stored.file
+                        )));
+                    }
                     let path = dir.join(&stored.file);
+                    let regular =
+                        std::fs::symlink_metadata(&path).map_err(|e| TensorError::io(&path, e))?;
+                    if !regular.is_file() {
+                        return Err(TensorError::malformed(&path, "is not a regular file"));
+                    }
                     let file = File::open(&path).map_err(|e| TensorError::io(&path, e))?;
                     let size = file
                         .metadata()

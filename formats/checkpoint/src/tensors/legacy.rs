@@ -41,6 +41,17 @@ pub(super) fn tensors(
         })?;
         at += p.len;
         match i {
+            2 if p
+                .get(p.root, "little_endian")
+                .is_some_and(|v| matches!(p.node(v), Node::Bool(false))) =>
+            {
+                return Err(TensorError::Unsupported {
+                    path: path.display().to_string(),
+                    reason:
+                        "saved on a big-endian machine; only little-endian checkpoints are read"
+                            .into(),
+                });
+            }
             3 => object = Some(p),
             4 => {
                 keys = p
@@ -57,6 +68,7 @@ pub(super) fn tensors(
         }
     }
     let contents = torch::contents(&object.expect("parsed above"));
+    super::containers::unread(path, &contents)?;
     // Storages follow the pickles, in the order of the key list.
     let mut storages = std::collections::BTreeMap::new();
     let mut pos = at as u64;
@@ -65,14 +77,18 @@ pub(super) fn tensors(
             .storages
             .get(key)
             .ok_or_else(|| bad(format!("storage `{key}` is listed but no tensor uses it")))?;
-        let size = storage
-            .dtype
-            .ok_or_else(|| {
-                bad(format!(
-                    "storage `{key}` has an element type shardsmith does not know"
-                ))
-            })?
-            .size();
+        // An untyped storage counts bytes; a typed one, elements of its type.
+        let size = match storage.untyped {
+            true => 1,
+            false => storage
+                .dtype
+                .ok_or_else(|| {
+                    bad(format!(
+                        "storage `{key}` has an element type shardsmith does not know"
+                    ))
+                })?
+                .size(),
+        };
         let mut count = [0u8; 8];
         file.read_exact_at(&mut count, pos)
             .map_err(|e| bad(format!("storage `{key}` at byte {pos}: {e}")))?;

@@ -11,8 +11,8 @@ pub struct ValueDiff {
     /// True when elements were compared as numbers (else as bit patterns: fp8 and
     /// packed types, whose maxima stay 0).
     pub by_value: bool,
-    /// Elements whose values differ (bit patterns, for dtypes without a number reading;
-    /// numerically for the others, NaN equal to NaN and +0 to −0).
+    /// Elements that differ: in their bits for one dtype on both sides (integers
+    /// exactly), by value across a conversion (NaN equal to NaN, +0 to −0).
     pub differing: u64,
     /// Row-major index of the first differing element.
     pub first: Option<u64>,
@@ -22,6 +22,9 @@ pub struct ValueDiff {
     pub max_rel: f64,
     /// Differing elements where one side is NaN or infinite (left out of the maxima).
     pub non_finite: u64,
+    /// Differing elements whose values are equal as numbers: other NaN payloads, +0
+    /// against −0 (counted in `differing`, left out of the maxima).
+    pub bit_only: u64,
 }
 
 /// Reads one little-endian element of `dtype` as a number, when the dtype is numeric
@@ -68,6 +71,9 @@ pub struct Compare {
     read_b: Option<fn(&[u8]) -> f64>,
     size_a: usize,
     size_b: usize,
+    /// The same dtype on both sides: elements differ when their bits do (integers
+    /// exactly, whatever f64 can hold); a conversion is compared by value.
+    same_dtype: bool,
     /// What was found so far.
     pub diff: ValueDiff,
 }
@@ -82,6 +88,7 @@ impl Compare {
             read_b: numeric.map(|n| n.1),
             size_a: a.size() as usize,
             size_b: b.size() as usize,
+            same_dtype: a == b,
             diff: ValueDiff {
                 by_value: numeric.is_some(),
                 ..ValueDiff::default()
@@ -96,11 +103,17 @@ impl Compare {
             let ea = &a[i * self.size_a..(i + 1) * self.size_a];
             let eb = &b[i * self.size_b..(i + 1) * self.size_b];
             let index = self.diff.elements + i as u64;
+            if self.same_dtype && ea == eb {
+                continue;
+            }
             let differs = match (self.read_a, self.read_b) {
                 (Some(ra), Some(rb)) => {
                     let (x, y) = (ra(ea), rb(eb));
                     let same = x == y || (x.is_nan() && y.is_nan());
-                    if !same {
+                    if same && self.same_dtype {
+                        // Other bits, the same number: a NaN payload or a signed zero.
+                        self.diff.bit_only += 1;
+                    } else if !same {
                         if x.is_finite() && y.is_finite() {
                             let abs = (x - y).abs();
                             let rel = abs / x.abs().max(y.abs());
@@ -110,7 +123,7 @@ impl Compare {
                             self.diff.non_finite += 1;
                         }
                     }
-                    !same
+                    !same || self.same_dtype
                 }
                 _ => ea != eb,
             };
@@ -151,7 +164,9 @@ mod tests {
         c.update(&a[..8], &b[..8]);
         c.update(&a[8..], &b[8..]);
         assert_eq!(c.diff.elements, 5);
-        assert_eq!(c.diff.differing, 2);
+        // 2.5 against 2, 3 against 4, and +0 against −0 (in its bits only).
+        assert_eq!(c.diff.differing, 3);
+        assert_eq!(c.diff.bit_only, 1);
         assert_eq!(c.diff.first, Some(1));
         assert_eq!(c.diff.max_abs, 1.0);
         assert_eq!(c.diff.max_rel, 0.25);
@@ -163,5 +178,34 @@ mod tests {
         let mut c = Compare::new(TensorDtype::Bf16, TensorDtype::F16);
         c.update(&0x3f80u16.to_le_bytes(), &0x3c00u16.to_le_bytes());
         assert_eq!(c.diff.differing, 0);
+    }
+
+    #[test]
+    fn integers_differ_exactly_and_bit_only_changes_are_named() {
+        let a: Vec<u8> = [1i64 << 53, 5]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let b: Vec<u8> = [(1i64 << 53) + 1, 5]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let mut c = Compare::new(TensorDtype::I64, TensorDtype::I64);
+        c.update(&a, &b);
+        assert_eq!((c.diff.differing, c.diff.first), (1, Some(0)));
+        let a: Vec<u8> = [0.0f32, f32::NAN]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let b: Vec<u8> = [-0.0f32, f32::from_bits(0x7fc0_0001)]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let mut c = Compare::new(TensorDtype::F32, TensorDtype::F32);
+        c.update(&a, &b);
+        assert_eq!(
+            (c.diff.differing, c.diff.bit_only, c.diff.max_abs),
+            (2, 2, 0.0)
+        );
     }
 }

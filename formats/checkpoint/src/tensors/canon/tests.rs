@@ -181,3 +181,23 @@ fn a_large_strided_view_is_read_in_bands_with_the_same_bytes() {
         }
     }
 }
+
+#[test]
+fn a_strided_piece_covering_part_of_its_tensor_is_an_error_not_a_short_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    write_f32(&path, &(0..960).map(|v| v as f32).collect::<Vec<_>>());
+    // A [24, 40] transposed view declared as the first half of a [48, 40] tensor (a DCP
+    // `.metadata` that lost the other chunk), with a gather limit that would band it.
+    let t = tensor(
+        &[48, 40],
+        vec![piece(&path, 0, 3840, &[24, 40], &[1, 24], &[0, 0])],
+    );
+    let mut reader = super::Canonical::with_gather_limit(&t, 64).unwrap();
+    assert!(reader.band.is_none());
+    let mut out = Vec::new();
+    let err = reader.read_to_end(&mut out).unwrap_err();
+    assert!(err.to_string().contains("is in no chunk"), "{err}");
+    let err = super::super::digest(&t).unwrap_err();
+    assert!(err.to_string().contains("is in no chunk"), "{err}");
+}
