@@ -155,7 +155,7 @@ impl MdsCompression {
             Family::Zstd => read_limited(&mut zstd::stream::read::Decoder::new(data)?, &mut out)?,
             Family::Gz => read_limited(&mut flate2::read::MultiGzDecoder::new(data), &mut out)?,
             Family::Bz2 => read_limited(&mut bzip2::read::MultiBzDecoder::new(data), &mut out)?,
-            Family::Br => read_limited(&mut brotli::Decompressor::new(data, 1 << 16), &mut out)?,
+            Family::Br => read_limited(&mut brotli_reader(data)?, &mut out)?,
             Family::Snappy => {
                 // The block's length header is untrusted and the whole output is
                 // allocated from it: check it against what the block can produce (no
@@ -177,6 +177,23 @@ impl MdsCompression {
         }
         Ok(out)
     }
+}
+
+/// A brotli decoder over `data`, refusing a large-window stream (RFC 7932 allows
+/// windows up to 16 MiB; the large-window extension asks for up to 1 GiB, which the
+/// decoder allocates before reading a single block). Python's `brotli`, which
+/// Streaming decompresses with, does not read such streams either.
+pub fn brotli_reader(data: &[u8]) -> std::io::Result<brotli::Decompressor<&[u8]>> {
+    // The window bits open the stream, least significant bit first: 1, 000, 001 is
+    // the large-window marker (0x11 in the low seven bits of the first byte).
+    if data.first().is_some_and(|b| b & 0x7f == 0x11) {
+        let bits = data.get(1).map_or(0, |b| b & 0x3f);
+        return Err(std::io::Error::other(format!(
+            "a large-window brotli stream (window of 2^{bits} bytes), which standard \
+             brotli decoders, Python's among them, do not read"
+        )));
+    }
+    Ok(brotli::Decompressor::new(data, 1 << 16))
 }
 
 /// Most bytes one byte of a raw snappy block can decompress to (rounded up from 64/3).
@@ -387,6 +404,27 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown compression")
         );
+    }
+
+    #[test]
+    fn a_large_window_brotli_stream_is_refused_before_its_window_is_allocated() {
+        // Found by the mds_shard fuzz target: these 8 bytes made the decoder allocate
+        // a 1 GiB ring buffer.
+        let stream = [0x11, 0x1e, 0x32, 0, 0, 0, 0, 0x63];
+        let err = MdsCompression::decompress(Family::Br, &stream, 1 << 20).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("large-window brotli stream (window of 2^30"),
+            "{err}"
+        );
+        // A standard stream still decodes.
+        let mut packed = Vec::new();
+        {
+            let mut w = brotli::CompressorWriter::new(&mut packed, 1 << 16, 5, 22);
+            w.write_all(b"hello brotli").unwrap();
+        }
+        let out = MdsCompression::decompress(Family::Br, &packed, 1 << 20).unwrap();
+        assert_eq!(out, b"hello brotli");
     }
 
     #[test]

@@ -169,7 +169,7 @@ impl Raw<'_> {
             }
             Raw::Stream(Family::Gz, data) => Box::new(flate2::read::MultiGzDecoder::new(data)),
             Raw::Stream(Family::Bz2, data) => Box::new(bzip2::read::MultiBzDecoder::new(data)),
-            Raw::Stream(Family::Br, data) => Box::new(brotli::Decompressor::new(data, 1 << 16)),
+            Raw::Stream(Family::Br, data) => Box::new(codec::brotli_reader(data)?),
             Raw::Stream(Family::Snappy, _) => {
                 return Err(io::Error::other("raw snappy has no stream decoder"));
             }
