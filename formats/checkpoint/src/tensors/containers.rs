@@ -161,6 +161,20 @@ pub(super) fn torch_archive(
         .map_err(|e| TensorError::malformed(path, format!("data.pkl: {e:?}")))?;
     let contents = torch::contents(&p);
     unread(path, &contents)?;
+    views(path, contents, rel, |key| {
+        stored(&format!("{prefix}data/{key}"))
+    })
+}
+
+/// The tensors of a parsed torch pickle, each a strided view of the storage `storage`
+/// locates (`(first byte, bytes)` by record key): the one reading of views for torch
+/// zips and legacy files. The caller has refused other layouts ([`unread`]).
+pub(super) fn views(
+    path: &Path,
+    contents: torch::Contents,
+    rel: &str,
+    mut storage: impl FnMut(&str) -> Result<(u64, u64), TensorError>,
+) -> Result<Vec<Tensor>, TensorError> {
     let mut out = Vec::new();
     for view in contents.views {
         let bad =
@@ -176,7 +190,7 @@ pub(super) fn torch_archive(
         if stride.len() != view.shape.len() {
             return Err(bad("its shape and strides differ in length".into()));
         }
-        let (base, len) = stored(&format!("{prefix}data/{}", view.storage))?;
+        let (base, len) = storage(&view.storage)?;
         out.push(Tensor {
             name: view.name.clone(),
             dtype,

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::model::{Piece, Tensor, TensorError};
+use super::model::{Tensor, TensorError};
 use crate::pickle::{self, Node};
 use crate::pickled::MAX_PICKLE_FILE;
 use crate::torch;
@@ -104,35 +104,13 @@ pub(super) fn tensors(
         storages.insert(key.clone(), (pos + 8, bytes));
         pos += 8 + bytes;
     }
-    let mut out = Vec::new();
-    for view in contents.views {
-        let why = |w: &str| bad(format!("tensor `{}`: {w}", view.name));
-        let dtype = view.dtype.ok_or_else(|| why("its dtype is not known"))?;
-        let (Some(offset), Some(stride)) = (view.offset, view.stride.clone()) else {
-            return Err(why(
-                "its storage offset or strides are not non-negative integers",
-            ));
-        };
-        let &(base, bytes) = storages
-            .get(&view.storage)
-            .ok_or_else(|| why("its storage is not in the file's storage list"))?;
-        out.push(Tensor {
-            name: view.name.clone(),
-            dtype,
-            pieces: vec![Piece {
-                path: path.to_path_buf(),
-                base,
-                len: bytes,
-                offset,
-                stride,
-                at: vec![0; view.shape.len()],
-                shape: view.shape.clone(),
-            }],
-            shape: view.shape,
-            file: rel.to_string(),
-        });
-    }
-    Ok(out)
+    super::containers::views(path, contents, rel, |key| {
+        storages.get(key).copied().ok_or_else(|| {
+            bad(format!(
+                "storage `{key}` of a tensor is not in the file's storage list"
+            ))
+        })
+    })
 }
 
 #[cfg(test)]
