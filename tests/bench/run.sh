@@ -9,8 +9,13 @@
 #          tests/bench/run.sh split [--samples 30000] [--text-mb 100] [--repeat 3] (split.py: tasks)
 #          tests/bench/run.sh images [--images 5000] [--repeat 3] [--size 256]   (images.py: img2dataset)
 #          tests/bench/run.sh convert [--samples 30000] [--repeat 3] [--cat-shards 1000] (convert.py)
+#          tests/bench/run.sh static [--samples 30000] [--text-mb 200] [--repeat 3] (static.sh: musl vs glibc)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [ "${1:-}" = static ]; then
+    shift
+    exec tests/bench/static.sh "$@"
+fi
 command -v nasm >/dev/null ||
     echo "warning: nasm not found: libjpeg-turbo is built without SIMD, JPEG decoding is slower" >&2
 cargo build --release --locked --quiet
