@@ -9,6 +9,7 @@
 #          tests/bench/run.sh split [--samples 30000] [--text-mb 100] [--repeat 3] (split.py: tasks)
 #          tests/bench/run.sh images [--images 5000] [--repeat 3] [--size 256]   (images.py: img2dataset)
 #          tests/bench/run.sh convert [--samples 30000] [--repeat 3] [--cat-shards 1000] (convert.py)
+#          tests/bench/run.sh api [--gib 1] [--repeat 7]                  (api.py: shardsmith.verify() vs CLI)
 #          tests/bench/run.sh static [--samples 30000] [--text-mb 200] [--repeat 3] (static.sh: musl vs glibc)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,6 +23,10 @@ cargo build --release --locked --quiet
 if [ "${1:-}" = checkpoints ]; then
     shift
     exec python3 tests/bench/checkpoints.py "$@"
+fi
+if [ "${1:-}" = api ]; then
+    shift
+    exec python3 tests/bench/api.py "$@"
 fi
 if [ "${1:-}" = diff ]; then
     shift

@@ -5,6 +5,7 @@
 #
 #   usage: tests/interop/setup_env.sh            -> prints the venv directory
 #          tests/interop/setup_env.sh signing    -> the model_signing venv (its own pins)
+#          tests/interop/setup_env.sh wheels     -> maturin and pytest (tests/wheels.sh)
 #          tests/interop/setup_env.sh images     -> the img2dataset venv (its own pins), for
 #                                                   make_images.py, check_images.py, bench images
 #   then:  "$VENV/bin/python" ...  with PYTHONPATH=tests/interop/torchstub for wids/streaming
@@ -29,6 +30,13 @@ own_venv() {
 }
 if [ "${1:-}" = signing ]; then
     own_venv signing --no-deps 'bin/model_signing --version'
+    exit 0
+fi
+if [ "${1:-}" = wheels ]; then
+    # Also a wheelhouse of pytest and its pins, for the offline install into a fresh venv.
+    own_venv wheels --no-deps 'bin/maturin --version && bin/python -m pytest --version &&
+        grep -v "^maturin" "$here/requirements-wheels.txt" > wheelhouse.txt &&
+        bin/pip download --quiet --disable-pip-version-check --no-deps -d wheelhouse -r wheelhouse.txt'
     exit 0
 fi
 if [ "${1:-}" = images ]; then
