@@ -35,6 +35,10 @@ export CC_x86_64_unknown_linux_musl=musl-gcc
 version=$(cargo metadata --format-version 1 --no-deps --locked |
     python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "shardsmith-cli"))')
 name=shardsmith-$version-$target
+# --version names the commit; a release comes from a clean tree, or says "-modified".
+if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    echo "warning: the work tree has changes: shardsmith --version will name the commit as -modified" >&2
+fi
 mkdir -p dist
 rm -f "dist/$name" "dist/$name.sha256" dist/shardsmith-"$version"-*.whl
 
