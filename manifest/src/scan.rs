@@ -166,6 +166,41 @@ pub struct DirectoryScan {
     pub findings: Vec<crate::Finding>,
 }
 
+/// Writes the manifest of directory `dir` as `shardsmith manifest` does: to `output`
+/// when given (then no `SHA256SUMS`), else `DIR/SHA256SUMS` and then `DIR/manifest.json`.
+/// Each file is written to a temporary file beside it (under [`TEMP_PREFIX`]), synced
+/// and renamed over its name, so a reader never sees half of it. Returns the path of
+/// the manifest written. Whether an existing manifest may be replaced is the caller's
+/// decision.
+pub fn write_directory_manifest(
+    dir: &Path,
+    output: Option<&Path>,
+    manifest: &Manifest,
+) -> Result<std::path::PathBuf> {
+    let target = output.map_or_else(|| dir.join(MANIFEST_FILE), Path::to_path_buf);
+    if output.is_none() {
+        write_synced(
+            &dir.join(SUMS_FILE),
+            crate::sums::render(&manifest.files).as_bytes(),
+        )?;
+    }
+    write_synced(&target, &manifest.to_json_bytes())?;
+    Ok(target)
+}
+
+/// Writes `bytes` to `path` through a synced temporary file renamed over it.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = path.with_file_name(format!("{TEMP_PREFIX}tmp-{name}"));
+    std::fs::write(&temp, bytes)
+        .and_then(|()| File::open(&temp)?.sync_all())
+        .and_then(|()| std::fs::rename(&temp, path))
+        .map_err(|e| Error::io("writing", path, e))
+}
+
 /// Hashes every file under `root` (in parallel, each read once) into a `directory`
 /// manifest. Files the walk cannot include are listed in `skipped`.
 pub fn scan_directory(
@@ -327,5 +362,34 @@ mod tests {
             crate::root_digest(&serde_json::to_value(&m).unwrap()),
             m.root_sha256
         );
+    }
+
+    #[test]
+    fn directory_manifest_is_written_whole_with_its_sums_or_alone_to_an_output() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.bin"), b"abc").unwrap();
+        let scan = scan_directory(dir.path(), &NoInspection, &|_| {}, &|_| {}).unwrap();
+        let written = write_directory_manifest(dir.path(), None, &scan.manifest).unwrap();
+        assert_eq!(written, dir.path().join(MANIFEST_FILE));
+        assert_eq!(
+            std::fs::read(&written).unwrap(),
+            scan.manifest.to_json_bytes()
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(SUMS_FILE)).unwrap(),
+            crate::sums::render(&scan.manifest.files)
+        );
+        let out = tempfile::tempdir().unwrap();
+        let target = out.path().join("m.json");
+        let written = write_directory_manifest(dir.path(), Some(&target), &scan.manifest).unwrap();
+        assert_eq!(written, target);
+        let names: Vec<_> = std::fs::read_dir(out.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["m.json"], "no SHA256SUMS, no temporary file left");
+        let missing = out.path().join("nosuch/m.json");
+        let err = write_directory_manifest(dir.path(), Some(&missing), &scan.manifest).unwrap_err();
+        assert!(err.to_string().starts_with("writing `"), "{err}");
     }
 }

@@ -7,8 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use shardsmith_checkpoint::hfcache::{CacheReport, verify_cache};
-use shardsmith_manifest::verify::Coverage;
-use shardsmith_manifest::{Finding, FindingKind};
+use shardsmith_manifest::Finding;
 
 use super::Status;
 use crate::output::{Printer, seconds};
@@ -47,16 +46,9 @@ pub fn verify(
     let started = Instant::now();
     let report = check(path, printer, "verifying")?;
     let elapsed = started.elapsed();
-    let mut findings = report.findings();
-    if report.blobs_checked + report.links_checked + report.copies == 0 && !allow_empty {
-        findings.push(Finding::error(
-            FindingKind::NothingToVerify,
-            ".",
-            "the cache holds no blob and no snapshot file: nothing was checked; pass --allow-empty if that is expected",
-        ));
-    }
-    let errors = findings.iter().filter(|f| f.is_error()).count();
-    let warnings = findings.len() - errors;
+    let verified = report.verify_report(allow_empty);
+    let errors = verified.errors();
+    let warnings = verified.warnings();
     let status = if errors > 0 {
         Status::Problems
     } else {
@@ -73,10 +65,6 @@ pub fn verify(
         seconds(elapsed),
         human_bytes(rate as u64),
     );
-    let mut notes = vec![format!(
-        "{} blob(s) compared with their content-addressed names (SHA-256 of LFS files, git blob SHA-1 of the others)",
-        report.blobs_checked
-    )];
     text.push_str(&format!(
         "  digests    {} blob(s) against their names (SHA-256, git blob SHA-1)\n",
         report.blobs_checked
@@ -85,19 +73,10 @@ pub fn verify(
         "  links      {} snapshot symlink(s) resolved, {} ref(s) read\n",
         report.links_checked, report.refs_checked
     ));
-    notes.push(format!(
-        "{} snapshot symlink(s) resolved, {} ref(s) read",
-        report.links_checked, report.refs_checked
-    ));
-    if report.copies > 0 {
-        let copies = format!(
-            "{} snapshot file(s) are copies, not symlinks (a cache written without symlink support): present, not checked against a digest",
-            report.copies
-        );
+    if let Some(copies) = report.copies_note() {
         text.push_str(&format!("  unchecked  {copies}\n"));
-        notes.push(copies);
     }
-    for finding in &findings {
+    for finding in &verified.findings {
         text.push_str(&format!("{}: {finding}\n", tag(finding)));
     }
     text.push_str(&match status {
@@ -106,17 +85,16 @@ pub fn verify(
         Status::Problems => format!("FAILED: {errors} problem(s), {warnings} warning(s)\n"),
     });
     printer.summary(&text);
-    let checked = Coverage::default();
     printer.report(&report::Verify {
-        bytes_checked: report.bytes_checked,
-        checked: &checked,
+        bytes_checked: verified.bytes_checked,
+        checked: &verified.checked,
         command: "verify",
         documents: 0,
         errors,
-        files_checked: report.blobs_checked,
-        findings: &findings,
+        files_checked: verified.files_checked,
+        findings: &verified.findings,
         manifest: None,
-        notes: &notes,
+        notes: &verified.notes,
         ok: status == Status::Clean,
         path: path.display().to_string(),
         root_sha256: None,

@@ -50,25 +50,11 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
             shardsmith_checkpoint::tensors::recorded::record(&args.dir, &mut scan.manifest)?;
     }
     let manifest = &scan.manifest;
-    let write = |path: &std::path::Path, bytes: &[u8]| -> Result<()> {
-        let temp = path.with_file_name(format!(
-            ".shardsmith-tmp-{}",
-            path.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        ));
-        std::fs::write(&temp, bytes)
-            .and_then(|()| std::fs::File::open(&temp)?.sync_all())
-            .and_then(|()| std::fs::rename(&temp, path))
-            .with_context(|| format!("writing `{}`", path.display()))
-    };
-    if args.output.is_none() {
-        write(
-            &args.dir.join(SUMS_FILE),
-            sums::render(&manifest.files).as_bytes(),
-        )?;
-    }
-    write(&target, &manifest.to_json_bytes())?;
+    shardsmith_manifest::scan::write_directory_manifest(
+        &args.dir,
+        args.output.as_deref(),
+        manifest,
+    )?;
     let elapsed = started.elapsed();
     for finding in &scan.findings {
         printer.warn(&finding.to_string());

@@ -1,6 +1,7 @@
 //! What a cache check reports: per repository and per snapshot, with its findings.
 
 use serde::Serialize;
+use shardsmith_manifest::verify::VerifyReport;
 use shardsmith_manifest::{Finding, FindingKind};
 
 /// One snapshot of one repository.
@@ -65,6 +66,49 @@ impl CacheReport {
             .collect();
         all.sort_by(|a, b| (&a.path, a.kind).cmp(&(&b.path, b.kind)));
         all
+    }
+
+    /// The check as `verify` reports it: every finding (and `nothing_to_verify` when
+    /// the cache holds no blob and no snapshot file, unless `allow_empty`), the blobs as
+    /// the files checked, and notes saying what was compared. The coverage counts stay
+    /// zero: a cache has no manifest, and its digests are the blobs' names.
+    pub fn verify_report(&self, allow_empty: bool) -> VerifyReport {
+        let mut findings = self.findings();
+        if self.blobs_checked + self.links_checked + self.copies == 0 && !allow_empty {
+            findings.push(Finding::error(
+                FindingKind::NothingToVerify,
+                ".",
+                "the cache holds no blob and no snapshot file: nothing was checked; pass --allow-empty if that is expected",
+            ));
+        }
+        let mut notes = vec![
+            format!(
+                "{} blob(s) compared with their content-addressed names (SHA-256 of LFS files, git blob SHA-1 of the others)",
+                self.blobs_checked
+            ),
+            format!(
+                "{} snapshot symlink(s) resolved, {} ref(s) read",
+                self.links_checked, self.refs_checked
+            ),
+        ];
+        notes.extend(self.copies_note());
+        VerifyReport {
+            files_checked: self.blobs_checked,
+            bytes_checked: self.bytes_checked,
+            findings,
+            notes,
+            ..VerifyReport::default()
+        }
+    }
+
+    /// What is said of snapshot files that are copies, when there are some.
+    pub fn copies_note(&self) -> Option<String> {
+        (self.copies > 0).then(|| {
+            format!(
+                "{} snapshot file(s) are copies, not symlinks (a cache written without symlink support): present, not checked against a digest",
+                self.copies
+            )
+        })
     }
 
     /// True when every snapshot a ref names is present and intact (every snapshot, for
