@@ -234,6 +234,9 @@ ALLOWED = {
         "shardsmith-checkpoint",
         "shardsmith-manifest",
     },
+    # The Python API (cli/python): the libraries the CLI's verify, manifest and audit
+    # call, never the CLI crate itself.
+    "shardsmith-python": {"shardsmith-inspect", "shardsmith-checkpoint", "shardsmith-manifest"},
 }
 CLI_ONLY = {"clap", "anyhow", "indicatif"}
 
@@ -282,7 +285,7 @@ def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     dirs = sys.argv[1:] or sorted(
         os.path.join(d, "src")
-        for d in [os.path.join(root, "cli"), os.path.join(root, "manifest"), os.path.join(root, "manifest", "signing")]
+        for d in [os.path.join(root, "cli"), os.path.join(root, "cli", "python"), os.path.join(root, "manifest"), os.path.join(root, "manifest", "signing")]
         + [os.path.join(root, "formats", c) for c in sorted(os.listdir(os.path.join(root, "formats")))]
         if os.path.isdir(os.path.join(d, "src"))
     )
