@@ -6,6 +6,7 @@
 #                                                          static binary as a maturin "bin" wheel,
 #                                                          tagged manylinux2014 AND musllinux_1_2, so
 #                                                          one wheel installs on glibc and musl systems
+#   shardsmith_api-<version>-cp39-abi3-<tag>.whl          the Python API for this machine's libc
 # The version is the CLI crate's (the workspace's), read through cargo metadata.
 #   usage: .ci/release.sh
 # Needs: the x86_64-unknown-linux-musl target (added here), musl-gcc for the C dependencies
@@ -97,4 +98,15 @@ python3 -m venv "$check/venv"
 "$check/venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$wheel"
 "$check/venv/bin/shardsmith" --version | head -1
 (cd dist && sha256sum "$(basename "$wheel")" >"$(basename "$wheel").sha256")
+
+# The Python API (cli/python): an extension module is loaded by the interpreter, so it
+# is built for this machine's libc, once for every CPython >= 3.9 (abi3); maturin tags it
+# with the oldest manylinux its glibc symbols allow.
+echo "== shardsmith-api wheel (abi3, host target)"
+rm -f dist/shardsmith_api-"$version"-*.whl
+"$venv/bin/maturin" build --release --locked -m cli/python/Cargo.toml -o dist
+api=$(ls dist/shardsmith_api-"$version"-cp39-abi3-*.whl)
+"$check/venv/bin/pip" install --quiet --disable-pip-version-check --no-index "$api"
+"$check/venv/bin/python" -c 'import shardsmith; print("shardsmith-api", shardsmith.__version__)'
+(cd dist && sha256sum "$(basename "$api")" >"$(basename "$api").sha256")
 ls -l dist

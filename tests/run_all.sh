@@ -44,6 +44,10 @@ if ! tests/servers/slurm.sh install; then
     fi
 fi
 cargo test --release --locked --workspace "$@"
+# The wheels as users install them: `shardsmith` (the binary) and `shardsmith-api` (the
+# Python API), built by maturin from the same release build, installed into a fresh venv
+# and run from there (tests/wheels.sh).
+tests/wheels.sh
 # Every parser of untrusted bytes, fuzzed for a short bounded time on its seed corpus
 # (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith).
 tests/fuzz/run.sh 20
