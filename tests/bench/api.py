@@ -17,6 +17,7 @@ Rows, each the median of --repeat runs:
   Python process         `python -c "import shardsmith; shardsmith.verify(DIR)"`, wall time
                          of the process (interpreter start and import included)
   Python call            the `shardsmith.verify(DIR)` call alone, timed inside one process
+  Python start-up        `python -c "import shardsmith"`: what the process row adds
 """
 import argparse
 import glob
@@ -99,10 +100,12 @@ def main():
         proc = [python, "-c", "import sys, shardsmith; "
                 "sys.exit(0 if shardsmith.verify(sys.argv[1]).ok else 1)", shards]
         wall(cli), wall(proc)  # warm the page cache and both programs
-        cli_t, proc_t, call_t = [], [], []
+        start = [python, "-c", "import shardsmith"]
+        cli_t, proc_t, call_t, start_t = [], [], [], []
         for _ in range(args.repeat):
             cli_t.append(wall(cli))
             proc_t.append(wall(proc))
+            start_t.append(wall(start))
             out = subprocess.run([python, "-c", CALL, shards, "1"], check=True,
                                  capture_output=True, text=True).stdout.split()
             if out[1] != "1":
@@ -116,7 +119,8 @@ def main():
     print("|---|---:|---:|---:|")
     for name, times in [("`shardsmith verify DIR --quiet` (CLI process)", cli_t),
                         ("`python -c 'shardsmith.verify(DIR)'` (process)", proc_t),
-                        ("`shardsmith.verify(DIR)` (the call alone)", call_t)]:
+                        ("`shardsmith.verify(DIR)` (the call alone)", call_t),
+                        ("`python -c 'import shardsmith'` (start-up alone)", start_t)]:
         m = statistics.median(times)
         print(f"| {name} | {m:.3f} | {min(times):.3f} | {m / cli_m:.3f}x |")
 
