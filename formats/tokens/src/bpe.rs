@@ -3,6 +3,10 @@
 //! is a token. Short pieces use a linear scan, long ones a heap (no quadratic time on a
 //! long run without spaces). A per-thread cache maps pieces that are not tokens
 //! themselves to their ids: text repeats its pieces massively.
+//!
+//! The hot path copies no id slices: a piece's ids are pushed one by one (nearly every
+//! piece has 1 to 4), since a `memcpy` call per piece costs more than the copy (and musl's
+//! `memcpy`, `rep movsq`, much more), and merging shifts no arrays and allocates nothing.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -70,6 +74,8 @@ fn load_le(b: &[u8]) -> u64 {
 pub struct Bpe {
     short: FxHashMap<u128, Rank>,
     long: FxHashMap<Box<[u8]>, Rank>,
+    /// The id of each single byte (`Rank::MAX` if it has none).
+    bytes: Box<[Rank; 256]>,
     pattern: Pattern,
     specials: Vec<(String, Rank)>,
 }
@@ -77,26 +83,96 @@ pub struct Bpe {
 /// Slots of the direct-mapped front cache (a power of two; 32 bytes each, so it stays in
 /// the core's own cache while the rank table does not).
 const FRONT: usize = 1 << 13;
+/// Ids a front slot holds (the slot's key is 16-byte aligned: four ids fit in its 32
+/// bytes).
+const FRONT_IDS: usize = 4;
 
-/// A thread's memo: recent short pieces that are one token (direct-mapped, in front of
-/// the rank table), and piece → ids for pieces that are not a single token.
+/// A front slot: a short piece's key and its 1 to [`FRONT_IDS`] ids, `Rank::MAX` after
+/// the last.
+type Slot = (u128, [Rank; FRONT_IDS]);
+
+/// A thread's memo: recent short pieces of up to [`FRONT_IDS`] ids (direct-mapped, in
+/// front of the rank table and `short`), and piece → ids for pieces that are not a
+/// single token.
 pub struct Cache {
-    front: Box<[(u128, Rank)]>,
+    front: Box<[Slot]>,
     /// Short pieces → (start, length) of their ids in `ids`.
     short: FxHashMap<u128, (u32, u32)>,
+    /// Longer pieces → (start, length) of their ids in `ids`.
+    long: FxHashMap<Box<[u8]>, (u32, u32)>,
     ids: Vec<Rank>,
-    long: FxHashMap<Box<[u8]>, Box<[Rank]>>,
+    /// The parts of the piece being merged (reused).
+    parts: Vec<Part>,
 }
 
 impl Default for Cache {
     fn default() -> Self {
         Self {
-            front: vec![(0, 0); FRONT].into_boxed_slice(),
+            // Key 0 is the empty piece, which is never looked up.
+            front: vec![(0, [Rank::MAX; FRONT_IDS]); FRONT].into_boxed_slice(),
             short: FxHashMap::default(),
-            ids: Vec::new(),
             long: FxHashMap::default(),
+            ids: Vec::new(),
+            parts: Vec::new(),
         }
     }
+}
+
+/// A part of a piece being merged, kept at its first byte's index: the index of the next
+/// part (the piece's length after the last), the part's own id, and the rank of the part
+/// joined with the next one (`Rank::MAX` if that is no token, or when merged away).
+#[derive(Clone, Copy)]
+struct Part {
+    next: u32,
+    id: Rank,
+    pair: Rank,
+}
+
+/// Ids up to which [`push_ids`] pushes one by one rather than calling `memcpy`.
+const PUSH_IDS: usize = 16;
+
+/// Appends `ids` one by one when there are few (up to [`PUSH_IDS`]): `extend_from_slice`
+/// would call `memcpy` for a few bytes.
+#[inline(always)]
+fn push_ids(out: &mut Vec<Rank>, ids: &[Rank]) {
+    match *ids {
+        [a] => out.push(a),
+        [a, b] => {
+            out.push(a);
+            out.push(b);
+        }
+        [a, b, c] => {
+            out.push(a);
+            out.push(b);
+            out.push(c);
+        }
+        [a, b, c, d] => {
+            out.push(a);
+            out.push(b);
+            out.push(c);
+            out.push(d);
+        }
+        _ if ids.len() <= PUSH_IDS => {
+            out.reserve(ids.len());
+            for &id in ids {
+                out.push(id);
+            }
+        }
+        _ => out.extend_from_slice(ids),
+    }
+}
+
+/// The front slot's ids for `ids`, if they fit.
+#[inline(always)]
+fn front_ids(ids: &[Rank]) -> Option<[Rank; FRONT_IDS]> {
+    const NO: Rank = Rank::MAX;
+    Some(match *ids {
+        [a] => [a, NO, NO, NO],
+        [a, b] => [a, b, NO, NO],
+        [a, b, c] => [a, b, c, NO],
+        [a, b, c, d] => [a, b, c, d],
+        _ => return None,
+    })
 }
 
 #[inline(always)]
@@ -110,10 +186,19 @@ impl Cache {
         self.short.len() + self.long.len()
     }
 
+    /// Starts over (the front slots stay: they hold no positions in `ids`).
     fn clear(&mut self) {
         self.short.clear();
         self.ids.clear();
         self.long.clear();
+    }
+
+    /// Records `ids` as the ids of a piece; returns their (start, length) in `ids`.
+    #[inline]
+    fn store(&mut self, ids: &[Rank]) -> (u32, u32) {
+        let at = self.ids.len() as u32;
+        push_ids(&mut self.ids, ids);
+        (at, ids.len() as u32)
     }
 }
 
@@ -135,9 +220,16 @@ impl Bpe {
                 long.insert(bytes.into_boxed_slice(), rank);
             }
         }
+        let mut bytes = Box::new([Rank::MAX; 256]);
+        for (b, id) in bytes.iter_mut().enumerate() {
+            if let Some(&rank) = short.get(&short_key(&[b as u8])) {
+                *id = rank;
+            }
+        }
         Self {
             short,
             long,
+            bytes,
             pattern,
             specials,
         }
@@ -191,28 +283,36 @@ impl Bpe {
         if piece.len() <= SHORT {
             let key = short_key(piece);
             let slot = front_slot(key);
-            let (k, rank) = cache.front[slot];
+            let (k, ids) = cache.front[slot];
             if k == key {
-                out.push(rank);
+                out.push(ids[0]);
+                for &id in &ids[1..] {
+                    if id == Rank::MAX {
+                        break;
+                    }
+                    out.push(id);
+                }
                 return;
             }
             if let Some(&rank) = self.short.get(&key) {
-                cache.front[slot] = (key, rank);
+                cache.front[slot] = (key, [rank, Rank::MAX, Rank::MAX, Rank::MAX]);
                 out.push(rank);
                 return;
             }
-            if let Some(&(start, len)) = cache.short.get(&key) {
-                out.extend_from_slice(&cache.ids[start as usize..(start + len) as usize]);
-                return;
-            }
             let start = out.len();
-            self.merge(piece, out);
-            if cache.len() >= CACHE_ENTRIES {
-                cache.clear();
+            if let Some(&(at, len)) = cache.short.get(&key) {
+                push_ids(out, &cache.ids[at as usize..(at + len) as usize]);
+            } else {
+                self.merge(piece, &mut cache.parts, out);
+                if cache.len() >= CACHE_ENTRIES {
+                    cache.clear();
+                }
+                let span = cache.store(&out[start..]);
+                cache.short.insert(key, span);
             }
-            let at = cache.ids.len() as u32;
-            cache.ids.extend_from_slice(&out[start..]);
-            cache.short.insert(key, (at, (out.len() - start) as u32));
+            if let Some(ids) = front_ids(&out[start..]) {
+                cache.front[slot] = (key, ids);
+            }
             return;
         }
         if let Some(&rank) = self.long.get(piece) {
@@ -220,18 +320,19 @@ impl Bpe {
             return;
         }
         if piece.len() <= CACHE_PIECE {
-            if let Some(ids) = cache.long.get(piece) {
-                out.extend_from_slice(ids);
+            if let Some(&(at, len)) = cache.long.get(piece) {
+                push_ids(out, &cache.ids[at as usize..(at + len) as usize]);
                 return;
             }
             let start = out.len();
-            self.merge(piece, out);
+            self.merge(piece, &mut cache.parts, out);
             if cache.len() >= CACHE_ENTRIES {
                 cache.clear();
             }
-            cache.long.insert(piece.into(), out[start..].into());
+            let span = cache.store(&out[start..]);
+            cache.long.insert(piece.into(), span);
         } else {
-            self.merge(piece, out);
+            self.merge(piece, &mut cache.parts, out);
         }
     }
 
@@ -246,46 +347,56 @@ impl Bpe {
     }
 
     /// The BPE merge of one piece (at least two bytes, not itself a token).
-    fn merge(&self, piece: &[u8], out: &mut Vec<Rank>) {
+    fn merge(&self, piece: &[u8], parts: &mut Vec<Part>, out: &mut Vec<Rank>) {
         if piece.len() > HEAP_FROM {
             return self.merge_heap(piece, out);
         }
-        // parts[k] = (start of part k, rank of part k joined with part k + 1)
-        let mut parts: Vec<(usize, Rank)> = (0..piece.len())
-            .map(|i| {
-                let pair = piece.get(i..i + 2).map_or(Rank::MAX, |p| self.rank(p));
-                (i, pair)
-            })
-            .collect();
-        parts.push((piece.len(), Rank::MAX));
-        loop {
-            let mut best = (Rank::MAX, 0);
-            for (k, &(_, rank)) in parts[..parts.len() - 1].iter().enumerate() {
-                if rank < best.0 {
-                    best = (rank, k);
-                }
-            }
-            if best.0 == Rank::MAX {
-                break;
-            }
-            let k = best.1;
-            parts.remove(k + 1);
-            parts[k].1 = self.span_rank(piece, &parts, k);
-            if k > 0 {
-                parts[k - 1].1 = self.span_rank(piece, &parts, k - 1);
-            }
-        }
-        for w in parts.windows(2) {
-            out.push(self.token(&piece[w[0].0..w[1].0]));
-        }
+        self.merge_scan(piece, parts, out);
     }
 
-    /// Rank of parts `k` and `k + 1` joined.
-    #[inline]
-    fn span_rank(&self, piece: &[u8], parts: &[(usize, Rank)], k: usize) -> Rank {
-        match parts.get(k + 2) {
-            Some(&(end, _)) => self.rank(&piece[parts[k].0..end]),
-            None => Rank::MAX,
+    /// The merge with a linear scan for the lowest pair rank each round, over a linked
+    /// list of parts (no parts are shifted when one is merged into its predecessor).
+    fn merge_scan(&self, piece: &[u8], parts: &mut Vec<Part>, out: &mut Vec<Rank>) {
+        let n = piece.len();
+        parts.clear();
+        parts.extend((0..n).map(|i| Part {
+            next: i as u32 + 1,
+            id: self.bytes[piece[i] as usize],
+            pair: piece.get(i..i + 2).map_or(Rank::MAX, |p| self.rank(p)),
+        }));
+        loop {
+            // The lowest pair rank, the leftmost on ties, and the part before it.
+            let (mut best, mut at, mut before) = (Rank::MAX, 0, usize::MAX);
+            let (mut prev, mut i) = (usize::MAX, 0);
+            while i < n {
+                let part = parts[i];
+                if part.pair < best {
+                    (best, at, before) = (part.pair, i, prev);
+                }
+                prev = i;
+                i = part.next as usize;
+            }
+            if best == Rank::MAX {
+                break;
+            }
+            // Part `at` takes in the next one; its id is the pair's rank.
+            let after = parts[parts[at].next as usize].next as usize;
+            parts[at].next = after as u32;
+            parts[at].id = best;
+            parts[at].pair = match parts.get(after) {
+                Some(next) => self.rank(&piece[at..next.next as usize]),
+                None => Rank::MAX,
+            };
+            if before != usize::MAX {
+                parts[before].pair = self.rank(&piece[before..after]);
+            }
+        }
+        let mut i = 0;
+        while i < n {
+            let part = parts[i];
+            assert!(part.id != Rank::MAX, "a BPE part is not in the rank table");
+            out.push(part.id);
+            i = part.next as usize;
         }
     }
 
@@ -377,59 +488,99 @@ mod tests {
         assert_ne!(short_key(b"a"), short_key(b"a\0"));
     }
 
+    /// The merge as tiktoken writes it: a vector of parts, the merged one removed.
+    fn reference_merge(bpe: &Bpe, piece: &[u8]) -> Vec<Rank> {
+        let span_rank = |parts: &[(usize, Rank)], k: usize| match parts.get(k + 2) {
+            Some(&(end, _)) => bpe.rank(&piece[parts[k].0..end]),
+            None => Rank::MAX,
+        };
+        let mut parts: Vec<(usize, Rank)> = (0..piece.len())
+            .map(|i| (i, piece.get(i..i + 2).map_or(Rank::MAX, |p| bpe.rank(p))))
+            .collect();
+        parts.push((piece.len(), Rank::MAX));
+        loop {
+            let mut best = (Rank::MAX, 0);
+            for (k, &(_, r)) in parts[..parts.len() - 1].iter().enumerate() {
+                if r < best.0 {
+                    best = (r, k);
+                }
+            }
+            if best.0 == Rank::MAX {
+                break;
+            }
+            parts.remove(best.1 + 1);
+            parts[best.1].1 = span_rank(&parts, best.1);
+            if best.1 > 0 {
+                parts[best.1 - 1].1 = span_rank(&parts, best.1 - 1);
+            }
+        }
+        parts
+            .windows(2)
+            .map(|w| bpe.token(&piece[w[0].0..w[1].0]))
+            .collect()
+    }
+
     #[test]
     fn merges_lowest_rank_first_and_leftmost_on_ties() {
         let bpe = toy();
+        let mut parts = Vec::new();
         let mut out = Vec::new();
-        bpe.merge(b"abcd", &mut out);
+        bpe.merge(b"abcd", &mut parts, &mut out);
         // "ab" (256) before "bc" (257); then "abc" (258); "cd" can no longer form.
         assert_eq!(out, [258, b'd' as Rank]);
         out.clear();
-        bpe.merge(b"aaaaa", &mut out);
+        bpe.merge(b"aaaaa", &mut parts, &mut out);
         // leftmost "aa" pairs first: aa|aa|a → aaaa|a
         assert_eq!(out, [260, b'a' as Rank]);
     }
 
     #[test]
-    fn heap_and_linear_merges_agree() {
+    fn scan_heap_and_reference_merges_agree() {
         let bpe = toy();
+        let mut parts = Vec::new();
         let mut state = 7u64;
-        for _ in 0..300 {
-            let len = 2 + (state % 300) as usize;
+        for round in 0..600 {
+            let len = 2 + (state % if round % 2 == 0 { 300 } else { 12 }) as usize;
             let piece: Vec<u8> = (0..len)
                 .map(|_| {
                     state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
                     b"abcd"[(state >> 60) as usize % 4]
                 })
                 .collect();
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            bpe.merge_heap(&piece, &mut a);
-            // the linear scan, whatever the length
-            let mut parts: Vec<(usize, Rank)> = (0..piece.len())
-                .map(|i| (i, piece.get(i..i + 2).map_or(Rank::MAX, |p| bpe.rank(p))))
-                .collect();
-            parts.push((piece.len(), Rank::MAX));
-            loop {
-                let mut best = (Rank::MAX, 0);
-                for (k, &(_, r)) in parts[..parts.len() - 1].iter().enumerate() {
-                    if r < best.0 {
-                        best = (r, k);
-                    }
-                }
-                if best.0 == Rank::MAX {
-                    break;
-                }
-                parts.remove(best.1 + 1);
-                parts[best.1].1 = bpe.span_rank(&piece, &parts, best.1);
-                if best.1 > 0 {
-                    parts[best.1 - 1].1 = bpe.span_rank(&piece, &parts, best.1 - 1);
-                }
-            }
-            for w in parts.windows(2) {
-                b.push(bpe.token(&piece[w[0].0..w[1].0]));
-            }
-            assert_eq!(a, b, "{}", String::from_utf8_lossy(&piece));
+            let want = reference_merge(&bpe, &piece);
+            let (mut heap, mut scan) = (Vec::new(), vec![7]);
+            bpe.merge_heap(&piece, &mut heap);
+            // the linear scan, whatever the length, appending after what `out` holds
+            bpe.merge_scan(&piece, &mut parts, &mut scan);
+            let text = String::from_utf8_lossy(&piece);
+            assert_eq!(heap, want, "{text}");
+            assert_eq!(scan[0], 7);
+            assert_eq!(scan[1..], want, "{text}");
         }
+    }
+
+    #[test]
+    fn cached_pieces_of_any_length_give_the_same_ids() {
+        let bpe = toy();
+        let mut cache = Cache::default();
+        let text = "abcd aaaaa abcdabcdabcdabcd abcdabcdabcdabcdabcdabcdabcdabcdabcdabcdab \
+                    cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd ab a";
+        let mut first = Vec::new();
+        bpe.encode_ordinary(text, &mut cache, &mut first);
+        for _ in 0..3 {
+            let mut again = Vec::new();
+            bpe.encode_ordinary(text, &mut cache, &mut again);
+            assert_eq!(again, first);
+        }
+        let mut want = Vec::new();
+        Pattern::R50k.split(text, |piece| {
+            let piece = piece.as_bytes();
+            match bpe.rank(piece) {
+                Rank::MAX => want.extend(reference_merge(&bpe, piece)),
+                rank => want.push(rank),
+            }
+        });
+        assert_eq!(first, want);
     }
 
     #[test]
