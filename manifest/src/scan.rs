@@ -188,17 +188,28 @@ pub fn write_directory_manifest(
     Ok(target)
 }
 
-/// Writes `bytes` to `path` through a synced temporary file renamed over it.
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes `bytes` to `path` through a synced temporary file beside it (under
+/// [`TEMP_PREFIX`]) renamed over it, so a reader never sees half of it; the temporary
+/// file is removed when any step fails.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = path.with_file_name(format!("{TEMP_PREFIX}tmp-{name}"));
-    std::fs::write(&temp, bytes)
-        .and_then(|()| File::open(&temp)?.sync_all())
-        .and_then(|()| std::fs::rename(&temp, path))
-        .map_err(|e| Error::io("writing", path, e))
+    let written = File::create(&temp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// [`write_atomic`], its error naming `path`.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic(path, bytes).map_err(|e| Error::io("writing", path, e))
 }
 
 /// Hashes every file under `root` (in parallel, each read once) into a `directory`

@@ -21,7 +21,6 @@ pub mod keys;
 pub mod statement;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
@@ -83,19 +82,8 @@ pub fn sign(
 
 /// Writes a bundle under a temporary name, syncs it and renames it into place.
 pub fn write_bundle(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = path.with_file_name(format!("{}tmp-{name}", shardsmith_manifest::TEMP_PREFIX));
-    let written = std::fs::File::create(&temp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&temp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(Error::io("writing signature", path, e));
-    }
-    Ok(())
+    shardsmith_manifest::scan::write_atomic(path, bytes)
+        .map_err(|e| Error::io("writing signature", path, e))
 }
 
 /// What a signature check found.
