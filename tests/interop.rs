@@ -50,6 +50,48 @@ pub fn run_python(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Option<Str
     Some(stdout)
 }
 
+/// The torch env's interpreter (`SHARDSMITH_TORCH_PYTHON`, set by tests/run_all.sh from
+/// `tests/interop/setup_env.sh torch`): real torch, `torch.distributed.checkpoint`,
+/// safetensors and zstandard. `None`, with a visible NOT RUN, outside CI; a panic under CI.
+pub fn torch_python() -> Option<PathBuf> {
+    match std::env::var_os("SHARDSMITH_TORCH_PYTHON") {
+        Some(p) => Some(PathBuf::from(p)),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("SHARDSMITH_TORCH_PYTHON is not set under CI: the torch env is missing")
+        }
+        None => {
+            eprintln!(
+                "torch test NOT RUN: set SHARDSMITH_TORCH_PYTHON (tests/run_all.sh does)"
+            );
+            None
+        }
+    }
+}
+
+/// Runs the torch env's Python with `args` (a script under `tests/interop` and its
+/// arguments), `tests/interop` on `PYTHONPATH` (no torch stub: this is the real one);
+/// asserts that it exited 0 and returns its stdout. `None` without the torch env (see
+/// [`torch_python`]). Scripts report a reader's verdict as data on stdout rather than by
+/// failing, so a test asserts it beside shardsmith's.
+pub fn run_torch(args: &[&str]) -> Option<String> {
+    let python = torch_python()?;
+    let o = std::process::Command::new(python)
+        .args(args)
+        .current_dir(interop_dir())
+        .env("PYTHONPATH", interop_dir())
+        .env("OMP_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    let stdout = text(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{args:?}: exit {:?}\n{stdout}\n{}",
+        o.status.code(),
+        text(&o.stderr)
+    );
+    Some(stdout)
+}
+
 /// Runs `tests/interop/SCRIPT ARGS...` (see [`run_python`]) and asserts that every check
 /// it made passed (`N passed, 0 failed`), showing its output if not.
 pub fn check(script: &str, args: &[&str]) {

@@ -7,18 +7,15 @@
 #   usage: tests/run_all.sh [extra cargo test args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Opt-in: regenerate the committed checkpoint fixtures with real torch (a ~5.4 GB venv,
-# cached; see tests/fixtures/checkpoints/README.md). The tests below then run on them.
+# torch 2.15 (CUDA build, run on the CPU) with its DCP and safetensors: the tests that
+# make checkpoints with the real writers and hold our verdict against torch.load and
+# dcp.load (tests/torch_*.rs). About 5.6 GB, installed once and cached.
+torch=$(tests/interop/setup_env.sh torch)
+export SHARDSMITH_TORCH_PYTHON="$torch/bin/python"
+# Opt-in: regenerate the committed checkpoint fixtures with the same torch (see
+# tests/fixtures/checkpoints/README.md). The tests below then run on them.
 if [ "${SHARDSMITH_CHECKPOINT_REGEN:-}" = 1 ]; then
-    torch_venv="$HOME/.cache/shardsmith/torch-2.15.0"
-    if [ ! -f "$torch_venv/.complete" ]; then
-        rm -rf "$torch_venv"
-        python3 -m venv "$torch_venv"
-        "$torch_venv/bin/pip" install --quiet --disable-pip-version-check \
-            torch==2.15.0 safetensors==0.8.0 numpy==2.4.6
-        touch "$torch_venv/.complete"
-    fi
-    "$torch_venv/bin/python" tests/fixtures/checkpoints/generate.py
+    "$SHARDSMITH_TORCH_PYTHON" tests/fixtures/checkpoints/generate.py
 fi
 venv=$(tests/interop/setup_env.sh)
 export SHARDSMITH_PYTHON="$venv/bin/python"

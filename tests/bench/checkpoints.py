@@ -7,13 +7,14 @@ usage: tests/bench/run.sh checkpoints [--gib 2] [--files 8] [--repeat 3] [--work
 
 Inputs, generated in a temporary directory (deleted afterwards; --keep keeps them):
   one-st/    one safetensors file of --gib GiB (bf16 and f32 tensors of random bytes)
-  one-pt/    one torch zip checkpoint of --gib GiB, made by real torch when its cached
-             venv exists (~/.cache/shardsmith/torch-2.15.0, see
-             tests/fixtures/checkpoints/README.md); skipped otherwise
+  one-pt/    one torch zip checkpoint of --gib GiB, made by real torch when the test
+             suite's torch env exists (`tests/interop/setup_env.sh torch` makes it);
+             skipped otherwise
   shards/    --files safetensors files of --gib/--files GiB each
 Each directory gets `shardsmith manifest` first, so verify is exact.
 """
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -24,7 +25,16 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-TORCH_PY = os.path.expanduser("~/.cache/shardsmith/torch-2.15.0/bin/python")
+
+
+def cached_torch_python():
+    """The test suite's torch env if it was made (tests/interop/setup_env.sh torch)."""
+    with open(os.path.join(REPO, "tests", "interop", "requirements-torch.txt"), "rb") as f:
+        key = hashlib.sha256(f.read()).hexdigest()[:16]
+    return os.path.expanduser(f"~/.cache/shardsmith/torch-{key}/bin/python")
+
+
+TORCH_PY = cached_torch_python()
 
 
 def timed(cmd):

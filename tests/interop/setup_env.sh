@@ -8,6 +8,8 @@
 #          tests/interop/setup_env.sh wheels     -> maturin and pytest (tests/wheels.sh)
 #          tests/interop/setup_env.sh images     -> the img2dataset venv (its own pins), for
 #                                                   make_images.py, check_images.py, bench images
+#          tests/interop/setup_env.sh torch      -> torch, its DCP and safetensors (its own pins),
+#                                                   the checkpoint writers and loaders of tests/torch_*
 #   then:  "$VENV/bin/python" ...  with PYTHONPATH=tests/interop/torchstub for wids/streaming
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +39,11 @@ if [ "${1:-}" = wheels ]; then
     own_venv wheels --no-deps 'bin/maturin --version && bin/python -m pytest --version &&
         grep -v "^maturin" "$here/requirements-wheels.txt" > wheelhouse.txt &&
         bin/pip download --quiet --disable-pip-version-check --no-deps -d wheelhouse -r wheelhouse.txt'
+    exit 0
+fi
+if [ "${1:-}" = torch ]; then
+    # With dependencies (the nvidia-* wheels torch needs to import, even on the CPU).
+    own_venv torch "" 'bin/python -c "import torch, torch.distributed.checkpoint, safetensors, numpy, zstandard"'
     exit 0
 fi
 if [ "${1:-}" = images ]; then
