@@ -353,3 +353,40 @@ fn leftovers_gaps_single_files_and_unusable_paths() {
     let o = run(&["verify", d.to_str().unwrap(), "--expect-root", "xyz"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// pyarrow writes two good files named after Arrow issues, and a numbered sequence with
+/// one file missing, and reads each back. Numbers in names that no writer's sequence
+/// would have (41317 and 43605) are not 2,287 missing shards; a gap in a sequence still
+/// is a missing file.
+#[test]
+fn numbers_in_names_are_a_sequence_only_when_a_writer_would_make_one() {
+    const WRITE: &str = r#"
+import os, sys, pyarrow as pa, pyarrow.parquet as pq
+root = sys.argv[1]
+for d, names in [("issues", ["ARROW-GH-41317", "ARROW-GH-43605"]),
+                 ("parts", ["part-0001", "part-0002", "part-0004"])]:
+    os.makedirs(os.path.join(root, d))
+    for i, n in enumerate(names):
+        p = os.path.join(root, d, n + ".parquet")
+        pq.write_table(pa.table({"x": list(range(i + 3))}), p)
+        print(n, pq.read_table(p).num_rows)
+"#;
+    let t = Tree::new();
+    let Some(read) = crate::interop::run_python(&["-c", WRITE, &t.s("")], &[]) else {
+        return;
+    };
+    assert_eq!(
+        read, "ARROW-GH-41317 3\nARROW-GH-43605 4\npart-0001 3\npart-0002 4\npart-0004 5\n",
+        "pyarrow reads every file"
+    );
+    let (code, report) = verify_json(&t.join("issues"), &[]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(findings(&report), [], "{report}");
+    let (code, report) = verify_json(&t.join("parts"), &[]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(
+        findings(&report),
+        [("missing_file".into(), "part-0003.parquet".into(), None)],
+        "{report}"
+    );
+}
