@@ -48,11 +48,7 @@ impl Read for Forward<'_> {
 /// Appends `member`'s bytes as `tarfile` reads them (a sparse file's holes expanded) to
 /// `buf`, which grows only as the bytes come; their count.
 fn append(bytes: &mut dyn TarBytes, member: &Member, buf: &mut Vec<u8>) -> io::Result<u64> {
-    let stored = member
-        .sparse
-        .as_ref()
-        .map_or(member.size, |map| map.iter().map(|s| s.1).sum());
-    let data = Forward(bytes).take(stored);
+    let data = Forward(bytes).take(member.stored);
     match &member.sparse {
         Some(map) => Expand::new(data, map.clone(), member.size)
             .take(member.size)
@@ -209,10 +205,7 @@ impl<'a> TarReader<'a> {
             if let Some(why) = &member.unread {
                 return Err(changed(format!("meets member `{name}`, which {why}")));
             }
-            let stored = member
-                .sparse
-                .as_ref()
-                .map_or(member.size, |map| map.iter().map(|s| s.1).sum());
+            let stored = member.stored;
             if let Some(buf) = into.as_deref_mut() {
                 // Only a compressed shard without a scratch copy reads a sample over
                 // the memory limit into memory: its stored bytes are there to read, but

@@ -43,6 +43,8 @@ pub(super) struct Member {
     pub data: u64,
     /// Its size as `tarfile` reads it (a sparse file's real size).
     pub size: u64,
+    /// Bytes stored from `data` on (of a sparse file, its segments').
+    pub stored: u64,
     /// A sparse file's data segments; `None` for a plain member.
     pub sparse: Option<Arc<[Segment]>>,
     /// Why its data cannot be read here, when it cannot (a map too large to keep).
@@ -239,6 +241,7 @@ impl Walker {
                 kind,
                 data: at + BLOCK,
                 size: 0,
+                stored: 0,
                 sparse: None,
                 unread: None,
             };
@@ -251,6 +254,7 @@ impl Walker {
                 }
                 _ => 0,
             };
+            member.stored = stored;
             let data = member.data;
             let Some(end) = data
                 .checked_add(stored)

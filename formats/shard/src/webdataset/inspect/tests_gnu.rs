@@ -103,7 +103,7 @@ fn inconsistent_maps_are_errors_and_the_walk_goes_on() {
     // The map holds fewer bytes than are stored.
     let mut bytes = gnu_sparse("000.bin", 3000, &[(100, 10)]);
     bytes[..512].copy_from_slice(&header(b"000.bin", 20, b'S', true, |h| {
-        h[386..410].copy_from_slice(b"00000000144\000000000012\0");
+        h[386..410].copy_from_slice(b"00000000144\x0000000000012\0");
         h[483..495].copy_from_slice(b"00000005670\0");
     }));
     let i = inspect(&shard(bytes));

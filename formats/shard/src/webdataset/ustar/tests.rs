@@ -252,8 +252,8 @@ fn expansion_fills_holes_with_zeros() {
 fn old_gnu_headers_and_extensions() {
     let mut h = [0u8; 512];
     h[156] = b'S';
-    h[386..386 + 24].copy_from_slice(b"00000000012\000000000005\0");
-    h[386 + 24..386 + 48].copy_from_slice(b"00000000100\000000000007\0");
+    h[386..386 + 24].copy_from_slice(b"00000000012\x0000000000005\0");
+    h[386 + 24..386 + 48].copy_from_slice(b"00000000100\x0000000000007\0");
     h[482] = 1;
     h[483..495].copy_from_slice(b"00000000200\0");
     let gnu = old_gnu(&h);
@@ -262,14 +262,14 @@ fn old_gnu_headers_and_extensions() {
     assert!(gnu.extended);
     assert_eq!(gnu.size, Some(128));
     let mut ext = [0u8; 512];
-    ext[..24].copy_from_slice(b"00000000300\000000000001\0");
-    ext[24..48].copy_from_slice(b"00000000000\000000000001\0");
-    ext[48..72].copy_from_slice(b"00000000400\000000000000\0");
-    ext[72..96].copy_from_slice(b"00000000500\000000000002\0");
+    ext[..24].copy_from_slice(b"00000000300\x0000000000001\0");
+    ext[24..48].copy_from_slice(b"00000000000\x0000000000001\0");
+    ext[48..72].copy_from_slice(b"00000000400\x0000000000000\0");
+    ext[72..96].copy_from_slice(b"00000000500\x0000000000002\0");
     // Zero offsets or lengths are dropped (tarfile), a non-number ends the block.
     assert_eq!(old_gnu_extension(&ext), (vec![(192, 1), (320, 2)], false));
     ext[96..99].copy_from_slice(b"zz ");
-    ext[120..144].copy_from_slice(b"00000000600\000000000002\0");
+    ext[120..144].copy_from_slice(b"00000000600\x0000000000002\0");
     ext[504] = 1;
     assert_eq!(old_gnu_extension(&ext), (vec![(192, 1), (320, 2)], true));
 }
