@@ -42,6 +42,7 @@ mod shell;
 mod sign;
 mod sign_interop;
 mod slurm;
+mod tar_gnu;
 mod tasks;
 mod tensors;
 mod tokenize;

@@ -1,5 +1,6 @@
-//! The tar walk of a WebDataset shard (headers, PAX and GNU records, padding, the end
-//! marker), fed in blocks of varying sizes. When the first byte is odd, every 512-byte
+//! The tar walk of a WebDataset shard (headers, PAX records, GNU long names and sparse
+//! members with their extended headers and maps, padding, the end marker), fed in
+//! blocks of varying sizes. When the first byte is odd, every 512-byte
 //! block with a ustar magic gets a correct header checksum first: without that the
 //! fuzzer rarely gets past the checksum to the fields behind it.
 #![no_main]

@@ -4,17 +4,20 @@
 //! It reports what `webdataset` and `wids` silently get wrong: damaged headers (readers
 //! stop without error), truncation at a member boundary or inside a member, a zeroed
 //! block where a header belongs, data after the end, split or duplicated samples, names
-//! the readers key differently, and members they ignore.
+//! the readers key differently, and members they ignore. PAX records and GNU sparse
+//! maps are read by the parsers the input walk of `ls`, `cat` and `pack` uses
+//! ([`super::ustar`]); a sparse member is read as `tarfile` reads it, its holes
+//! expanded ([`sparse`]).
 
 use std::collections::HashSet;
 
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
-use self::header::{B, checksum_ok, cstr, header_sum, parse_octal, pax_records};
-use super::ustar::BLOCK;
-
-/// Longest PAX or GNU long-name record read into memory; longer ones are skipped.
-const MAX_META: u64 = 1 << 16;
+use self::header::{checksum_ok, header_sum, parse_octal};
+use self::sparse::Sparse;
+use super::ustar::pax::PaxInfo;
+use super::ustar::sparse::MapText;
+use super::ustar::{B, BLOCK, MAX_META, number};
 /// Most findings kept for one shard; the rest are counted in one last finding. A few
 /// KiB of a compressed shard can decompress to millions of identical bad headers.
 pub const MAX_FINDINGS: usize = 10_000;
@@ -33,9 +36,15 @@ enum State {
         remaining: u64,
         pad: u64,
         kind: u8,
+        /// The header's data; empty when it is over [`MAX_META`] and not read.
         data: Vec<u8>,
+        size: u64,
         at: u64,
     },
+    /// Extended sparse headers after an old GNU sparse header.
+    SparseExtension(Box<Sparse>),
+    /// The map text (PAX format 1.0) at the start of a sparse member's data.
+    SparseText(Box<Sparse>, MapText),
     End {
         zero_start: u64,
         zero_blocks: u64,
@@ -48,6 +57,9 @@ enum State {
 struct Member {
     name: String,
     header_at: u64,
+    /// Offset of its data (after any extended sparse headers and map).
+    data_at: u64,
+    /// Bytes stored from `data_at` on.
     size: u64,
 }
 
@@ -67,8 +79,11 @@ pub struct TarInspector {
     samples: u64,
     first_key: Option<String>,
     last_key: Option<String>,
+    /// A name from a GNU long-name record or a PAX header for the next member: the
+    /// first one wins, as `tarfile` applies the outermost extension header last.
     pending_name: Option<String>,
-    pending_size: Option<u64>,
+    /// What the PAX headers before the next member said (the name taken out).
+    pending: PaxInfo,
 }
 
 impl TarInspector {
@@ -89,7 +104,7 @@ impl TarInspector {
             first_key: None,
             last_key: None,
             pending_name: None,
-            pending_size: None,
+            pending: PaxInfo::default(),
         }
     }
 
@@ -168,7 +183,9 @@ impl TarInspector {
                     junk_at,
                 };
             }
-            _ => unreachable!("on_block runs only in Header and End states"),
+            State::SparseExtension(sparse) => self.on_extension(sparse, block, at),
+            State::SparseText(sparse, text) => self.on_map_text(sparse, text, block, at),
+            _ => unreachable!("on_block runs only in states that read whole blocks"),
         }
     }
 
@@ -188,28 +205,23 @@ impl TarInspector {
             );
             return;
         }
-        let header = tar::Header::from_byte_slice(block);
-        let size = match self.pending_size.take() {
-            Some(size) => size,
-            None => match header.entry_size() {
-                Ok(size) => size,
-                Err(e) => {
-                    self.error(
-                        FindingKind::BadHeader,
-                        at,
-                        format!("size field is not a number: {e}"),
-                    );
-                    return;
-                }
-            },
+        let Some(header_size) = number(&block[124..136]) else {
+            self.error(
+                FindingKind::BadHeader,
+                at,
+                "size field is not a number".into(),
+            );
+            return;
         };
-        if size > i64::MAX as u64 {
+        let pax = std::mem::take(&mut self.pending);
+        let stored = pax.stored.unwrap_or(header_size);
+        if stored > i64::MAX as u64 {
             // A PAX record or a base-256 size field can say anything up to 2^64 - 1; no
             // file holds such a member (and its padding and end would overflow).
             self.error(
                 FindingKind::BadHeader,
                 at,
-                format!("member size {size} is larger than any file: the header is damaged and readers stop here"),
+                format!("member size {stored} is larger than any file: the header is damaged and readers stop here"),
             );
             self.state = State::Stopped;
             return;
@@ -219,14 +231,14 @@ impl TarInspector {
             None => self.header_name(block, at),
         };
         let typeflag = block[156];
-        let pad = size.div_ceil(BLOCK) * BLOCK - size;
         let member = Member {
             name: name.clone(),
             header_at: at,
-            size,
+            data_at: at + BLOCK,
+            size: stored,
         };
         match typeflag {
-            b'0' | 0 | b'7' => {
+            b'0' | 0 | b'7' | b'S' => {
                 if typeflag == b'7' {
                     self.warning(
                         FindingKind::NonRegularMember,
@@ -235,24 +247,28 @@ impl TarInspector {
                     );
                 }
                 self.on_member(&name, at);
+                self.on_regular(block, header_size, pax, member);
+                return;
             }
-            b'x' | b'L' | b'g' | b'K' => {
+            b'x' | b'X' | b'L' | b'g' | b'K' => {
+                let pad = stored.div_ceil(BLOCK) * BLOCK - stored;
                 self.state = State::Meta {
-                    remaining: size,
+                    remaining: stored,
                     pad,
                     kind: typeflag,
                     data: Vec::new(),
+                    size: stored,
                     at,
                 };
                 self.skip_empty();
                 return;
             }
             b'5' => {}
-            b'1' | b'2' | b'S' => {
-                let what = match typeflag {
-                    b'1' => "a hard link",
-                    b'2' => "a symbolic link",
-                    _ => "a GNU sparse file",
+            b'1' | b'2' => {
+                let what = if typeflag == b'1' {
+                    "a hard link"
+                } else {
+                    "a symbolic link"
                 };
                 self.error(
                     FindingKind::NonRegularMember,
@@ -270,7 +286,7 @@ impl TarInspector {
             ),
         }
         self.state = State::Data {
-            remaining: size,
+            remaining: stored,
             member,
         };
         self.skip_empty();
@@ -299,13 +315,15 @@ impl TarInspector {
                 pad,
                 kind,
                 data,
+                size,
                 at,
             } => {
-                self.finish_meta(kind, &data, at);
+                self.finish_meta(kind, &data, size, at);
                 if pad > 0 {
                     let member = Member {
                         name: String::new(),
                         header_at: at,
+                        data_at: at + BLOCK,
                         size: 0,
                     };
                     self.state = State::Padding {
@@ -315,51 +333,6 @@ impl TarInspector {
                 }
             }
             other => self.state = other,
-        }
-    }
-
-    fn finish_meta(&mut self, kind: u8, data: &[u8], at: u64) {
-        match kind {
-            b'L' => {
-                let name = String::from_utf8_lossy(cstr(data)).into_owned();
-                self.error(
-                    FindingKind::LongName,
-                    at,
-                    format!("member `{name}` uses a GNU long-name record: wids ignores it and mis-keys the member"),
-                );
-                self.pending_name = Some(name);
-            }
-            b'x' => {
-                for (key, value) in pax_records(data) {
-                    match key.as_str() {
-                        "path" => {
-                            self.error(
-                                FindingKind::LongName,
-                                at,
-                                format!("member `{value}` takes its name from a PAX record: wids ignores PAX records and mis-keys the member"),
-                            );
-                            self.pending_name = Some(value);
-                        }
-                        "size" => match value.parse() {
-                            Ok(size) => {
-                                self.error(
-                                    FindingKind::BadHeader,
-                                    at,
-                                    format!("a PAX record sets the next member's size to {value}: wids ignores it and reads the wrong bytes"),
-                                );
-                                self.pending_size = Some(size);
-                            }
-                            Err(_) => self.error(
-                                FindingKind::BadHeader,
-                                at,
-                                format!("PAX size record `{value}` is not a number"),
-                            ),
-                        },
-                        _ => {}
-                    }
-                }
-            }
-            _ => {}
         }
     }
 }
@@ -379,19 +352,22 @@ impl Inspector for TarInspector {
                 State::Meta {
                     remaining,
                     data: buf,
+                    size,
                     ..
                 } => {
                     let take = (*remaining).min(data.len() as u64);
-                    if (buf.len() as u64) < MAX_META {
-                        let keep = take.min(MAX_META - buf.len() as u64) as usize;
-                        buf.extend_from_slice(&data[..keep]);
+                    if *size <= MAX_META {
+                        buf.extend_from_slice(&data[..take as usize]);
                     }
                     *remaining -= take;
                     self.pos += take;
                     data = &data[take as usize..];
                     self.skip_empty();
                 }
-                State::Header | State::End { .. } => {
+                State::Header
+                | State::End { .. }
+                | State::SparseExtension(_)
+                | State::SparseText(..) => {
                     let take = (B - self.fill).min(data.len());
                     self.block[self.fill..self.fill + take].copy_from_slice(&data[..take]);
                     self.fill += take;
@@ -423,7 +399,7 @@ impl Inspector for TarInspector {
                 "no end-of-archive marker: the shard was cut at a member boundary and readers silently see only the samples before it".into(),
             ),
             State::Data { remaining, member } => {
-                let data_end = member.header_at + BLOCK + member.size;
+                let data_end = member.data_at + member.size;
                 self.push(
                     Finding::error(
                         FindingKind::Truncated,
@@ -443,6 +419,11 @@ impl Inspector for TarInspector {
                 format!("file ends inside the padding after member `{}`: the shard is truncated", member.name),
             ),
             State::Meta { at, .. } => self.error(FindingKind::Truncated, end, format!("file ends inside the extended header at byte {at}")),
+            State::SparseExtension(sparse) | State::SparseText(sparse, _) => self.error(
+                FindingKind::Truncated,
+                end - self.fill as u64,
+                format!("file ends inside the sparse map of member `{}` (header at byte {})", sparse.member.name, sparse.member.header_at),
+            ),
             State::End { junk_at: Some(junk), zero_start, .. } => self.error(
                 FindingKind::TrailingData,
                 junk,
@@ -485,6 +466,10 @@ impl Inspector for TarInspector {
 }
 
 mod header;
+mod meta;
 mod names;
+mod sparse;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_gnu;

@@ -118,6 +118,11 @@ impl Grouper<'_> {
             }
         };
         let source_ext = &name[key.len() + 1..];
+        let unread = member.unread.as_ref().map(|why| {
+            format!(
+                "belongs to sample `{key}`, whose member `{name}` shardsmith cannot read ({why}), so none of its members is packed"
+            )
+        });
         let field = FieldSpec {
             ext: self.names.get(&ext),
             source_ext: self.names.get(source_ext),
@@ -133,6 +138,9 @@ impl Grouper<'_> {
                 );
                 building.bad.get_or_insert(reason);
             }
+            if let Some(reason) = unread {
+                building.bad.get_or_insert(reason);
+            }
             building.fields.push(field);
         } else {
             self.flush();
@@ -140,7 +148,7 @@ impl Grouper<'_> {
                 key: key.to_string(),
                 start: member.start,
                 fields: vec![field],
-                bad: None,
+                bad: unread,
             });
         }
         Ok(())

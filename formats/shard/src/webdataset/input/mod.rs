@@ -328,3 +328,5 @@ mod tests;
 mod tests_braces;
 #[cfg(test)]
 mod tests_damage;
+#[cfg(test)]
+mod tests_sparse;

@@ -13,9 +13,10 @@ use shardsmith_store::{InputSource, RangeRead};
 use super::bytes::{Positioned, Stream, TarBytes};
 use super::list::READ_AHEAD;
 use super::shard::{self, Body, ShardFile};
-use super::walk::{Kind, Walker};
+use super::walk::{Kind, Member, Walker};
 use crate::content::{self, Validation};
 use crate::sample::{FieldSpec, Loaded, SampleReader, SampleSpec, Tracked};
+use crate::webdataset::ustar::sparse::{Expand, Segment};
 use crate::{Error, Result};
 
 /// Samples up to this size are read into memory (and checked by the writer); larger
@@ -23,10 +24,38 @@ use crate::{Error, Result};
 const MEMORY_LIMIT: u64 = 16 << 20;
 
 /// Where one field's data is.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Located {
+    /// Offset of its stored bytes.
     data: u64,
+    /// Bytes stored there.
+    stored: u64,
+    /// Its size as read (a sparse file's real size).
     size: u64,
+    /// A sparse file's data segments.
+    sparse: Option<Arc<[Segment]>>,
+}
+
+/// The bytes of a tar from the current position on, as a reader.
+struct Forward<'a>(&'a mut dyn TarBytes);
+
+impl Read for Forward<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.fill(buf)
+    }
+}
+
+/// Appends `member`'s bytes as `tarfile` reads them (a sparse file's holes expanded) to
+/// `buf`, which grows only as the bytes come; their count.
+fn append(bytes: &mut dyn TarBytes, member: &Member, buf: &mut Vec<u8>) -> io::Result<u64> {
+    let data = Forward(bytes).take(member.stored);
+    match &member.sparse {
+        Some(map) => Expand::new(data, map.clone(), member.size)
+            .take(member.size)
+            .read_to_end(buf),
+        None => data.take(member.size).read_to_end(buf),
+    }
+    .map(|n| n as u64)
 }
 
 enum Cursor {
@@ -173,19 +202,33 @@ impl<'a> TarReader<'a> {
                     read: member.size,
                 });
             }
+            if let Some(why) = &member.unread {
+                return Err(changed(format!("meets member `{name}`, which {why}")));
+            }
+            let stored = member.stored;
             if let Some(buf) = into.as_deref_mut() {
-                let from = buf.len();
-                buf.resize(from + field.size as usize, 0);
-                let n = bytes
-                    .fill(&mut buf[from..])
-                    .map_err(|e| Error::io("reading", &full, e))?;
-                if n as u64 != field.size {
+                // Only a compressed shard without a scratch copy reads a sample over
+                // the memory limit into memory: its stored bytes are there to read, but
+                // a sparse file's holes would cost memory the file never held.
+                if member.size - stored > MEMORY_LIMIT && sample.payload() > MEMORY_LIMIT {
+                    return Err(Error::BadInput {
+                        path: format!("{full}/{name}"),
+                        reason: format!(
+                            "is a GNU sparse file of {} bytes of which {stored} are stored: its holes are not expanded in memory from a compressed shard; decompress the shard, or pack it (which reads from a decompressed scratch copy)",
+                            member.size
+                        ),
+                    });
+                }
+                let n = append(bytes, &member, buf).map_err(|e| Error::io("reading", &full, e))?;
+                if n != field.size {
                     return Err(changed(format!("ends inside member `{name}`")));
                 }
             }
             found[i] = Some(Located {
                 data: member.data,
+                stored,
                 size: member.size,
+                sparse: member.sparse.clone(),
             });
             left -= 1;
         }
@@ -261,10 +304,16 @@ impl SampleReader for TarReader<'_> {
                 })
                 .collect()
         };
-        let slice = |l: &Located| Slice {
-            src: src.clone(),
-            at: l.data,
-            end: l.data + l.size,
+        let slice = |l: &Located| -> Box<dyn Read + Send> {
+            let stored = Slice {
+                src: src.clone(),
+                at: l.data,
+                end: l.data + l.stored,
+            };
+            match &l.sparse {
+                Some(map) => Box::new(Expand::new(stored, map.clone(), l.size)),
+                None => Box::new(stored),
+            }
         };
         for (field, l) in sample.fields.iter().zip(&located) {
             if !content::is_checked(&field.ext, self.validation) {
@@ -277,10 +326,7 @@ impl SampleReader for TarReader<'_> {
                 Err(e) => return Ok(Err(leave_out(&path, format!("cannot be read: {e}")))),
             }
         }
-        let streams = located
-            .iter()
-            .map(|l| Tracked::new(Box::new(slice(l))))
-            .collect();
+        let streams = located.iter().map(|l| Tracked::new(slice(l))).collect();
         Ok(Ok(Loaded::Streams(streams)))
     }
 }

@@ -95,10 +95,14 @@ pub(super) fn open(source: &Arc<dyn InputSource>, scratch: Option<&Path>) -> Tar
 }
 
 /// A sample read back: key, and (field, bytes) in field order.
-type ReadSample = (String, Vec<(String, Vec<u8>)>);
+pub(super) type ReadSample = (String, Vec<(String, Vec<u8>)>);
 
 /// Every sample, read in `order`.
-fn read_all(shards: &TarShards, samples: &[SampleSpec], order: &[usize]) -> Vec<ReadSample> {
+pub(super) fn read_all(
+    shards: &TarShards,
+    samples: &[SampleSpec],
+    order: &[usize],
+) -> Vec<ReadSample> {
     let mut reader = shards.reader(samples, Validation::Cheap).unwrap();
     let mut out = Vec::new();
     for &i in order {

@@ -1,23 +1,27 @@
 //! Walks tar headers the way Python's `tarfile` (webdataset's reader) does: V7, ustar
 //! (name and prefix), old GNU, GNU long names (`L`), PAX extended headers (`x`: `path`,
-//! `size`); base-256 numbers; either checksum (unsigned or signed). Unlike `tarfile`,
-//! damage is an error with its byte offset, never a silent end: a bad checksum, a
-//! header cut short, member data past the end of the file.
+//! `size`), GNU sparse members (old GNU type `S` with its extended sparse headers, PAX
+//! formats 0.0, 0.1 and 1.0: their maps, which reading expands); base-256 numbers;
+//! either checksum (unsigned or signed). PAX records and sparse maps are read by the
+//! parsers `verify` uses ([`crate::webdataset::ustar`]). Unlike `tarfile`, damage is an
+//! error with its byte offset, never a silent end: a bad checksum, a header cut short,
+//! member data past the end of the file, a malformed PAX record, an inconsistent map.
 
 use std::io;
+use std::sync::Arc;
 
 use super::bytes::TarBytes;
-
-/// Tar block size.
-pub(super) const BLOCK: u64 = 512;
-const B: usize = BLOCK as usize;
-/// Largest GNU long name or PAX record block read into memory.
-pub(super) const MAX_META: u64 = 1 << 20;
+use crate::webdataset::ustar::pax::PaxInfo;
+use crate::webdataset::ustar::sparse::{
+    MAX_SEGMENTS, MapCheck, MapText, Segment, SparseError, old_gnu_extension,
+};
+use crate::webdataset::ustar::{B, MapFrom, cstr, layout, number};
+pub(super) use crate::webdataset::ustar::{BLOCK, MAX_META};
 
 /// What a member is, as far as sample grouping cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
-    /// A regular file (typeflag `0`, NUL or `7`).
+    /// A regular file (typeflag `0`, NUL, `7`, or `S`: a GNU sparse file).
     Regular,
     /// A directory: ignored, as webdataset ignores it.
     Directory,
@@ -35,9 +39,16 @@ pub(super) struct Member {
     /// The full name, or the raw bytes when they are not UTF-8.
     pub name: Result<String, Vec<u8>>,
     pub kind: Kind,
-    /// Offset of its data.
+    /// Offset of its data (of a sparse file's stored segments, after any map).
     pub data: u64,
+    /// Its size as `tarfile` reads it (a sparse file's real size).
     pub size: u64,
+    /// Bytes stored from `data` on (of a sparse file, its segments').
+    pub stored: u64,
+    /// A sparse file's data segments; `None` for a plain member.
+    pub sparse: Option<Arc<[Segment]>>,
+    /// Why its data cannot be read here, when it cannot (a map too large to keep).
+    pub unread: Option<String>,
 }
 
 impl Member {
@@ -72,30 +83,6 @@ pub(super) fn padded(size: u64) -> u64 {
     size.div_ceil(BLOCK).saturating_mul(BLOCK)
 }
 
-fn cstr(bytes: &[u8]) -> &[u8] {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    &bytes[..end]
-}
-
-/// A numeric header field: octal text (NUL/space padded, empty is 0) or GNU base-256.
-pub(super) fn number(field: &[u8]) -> Option<u64> {
-    if field.first().is_some_and(|b| b & 0x80 != 0) {
-        if field[0] == 0xff {
-            return None;
-        }
-        let mut n: u64 = u64::from(field[0] & 0x7f);
-        for &b in &field[1..] {
-            n = n.checked_mul(256)?.checked_add(u64::from(b))?;
-        }
-        return Some(n);
-    }
-    let text = std::str::from_utf8(cstr(field)).ok()?.trim_matches(' ');
-    if text.is_empty() {
-        return Some(0);
-    }
-    u64::from_str_radix(text, 8).ok()
-}
-
 fn checksum_ok(block: &[u8; B]) -> bool {
     let Some(stored) = number(&block[148..156]) else {
         return false;
@@ -107,40 +94,6 @@ fn checksum_ok(block: &[u8; B]) -> bool {
         signed += i64::from(b as i8);
     }
     stored == unsigned || i64::try_from(stored).is_ok_and(|s| s == signed)
-}
-
-/// `LEN key=value\n` records: the `path` and `size` they set.
-fn pax(data: &[u8], at: u64) -> Result<(Option<Vec<u8>>, Option<u64>), WalkError> {
-    let (mut path, mut size) = (None, None);
-    let mut rest = cstr(data);
-    while !rest.is_empty() {
-        let bad = || fail(at, "has a malformed PAX extended header record");
-        let Some(space) = rest.iter().position(|&b| b == b' ') else {
-            return bad();
-        };
-        let Some(len) = std::str::from_utf8(&rest[..space])
-            .ok()
-            .and_then(|s| s.parse::<usize>().ok())
-            .filter(|&len| len > space + 1 && len <= rest.len() && rest[len - 1] == b'\n')
-        else {
-            return bad();
-        };
-        let record = &rest[space + 1..len - 1];
-        let Some(eq) = record.iter().position(|&b| b == b'=') else {
-            return bad();
-        };
-        let (key, value) = (&record[..eq], &record[eq + 1..]);
-        match key {
-            b"path" => path = Some(value.to_vec()),
-            b"size" => match std::str::from_utf8(value).ok().and_then(|v| v.parse().ok()) {
-                Some(n) => size = Some(n),
-                None => return fail(at, "has a PAX `size` record that is not a number"),
-            },
-            _ => {}
-        }
-        rest = &rest[len..];
-    }
-    Ok((path, size))
 }
 
 /// Walks the members of one tar from a given header offset.
@@ -208,52 +161,18 @@ impl Walker {
             }
         }
         let start = self.next;
-        let (mut long_name, mut pax_path, mut pax_size) = (None, None, None);
+        // A long name from an `L` record or a PAX header: the first one wins, as
+        // `tarfile` applies the outermost extension header last.
+        let mut long_name: Option<Vec<u8>> = None;
+        let mut pax = PaxInfo::default();
         let mut extended = false;
         loop {
             let at = src.pos();
-            let mut block = [0u8; B];
-            let n = src.fill(&mut block).or_else(|e| io_fail(at, e))?;
-            if n == 0 && !extended {
+            let block = Self::header(src, at, extended)?;
+            let Some(block) = block else {
                 self.done = true;
                 return Ok(None);
-            }
-            if n < B && at == 0 {
-                return fail(
-                    0,
-                    format!(
-                        "is not a tar archive: it ends after {n} bytes, inside the first 512-byte tar header (offset 0)"
-                    ),
-                );
-            }
-            if n < B {
-                return fail(
-                    at,
-                    format!(
-                        "is truncated: the tar header at offset {at} ends after {n} of 512 bytes"
-                    ),
-                );
-            }
-            if block.iter().all(|&b| b == 0) {
-                if extended {
-                    return fail(at, "ends right after an extended header, before its member");
-                }
-                self.done = true;
-                return Ok(None);
-            }
-            if !checksum_ok(&block) {
-                return if at == 0 {
-                    fail(
-                        0,
-                        "is not a tar archive: its first 512 bytes are not a tar header (bad header checksum at offset 0)",
-                    )
-                } else {
-                    fail(
-                        at,
-                        format!("is corrupt: bad tar header checksum at offset {at}"),
-                    )
-                };
-            }
+            };
             let Some(size) = number(&block[124..136]) else {
                 return fail(
                     at,
@@ -263,26 +182,38 @@ impl Walker {
             let flag = block[156];
             match flag {
                 b'L' => {
-                    long_name = Some(cstr(&Self::meta(src, size, at, "GNU long name")?).to_vec());
+                    let name = cstr(&Self::meta(src, size, at, "GNU long name")?).to_vec();
+                    long_name.get_or_insert(name);
                     extended = true;
                     continue;
                 }
-                b'x' | b'X' => {
-                    let (path, size) = pax(&Self::meta(src, size, at, "PAX header")?, at)?;
-                    pax_path = path.or(pax_path);
-                    pax_size = size.or(pax_size);
-                    extended = true;
+                b'x' | b'X' | b'g' => {
+                    let data = Self::meta(src, size, at, "PAX header")?;
+                    let mut info = PaxInfo::parse(&data).or_else(|e| {
+                        fail(
+                            at,
+                            format!("is corrupt: the PAX extended header at offset {at}: {e}"),
+                        )
+                    })?;
+                    if flag != b'g' {
+                        // Global records: nothing the grouping uses.
+                        if let Some(name) = info.name.take() {
+                            long_name.get_or_insert(name);
+                        }
+                        pax = pax.then(info);
+                        extended = true;
+                    }
                     continue;
                 }
-                b'K' | b'g' => {
-                    // A long link target, global PAX records: nothing the grouping uses.
+                b'K' => {
+                    // A long link target: nothing the grouping uses.
                     Self::meta(src, size, at, "tar extension header")?;
                     continue;
                 }
                 _ => {}
             }
-            let name = if let Some(path) = pax_path.or(long_name) {
-                path
+            let name = if let Some(name) = long_name {
+                name
             } else {
                 let name = cstr(&block[..100]);
                 let prefix = cstr(&block[345..500]);
@@ -292,9 +223,8 @@ impl Walker {
                     name.to_vec()
                 }
             };
-            let size = pax_size.unwrap_or(size);
             let kind = match flag {
-                b'0' | b'7' => Kind::Regular,
+                b'0' | b'7' | b'S' => Kind::Regular,
                 0 if name.ends_with(b"/") => Kind::Directory,
                 0 => Kind::Regular,
                 b'5' => Kind::Directory,
@@ -302,36 +232,38 @@ impl Walker {
                 b'2' => Kind::Other("a symbolic link"),
                 b'3' | b'4' => Kind::Other("a device"),
                 b'6' => Kind::Other("a FIFO"),
-                b'S' => {
-                    return fail(
-                        at,
-                        "holds a GNU sparse member, which is not supported; re-create the tar without --sparse",
-                    );
-                }
                 other => Kind::Unknown(other),
             };
+            let name = String::from_utf8(name).map_err(|e| e.into_bytes());
+            let mut member = Member {
+                start,
+                name,
+                kind,
+                data: at + BLOCK,
+                size: 0,
+                stored: 0,
+                sparse: None,
+                unread: None,
+            };
             // `tarfile` skips data only for regular and unknown members.
-            let size = match kind {
-                Kind::Regular | Kind::Unknown(_) => size,
+            let stored = match kind {
+                Kind::Regular => Self::regular(src, &block, size, pax, &mut member)?,
+                Kind::Unknown(_) => {
+                    member.size = pax.stored.unwrap_or(size);
+                    member.size
+                }
                 _ => 0,
             };
-            let data = at + BLOCK;
+            member.stored = stored;
+            let data = member.data;
             let Some(end) = data
-                .checked_add(size)
+                .checked_add(stored)
                 .filter(|e| e.checked_add(BLOCK).is_some())
             else {
                 return fail(
                     at,
-                    format!("is corrupt: member size {size} at offset {at} overflows"),
+                    format!("is corrupt: member size {stored} at offset {at} overflows"),
                 );
-            };
-            let name = String::from_utf8(name).map_err(|e| e.into_bytes());
-            let member = Member {
-                start,
-                name,
-                kind,
-                data,
-                size,
             };
             if let Some(len) = src.len()
                 && end > len
@@ -339,14 +271,161 @@ impl Walker {
                 return fail(
                     data,
                     format!(
-                        "is truncated: member `{}` has {size} bytes of data from offset {data}, but the file ends at offset {len}",
+                        "is truncated: member `{}` has {stored} bytes of data from offset {data}, but the file ends at offset {len}",
                         member.shown()
                     ),
                 );
             }
-            self.next = data + padded(size);
-            self.last = Some((member.shown(), data, size));
+            self.next = data + padded(stored);
+            self.last = Some((member.shown(), data, stored));
             return Ok(Some(member));
         }
+    }
+
+    /// The next header block; `None` at the end of the archive.
+    fn header(
+        src: &mut dyn TarBytes,
+        at: u64,
+        extended: bool,
+    ) -> Result<Option<[u8; B]>, WalkError> {
+        let mut block = [0u8; B];
+        let n = src.fill(&mut block).or_else(|e| io_fail(at, e))?;
+        if n == 0 && !extended {
+            return Ok(None);
+        }
+        if n < B && at == 0 {
+            return fail(
+                0,
+                format!(
+                    "is not a tar archive: it ends after {n} bytes, inside the first 512-byte tar header (offset 0)"
+                ),
+            );
+        }
+        if n < B {
+            return fail(
+                at,
+                format!("is truncated: the tar header at offset {at} ends after {n} of 512 bytes"),
+            );
+        }
+        if block.iter().all(|&b| b == 0) {
+            if extended {
+                return fail(at, "ends right after an extended header, before its member");
+            }
+            return Ok(None);
+        }
+        if !checksum_ok(&block) {
+            return if at == 0 {
+                fail(
+                    0,
+                    "is not a tar archive: its first 512 bytes are not a tar header (bad header checksum at offset 0)",
+                )
+            } else {
+                fail(
+                    at,
+                    format!("is corrupt: bad tar header checksum at offset {at}"),
+                )
+            };
+        }
+        Ok(Some(block))
+    }
+
+    /// Reads what a regular member's layout needs beyond its header (extended sparse
+    /// headers, a format 1.0 map), sets its size, data offset and map, and returns the
+    /// bytes stored from its data offset on.
+    fn regular(
+        src: &mut dyn TarBytes,
+        block: &[u8; B],
+        header_size: u64,
+        pax: PaxInfo,
+        member: &mut Member,
+    ) -> Result<u64, WalkError> {
+        let at = member.data - BLOCK;
+        let shown = member.shown();
+        let corrupt = |e: SparseError| WalkError {
+            at,
+            reason: format!("is corrupt: sparse member `{shown}` (tar header at offset {at}): {e}"),
+        };
+        let layout = layout(block, header_size, pax).map_err(corrupt)?;
+        member.size = layout.size;
+        let Some(from) = layout.map else {
+            return Ok(layout.stored);
+        };
+        let mut check = MapCheck::new(layout.size);
+        let mut segments: Vec<Segment> = Vec::new();
+        let mut keep = |check: &mut MapCheck, (offset, len): Segment| -> Result<(), SparseError> {
+            if check.push(offset, len)? {
+                if check.segments() > MAX_SEGMENTS {
+                    segments = Vec::new();
+                } else {
+                    segments.push((offset, len));
+                }
+            }
+            Ok(())
+        };
+        if let MapFrom::Header(entries) | MapFrom::Records(_, entries) = &from {
+            for &entry in entries {
+                keep(&mut check, entry).map_err(corrupt)?;
+            }
+        }
+        let mut more = layout.extension;
+        while more {
+            let mut ext = [0u8; B];
+            let n = src.fill(&mut ext).or_else(|e| io_fail(member.data, e))?;
+            if n < B {
+                return fail(
+                    member.data,
+                    format!(
+                        "is truncated: the extended sparse header of member `{shown}` at offset {} ends after {n} of 512 bytes",
+                        member.data
+                    ),
+                );
+            }
+            member.data += BLOCK;
+            let (entries, next) = old_gnu_extension(&ext);
+            if matches!(from, MapFrom::Header(_)) {
+                for entry in entries {
+                    keep(&mut check, entry).map_err(corrupt)?;
+                }
+            }
+            more = next;
+        }
+        let mut stored = layout.stored;
+        if from == MapFrom::Data {
+            let mut text = MapText::new();
+            loop {
+                if text.consumed() >= stored {
+                    return Err(corrupt(SparseError::MapPastData { stored }));
+                }
+                let mut map = [0u8; B];
+                let n = src.fill(&mut map).or_else(|e| io_fail(member.data, e))?;
+                if n < B {
+                    return fail(
+                        member.data,
+                        format!(
+                            "is truncated: the sparse map of member `{shown}` at offset {} ends after {n} of 512 bytes",
+                            member.data
+                        ),
+                    );
+                }
+                let done = text
+                    .block(&map, |offset, len| keep(&mut check, (offset, len)))
+                    .map_err(corrupt)?;
+                if done {
+                    break;
+                }
+            }
+            if text.consumed() > stored {
+                return Err(corrupt(SparseError::MapPastData { stored }));
+            }
+            member.data += text.consumed();
+            stored -= text.consumed();
+        }
+        check.finish(stored).map_err(corrupt)?;
+        if check.segments() > MAX_SEGMENTS {
+            member.unread = Some(SparseError::TooMany.to_string());
+        } else {
+            member.sparse = Some(segments.into());
+        }
+        Ok(stored)
     }
 }

@@ -1,14 +1,6 @@
-//! Raw ustar header fields and PAX records, read the way the readers read them.
+//! The header checksum, read the way the readers read it.
 
-use crate::webdataset::ustar::BLOCK;
-
-/// Tar block size, as a length.
-pub(super) const B: usize = BLOCK as usize;
-
-pub(super) fn cstr(bytes: &[u8]) -> &[u8] {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    &bytes[..end]
-}
+use crate::webdataset::ustar::B;
 
 pub(super) fn parse_octal(field: &[u8]) -> Option<u32> {
     let text = std::str::from_utf8(field).ok()?;
@@ -36,34 +28,4 @@ pub(super) fn header_sum(block: &[u8; B]) -> u32 {
 
 pub(super) fn checksum_ok(block: &[u8; B]) -> bool {
     parse_octal(&block[148..156]) == Some(header_sum(block))
-}
-
-/// `LEN key=value\n` records of a PAX extended header.
-pub(super) fn pax_records(data: &[u8]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut rest = data;
-    while !rest.is_empty() {
-        let Some(space) = rest.iter().position(|&b| b == b' ') else {
-            break;
-        };
-        let Some(len) = std::str::from_utf8(&rest[..space])
-            .ok()
-            .and_then(|s| s.parse::<usize>().ok())
-        else {
-            break;
-        };
-        if len <= space || len > rest.len() {
-            break;
-        }
-        let record = &rest[space + 1..len];
-        let record = record.strip_suffix(b"\n").unwrap_or(record);
-        if let Some(eq) = record.iter().position(|&b| b == b'=') {
-            out.push((
-                String::from_utf8_lossy(&record[..eq]).into_owned(),
-                String::from_utf8_lossy(&record[eq + 1..]).into_owned(),
-            ));
-        }
-        rest = &rest[len..];
-    }
-    out
 }

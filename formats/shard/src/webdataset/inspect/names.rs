@@ -6,8 +6,8 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use shardsmith_manifest::FindingKind;
 
 use super::TarInspector;
-use super::header::{B, cstr};
 use crate::naming::is_meta_name;
+use crate::webdataset::ustar::{B, cstr};
 
 impl TarInspector {
     /// Name from the name field (and the ustar prefix, which wids ignores).
