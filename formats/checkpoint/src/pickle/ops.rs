@@ -8,9 +8,9 @@ use super::{Machine, Node, R};
 /// (`FRAME`, `STACK_GLOBAL`, `MEMOIZE` of protocol 4, `BINBYTES`, `DICT`, ...) is refused
 /// with "Unsupported operand".
 const WEIGHTS_ONLY: &[u8] = &[
-    b'c', 0x81, b'R', b'b', b'a', b'e', b's', b'u', b'(', b't', 0x85, 0x86, 0x87, b'N', 0x88,
-    0x89, b')', b']', b'}', 0x8f, b'J', b'K', b'M', b'G', b'X', b'U', b'Q', b'h', b'j', b'q',
-    b'r', 0x8a, 0x80, b'.',
+    b'c', 0x81, b'R', b'b', b'a', b'e', b's', b'u', b'(', b't', 0x85, 0x86, 0x87, b'N', 0x88, 0x89,
+    b')', b']', b'}', 0x8f, b'J', b'K', b'M', b'G', b'X', b'U', b'Q', b'h', b'j', b'q', b'r', 0x8a,
+    0x80, b'.',
 ];
 
 /// The name of a pickle opcode, for messages.

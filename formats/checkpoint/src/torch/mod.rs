@@ -1,134 +1,24 @@
 //! What a torch pickle (`data.pkl`, a DCP `.metadata`, a legacy file) holds, read
-//! without executing it: the tensors and the storages they live in, every imported
-//! global sorted into what `torch.load(weights_only=True)` accepts, known data classes
-//! of training frameworks, and anything else (reported as unsafe), plus the few scalar
-//! facts the layout checks need (DeepSpeed partition counts, Megatron parallel sizes).
+//! without executing it: the tensors (under every name a loader returns them by) and
+//! the storages they live in, the values that are not tensors, every imported global
+//! judged against the reader that loads the file ([`trust`]), and the few scalar facts
+//! the layout checks need (DeepSpeed partition counts, Megatron parallel sizes).
+//!
+//! Each tensor's view is checked here against its storage, once, for every command:
+//! `verify` reports a [`Fault`], `ls` and `diff` refuse the tensor with the same words.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
 use super::pickle::{Id, Node, Pickle};
 use super::values::TensorDtype;
 
-/// How far the name walk descends into nested containers.
-const MAX_DEPTH: usize = 64;
+pub mod graph;
+pub mod trust;
 
-/// How a pickle global is judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Trust {
-    /// Accepted by torch's `weights_only` loader, or inert data classes.
-    Safe,
-    /// A class of a known training framework: loading needs `weights_only=False`.
-    Framework,
-    /// Anything else: loading would import and call it.
-    Unsafe,
-}
-
-/// Judges `module.name`.
-pub fn trust(global: &str) -> Trust {
-    const SAFE: &[&str] = &[
-        "collections.OrderedDict",
-        "collections.defaultdict",
-        "_codecs.encode",
-        "builtins.set",
-        "builtins.frozenset",
-        "builtins.bytearray",
-        "builtins.slice",
-        "builtins.complex",
-        "argparse.Namespace",
-        "pathlib.PosixPath",
-        "pathlib.WindowsPath",
-        "pathlib.PurePosixPath",
-        "numpy.core.multiarray._reconstruct",
-        "numpy._core.multiarray._reconstruct",
-        "numpy.core.multiarray.scalar",
-        "numpy._core.multiarray.scalar",
-        "numpy.ndarray",
-        "numpy.dtype",
-        "torch.Size",
-        "torch.device",
-        "torch.serialization._get_layout",
-        "torch._tensor._rebuild_from_type_v2",
-        "torch.nn.parameter.Parameter",
-        "torch.storage.UntypedStorage",
-        "torch.storage.TypedStorage",
-        "torch.storage._load_from_bytes",
-    ];
-    if SAFE.contains(&global)
-        || global.starts_with("torch._utils._rebuild_")
-        || global.starts_with("torch.distributed.checkpoint.")
-        || global.starts_with("numpy.dtypes.")
-    {
-        return Trust::Safe;
-    }
-    if let Some(name) = global.strip_prefix("torch.")
-        && !name.contains('.')
-        && (name.ends_with("Storage")
-            || TensorDtype::from_torch_dtype(name).is_some()
-            || matches!(
-                name,
-                "strided" | "sparse_coo" | "_mkldnn" | "contiguous_format"
-            ))
-    {
-        return Trust::Safe;
-    }
-    const DANGEROUS: &[&str] = &[
-        "os.",
-        "posix.",
-        "nt.",
-        "subprocess.",
-        "sys.",
-        "builtins.",
-        "__builtin__.",
-        "runpy.",
-        "importlib.",
-        "socket.",
-        "shutil.",
-        "pickle.",
-        "marshal.",
-        "types.",
-        "code.",
-        "pty.",
-        "webbrowser.",
-        "ctypes.",
-        "functools.",
-        "operator.",
-        "io.",
-        "codecs.",
-    ];
-    if DANGEROUS.iter().any(|p| global.starts_with(p)) {
-        return Trust::Unsafe;
-    }
-    const FRAMEWORKS: &[&str] = &[
-        "torch.nn.",
-        "torch.optim.",
-        "torch.amp.",
-        "torch.cuda.amp.",
-        "deepspeed.",
-        "megatron.",
-        "transformers.",
-        "accelerate.",
-        "lightning.",
-        "pytorch_lightning.",
-        "lightning_fabric.",
-        "omegaconf.",
-        "apex.",
-        "peft.",
-        "diffusers.",
-        "timm.",
-        "enum.",
-        "datetime.",
-        "decimal.",
-        "fractions.",
-        "collections.",
-    ];
-    if FRAMEWORKS.iter().any(|p| global.starts_with(p)) {
-        Trust::Framework
-    } else {
-        Trust::Unsafe
-    }
-}
+pub use graph::Entry;
+pub use trust::{Reader, Trust, trust};
 
 /// A storage as the pickle declares it.
 #[derive(Clone, Debug, PartialEq)]
@@ -139,36 +29,59 @@ pub struct Storage {
     pub dtype: Option<TensorDtype>,
     /// Bytes the storage holds, as declared.
     pub bytes: Option<u64>,
-    /// Names of the tensors that live in it.
+    /// Names of the tensors that live in it (one per tensor, aliases left out).
     pub tensors: Vec<String>,
     /// Where it was saved from (`cpu`, `cuda:0`).
     pub location: String,
     /// An `UntypedStorage`: its element count (in the pickle and in a legacy file) is
     /// in bytes.
     pub untyped: bool,
+    /// Elements the pickle declares (bytes for an untyped storage).
+    pub numel: Option<u64>,
 }
 
-/// A tensor that extends past the end of its storage.
+/// What is wrong with a tensor's view of its storage.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Overrun {
-    /// Tensor name.
-    pub tensor: String,
-    /// Storage key.
-    pub key: String,
-    /// Elements the tensor's view needs.
-    pub needs: u64,
-    /// Elements the storage declares.
-    pub has: u64,
+pub enum Fault {
+    /// Its element type is not one shardsmith knows: it cannot be checked.
+    UnknownDtype(String),
+    /// Its offset, shape or strides do not describe a view torch builds.
+    Geometry(String),
+    /// The view runs past the end of its storage (in elements).
+    Overrun {
+        /// Elements the view needs.
+        needs: u64,
+        /// Elements the storage declares.
+        has: u64,
+    },
+}
+
+impl Fault {
+    /// The fault in words, about tensor `name` of storage `key`.
+    pub fn message(&self, name: &str, key: &str) -> String {
+        match self {
+            Fault::UnknownDtype(what) => format!(
+                "tensor `{name}` has the element type {what}, which shardsmith does not know: its view of storage `{key}` was not checked"
+            ),
+            Fault::Geometry(why) => format!("tensor `{name}`: {why}"),
+            Fault::Overrun { needs, has } => format!(
+                "tensor `{name}` needs {needs} elements of storage `{key}`, which has {has}: its view runs past the data"
+            ),
+        }
+    }
 }
 
 /// A tensor as its rebuild call describes it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct View {
     /// Dotted name (`model.layers.0.w`), or `<tensor N>` when unreachable from the root.
     pub name: String,
+    /// The other names the same tensor object is returned under (`{'a': t, 'b': t}`,
+    /// tied weights), in the order reached.
+    pub aliases: Vec<String>,
     /// Element type, when known.
     pub dtype: Option<TensorDtype>,
-    /// Shape (dimensions that are not non-negative integers left out).
+    /// Shape (dimensions that are not non-negative integers left out: see `fault`).
     pub shape: Vec<u64>,
     /// Record key of its storage (the member `data/<key>`).
     pub storage: String,
@@ -176,44 +89,61 @@ pub struct View {
     pub offset: Option<u64>,
     /// Stride of each dimension in elements, when all are non-negative integers.
     pub stride: Option<Vec<u64>>,
+    /// What is wrong with the view, if anything.
+    pub fault: Option<Fault>,
+}
+
+impl View {
+    /// Every name the tensor is returned under: `name`, then the aliases.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.name).chain(&self.aliases)
+    }
 }
 
 /// What a torch pickle holds.
 #[derive(Clone, Debug, Default)]
 pub struct Contents {
-    /// Storages by key.
+    /// Storages by key (those of tensors, and storages saved on their own).
     pub storages: BTreeMap<String, Storage>,
-    /// Number of tensors.
+    /// Number of tensor objects.
     pub tensors: usize,
-    /// Tensor names, in the order found.
+    /// Every name a tensor is returned under, in the order found.
     pub names: Vec<String>,
-    /// Each tensor as its rebuild call describes it, in the same order.
+    /// Each tensor object as its rebuild call describes it, in the same order.
     pub views: Vec<View>,
-    /// Tensors whose view runs past their storage.
-    pub overruns: Vec<Overrun>,
     /// Storages referenced with different sizes by different tensors.
     pub conflicts: Vec<String>,
-    /// Globals needing `weights_only=False` (framework classes).
+    /// Globals `torch.load(weights_only=True)` refuses that run no code of their own.
+    pub inert: Vec<String>,
+    /// Globals of training frameworks (loading needs them and `weights_only=False`).
     pub framework: Vec<String>,
     /// Globals that would run arbitrary code when loaded.
     pub unsafe_globals: Vec<String>,
+    /// The first opcode `weights_only=True` refuses, with its offset in the pickle.
+    pub weights_only_refuses: Option<(usize, u8)>,
     /// Scalar facts for layout checks.
     pub facts: BTreeMap<String, Value>,
     /// Rebuild functions of tensors that are not plain strided views of one storage
     /// (quantized, sparse, nested, subclass wrappers): their values are not in `views`.
     pub other_rebuilds: Vec<String>,
+    /// The values that are not tensors (ints, floats, strings, ...), by dotted name.
+    pub entries: Vec<Entry>,
+    /// The name walk stopped at its budget: names past it are missing.
+    pub names_truncated: bool,
 }
 
-/// Reads the tensors, storages and globals of `p`.
+/// Reads the tensors, storages, values and globals of `p`.
 pub fn contents(p: &Pickle) -> Contents {
     let mut out = Contents::default();
     for g in &p.globals {
         match trust(g) {
-            Trust::Safe => {}
+            Trust::Allowed => {}
+            Trust::Inert => out.inert.push(g.clone()),
             Trust::Framework => out.framework.push(g.clone()),
             Trust::Unsafe => out.unsafe_globals.push(g.clone()),
         }
     }
+    out.weights_only_refuses = p.weights_only_refuses;
     const PLAIN: [&str; 5] = [
         "torch._utils._rebuild_tensor",
         "torch._utils._rebuild_tensor_v2",
@@ -227,187 +157,178 @@ pub fn contents(p: &Pickle) -> Contents {
         .filter(|g| g.starts_with("torch._utils._rebuild_") && !PLAIN.contains(&g.as_str()))
         .cloned()
         .collect();
-    let names = tensor_names(p);
-    for (id, node) in p.nodes.iter().enumerate() {
-        let Node::Call(func, args) = node else {
-            continue;
-        };
-        let Some(func) = p.global_name(*func) else {
-            continue;
-        };
-        let v3 = func == "torch._utils._rebuild_tensor_v3";
-        if !(v3
-            || func == "torch._utils._rebuild_tensor_v2"
-            || func == "torch._utils._rebuild_tensor")
-        {
-            continue;
+    let reached = graph::reach(p);
+    out.names_truncated = reached.truncated;
+    out.entries = reached.entries;
+    // Tensors in the order reached, then those no path reaches, in pickle order.
+    let mut order: Vec<(Id, Vec<String>)> = reached.tensors;
+    let known: std::collections::HashSet<Id> = order.iter().map(|(id, _)| *id).collect();
+    for id in 0..p.nodes.len() {
+        if !known.contains(&id) && graph::tensor_call(p, id).is_some() {
+            order.push((id, Vec::new()));
         }
-        let Some(args) = p.items(*args) else { continue };
-        let Some(&Node::PersId(pid)) = args.first().map(|&a| p.node(a)) else {
+    }
+    for (id, mut names) in order {
+        let Some(view) = view(p, id, &mut out.storages, &mut out.conflicts) else {
             continue;
         };
-        let Some(pid) = p.items(pid) else { continue };
-        if pid.len() < 5 || p.str(pid[0]) != Some("storage") {
-            continue;
+        if names.is_empty() {
+            names.push(format!("<tensor {}>", out.tensors));
         }
-        let class = p.global_name(pid[1]).unwrap_or_default();
-        let class = class.rsplit('.').next().unwrap_or_default();
-        let key = p.str(pid[2]).unwrap_or_default().to_string();
-        let location = p.str(pid[3]).unwrap_or_default().to_string();
-        let numel = p.int(pid[4]).and_then(|n| u64::try_from(n).ok());
-        let storage_dtype = TensorDtype::from_torch_storage(class);
-        let tensor_dtype = if v3 {
-            args.get(6)
-                .and_then(|&d| p.global_name(d))
-                .and_then(|n| TensorDtype::from_torch_dtype(n.trim_start_matches("torch.")))
-        } else {
-            storage_dtype
-        };
-        let untyped = class == "UntypedStorage";
-        let bytes = numel.and_then(|n| {
-            if untyped {
-                Some(n)
-            } else {
-                storage_dtype.and_then(|d| n.checked_mul(d.size()))
-            }
-        });
-        let name = names
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| format!("<tensor {}>", out.tensors));
         out.tensors += 1;
-        out.names.push(name.clone());
+        out.names.extend(names.iter().cloned());
+        let name = names.remove(0);
+        if let Some(s) = out.storages.get_mut(&view.storage) {
+            s.tensors.push(name.clone());
+        }
         out.views.push(View {
-            name: name.clone(),
-            dtype: tensor_dtype,
-            shape: args
-                .get(2)
-                .and_then(|&s| p.items(s))
-                .map(|s| {
-                    s.iter()
-                        .filter_map(|&x| p.int(x).and_then(|n| u64::try_from(n).ok()))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            storage: key.clone(),
-            offset: args
-                .get(1)
-                .and_then(|&o| p.int(o))
-                .and_then(|o| u64::try_from(o).ok()),
-            stride: args.get(3).and_then(|&s| p.items(s)).and_then(|s| {
-                s.iter()
-                    .map(|&x| p.int(x).and_then(|n| u64::try_from(n).ok()))
-                    .collect()
-            }),
+            name,
+            aliases: names,
+            ..view
         });
-        let dtype = if untyped { tensor_dtype } else { storage_dtype };
-        let entry = out.storages.entry(key.clone()).or_insert_with(|| Storage {
-            key: key.clone(),
-            dtype,
-            bytes,
-            tensors: Vec::new(),
-            location,
-            untyped,
-        });
-        if entry.bytes != bytes && !out.conflicts.contains(&key) {
-            out.conflicts.push(key.clone());
-        }
-        entry.tensors.push(name.clone());
-        // The view must fit: offset + 1 + Σ(size_i − 1)·stride_i ≤ elements.
-        let ints = |id: Option<&Id>| -> Option<Vec<i64>> {
-            p.items(*id?)?.iter().map(|&x| p.int(x)).collect()
-        };
-        let (Some(offset), Some(size), Some(stride)) = (
-            args.get(1).and_then(|&o| p.int(o)),
-            ints(args.get(2)),
-            ints(args.get(3)),
-        ) else {
-            continue;
-        };
-        let elem = tensor_dtype.map_or(1, TensorDtype::size);
-        let Some(has) = bytes.map(|b| b / elem) else {
-            continue;
-        };
-        if size.contains(&0) || size.len() != stride.len() {
-            continue;
-        }
-        let needs = size
-            .iter()
-            .zip(&stride)
-            .try_fold(offset.checked_add(1), |acc, (&s, &st)| {
-                Some(acc.and_then(|a| a.checked_add((s - 1).checked_mul(st)?)))
-            })
-            .flatten()
-            .and_then(|n| u64::try_from(n).ok());
-        match needs {
-            Some(needs) if needs <= has => {}
-            _ => out.overruns.push(Overrun {
-                tensor: name,
-                key,
-                needs: needs.unwrap_or(u64::MAX),
-                has,
-            }),
+    }
+    // Storages saved on their own (`torch.save(t.untyped_storage())`): known records.
+    for node in &p.nodes {
+        if let Node::PersId(pid) = node
+            && let Some(s) = storage(p, *pid, None)
+        {
+            out.storages.entry(s.key.clone()).or_insert(s);
         }
     }
     scalar_facts(p, &mut out.facts);
     out
 }
 
-/// Dotted names of the tensors reachable from the root (`model.layers.0.w`).
-fn tensor_names(p: &Pickle) -> BTreeMap<Id, String> {
-    let mut names = BTreeMap::new();
-    let mut seen = HashSet::new();
-    let mut stack = vec![(p.root, String::new(), 0usize)];
-    while let Some((id, path, depth)) = stack.pop() {
-        if depth > MAX_DEPTH || !seen.insert(id) {
-            continue;
-        }
-        let child = |key: String| {
-            if path.is_empty() {
-                key
-            } else {
-                format!("{path}.{key}")
-            }
-        };
-        match p.node(id) {
-            Node::Call(func, args) => {
-                let func = p.global_name(*func).unwrap_or_default();
-                if func.starts_with("torch._utils._rebuild_tensor") {
-                    let name = if path.is_empty() {
-                        "<root>".to_string()
-                    } else {
-                        path
-                    };
-                    names.entry(id).or_insert(name);
-                } else if let Some(first) = p.items(*args).and_then(|a| a.first()) {
-                    // _rebuild_parameter(tensor, ...) and the like wrap the tensor.
-                    stack.push((*first, path, depth + 1));
-                }
-            }
-            Node::Dict(_) | Node::Object { .. } => {
-                for &(k, v) in p.dict_entries(id).unwrap_or(&[]) {
-                    let key = match p.node(k) {
-                        Node::Str(s) => s.clone(),
-                        Node::Int(i) => i.to_string(),
-                        _ => "?".into(),
-                    };
-                    stack.push((v, child(key), depth + 1));
-                }
-                if let Node::Object { args, .. } = p.node(id)
-                    && let Some(first) = p.items(*args).and_then(|a| a.first())
-                {
-                    stack.push((*first, path.clone(), depth + 1));
-                }
-            }
-            Node::List(items) | Node::Tuple(items) => {
-                for (i, &item) in items.iter().enumerate() {
-                    stack.push((item, child(i.to_string()), depth + 1));
-                }
-            }
-            _ => {}
-        }
+/// The storage a persistent id `('storage', class, key, location, numel)` names;
+/// `tensor_dtype` is the element type of an untyped storage's tensor.
+fn storage(p: &Pickle, pid: Id, tensor_dtype: Option<TensorDtype>) -> Option<Storage> {
+    let pid = p.items(pid)?;
+    if pid.len() < 5 || p.str(pid[0]) != Some("storage") {
+        return None;
     }
-    names
+    let class = p.global_name(pid[1]).unwrap_or_default();
+    let class = class.rsplit('.').next().unwrap_or_default();
+    let numel = p.int(pid[4]).and_then(|n| u64::try_from(n).ok());
+    let untyped = class == "UntypedStorage";
+    let storage_dtype = TensorDtype::from_torch_storage(class);
+    let bytes = numel.and_then(|n| match untyped {
+        true => Some(n),
+        false => storage_dtype.and_then(|d| n.checked_mul(d.size())),
+    });
+    Some(Storage {
+        key: p.str(pid[2]).unwrap_or_default().to_string(),
+        dtype: if untyped { tensor_dtype } else { storage_dtype },
+        bytes,
+        tensors: Vec::new(),
+        location: p.str(pid[3]).unwrap_or_default().to_string(),
+        untyped,
+        numel,
+    })
+}
+
+/// The view of the tensor whose rebuild call is `id` (its storage recorded in
+/// `storages`); `None` when the call names no storage.
+fn view(
+    p: &Pickle,
+    id: Id,
+    storages: &mut BTreeMap<String, Storage>,
+    conflicts: &mut Vec<String>,
+) -> Option<View> {
+    let (func, args) = graph::tensor_call(p, id)?;
+    let Node::PersId(pid) = p.node(*args.first()?) else {
+        return None;
+    };
+    let pid_items = p.items(*pid)?;
+    let v3 = func == "torch._utils._rebuild_tensor_v3";
+    let class = pid_items
+        .get(1)
+        .and_then(|&c| p.global_name(c))
+        .unwrap_or_default();
+    let storage_dtype =
+        TensorDtype::from_torch_storage(class.rsplit('.').next().unwrap_or_default());
+    let v3_dtype = args.get(6).and_then(|&d| p.global_name(d));
+    let tensor_dtype = match v3 {
+        true => v3_dtype
+            .as_deref()
+            .and_then(|n| TensorDtype::from_torch_dtype(n.trim_start_matches("torch."))),
+        false => storage_dtype,
+    };
+    let s = storage(p, *pid, tensor_dtype)?;
+    let key = s.key.clone();
+    let entry = storages.entry(key.clone()).or_insert_with(|| s.clone());
+    if entry.bytes != s.bytes && !conflicts.contains(&key) {
+        conflicts.push(key.clone());
+    }
+    let has = s
+        .bytes
+        .map(|b| b / tensor_dtype.map_or(1, TensorDtype::size));
+    let ints = |at: usize| -> Option<Vec<i64>> {
+        p.items(*args.get(at)?)?.iter().map(|&x| p.int(x)).collect()
+    };
+    let unsigned =
+        |v: &[i64]| -> Option<Vec<u64>> { v.iter().map(|&x| u64::try_from(x).ok()).collect() };
+    let offset = args.get(1).and_then(|&o| p.int(o));
+    let (size, stride) = (ints(2), ints(3));
+    let mut view = View {
+        dtype: tensor_dtype,
+        shape: size.as_deref().and_then(unsigned).unwrap_or_default(),
+        storage: key,
+        offset: offset.and_then(|o| u64::try_from(o).ok()),
+        stride: stride.as_deref().and_then(unsigned),
+        ..View::default()
+    };
+    view.fault = if tensor_dtype.is_none() {
+        Some(Fault::UnknownDtype(match v3 {
+            true => format!("`{}`", v3_dtype.unwrap_or_else(|| "?".into())),
+            false => format!("of storage class `{class}`"),
+        }))
+    } else {
+        geometry(offset, size.as_deref(), stride.as_deref(), has)
+    };
+    Some(view)
+}
+
+/// Whether `offset`, `size` and `stride` describe a view torch builds inside a storage
+/// of `has` elements: offset + 1 + Σ(size_i − 1)·stride_i ≤ has, unless it has no
+/// element.
+fn geometry(
+    offset: Option<i64>,
+    size: Option<&[i64]>,
+    stride: Option<&[i64]>,
+    has: Option<u64>,
+) -> Option<Fault> {
+    let bad = |why: &str| Some(Fault::Geometry(why.to_string()));
+    let Some(offset) = offset.filter(|&o| o >= 0) else {
+        return bad("its storage offset is not a non-negative integer");
+    };
+    let Some(size) = size.filter(|s| s.iter().all(|&d| d >= 0)) else {
+        return bad("its shape is not a list of non-negative integers");
+    };
+    let Some(stride) = stride.filter(|s| s.iter().all(|&d| d >= 0)) else {
+        return bad("its strides are not non-negative integers");
+    };
+    if size.len() != stride.len() {
+        return bad("its shape and strides differ in length");
+    }
+    let has = has?;
+    if size.contains(&0) {
+        return None;
+    }
+    let needs = size
+        .iter()
+        .zip(stride)
+        .try_fold(offset.checked_add(1), |acc, (&s, &st)| {
+            Some(acc.and_then(|a| a.checked_add((s - 1).checked_mul(st)?)))
+        })
+        .flatten()
+        .and_then(|n| u64::try_from(n).ok());
+    match needs {
+        Some(needs) if needs <= has => None,
+        _ => Some(Fault::Overrun {
+            needs: needs.unwrap_or(u64::MAX),
+            has,
+        }),
+    }
 }
 
 fn scalar_facts(p: &Pickle, facts: &mut BTreeMap<String, Value>) {
@@ -467,23 +388,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn globals_are_judged() {
-        assert_eq!(trust("torch._utils._rebuild_tensor_v2"), Trust::Safe);
-        assert_eq!(trust("torch.BFloat16Storage"), Trust::Safe);
-        assert_eq!(trust("torch.float8_e4m3fn"), Trust::Safe);
-        assert_eq!(trust("collections.OrderedDict"), Trust::Safe);
+    fn views_are_checked_against_their_storage() {
         assert_eq!(
-            trust("torch.distributed.checkpoint.metadata.Metadata"),
-            Trust::Safe
+            geometry(Some(0), Some(&[3, 4]), Some(&[4, 1]), Some(12)),
+            None
         );
         assert_eq!(
-            trust("transformers.training_args.TrainingArguments"),
-            Trust::Framework
+            geometry(Some(1), Some(&[3, 4]), Some(&[4, 1]), Some(12)),
+            Some(Fault::Overrun { needs: 13, has: 12 })
         );
-        assert_eq!(trust("posix.system"), Trust::Unsafe);
-        assert_eq!(trust("builtins.eval"), Trust::Unsafe);
-        assert_eq!(trust("evil_module.payload"), Trust::Unsafe);
-        assert_eq!(trust("torch.load"), Trust::Unsafe);
-        assert_eq!(trust("torch.optim.adamw.AdamW"), Trust::Framework);
+        // No element: no storage needed.
+        assert_eq!(
+            geometry(Some(5), Some(&[0, 4]), Some(&[4, 1]), Some(0)),
+            None
+        );
+        assert!(matches!(
+            geometry(Some(0), Some(&[3]), Some(&[1, 1]), Some(12)),
+            Some(Fault::Geometry(_))
+        ));
+        assert!(matches!(
+            geometry(Some(-1), Some(&[3]), Some(&[1]), Some(12)),
+            Some(Fault::Geometry(_))
+        ));
     }
 }
