@@ -340,3 +340,32 @@ fn diff_compares_the_values_beside_the_tensors_and_names_those_it_did_not() {
         "{shown}"
     );
 }
+
+#[test]
+fn tensors_of_other_layouts_are_named_as_not_checked() {
+    let Some((dir, verdicts)) = made() else {
+        return;
+    };
+    for (file, name, func) in [
+        ("sparse.pt", "s", "torch._utils._rebuild_sparse_tensor"),
+        ("quantized.pt", "q", "torch._utils._rebuild_qtensor"),
+    ] {
+        assert_eq!(torch_keys(verdicts, file), [name, "w"]);
+        let (code, found) = verify(dir, file);
+        assert_eq!(code, 0, "{file}: {found:?}");
+        assert_eq!(found.len(), 1, "{file}: {found:?}");
+        let (kind, severity, message) = &found[0];
+        assert_eq!(
+            (kind.as_str(), severity.as_str()),
+            ("unsupported_dtype", "warning")
+        );
+        assert!(
+            message.contains(&format!("tensor `{name}` (`{func}`")),
+            "{message}"
+        );
+        // ls and diff refuse it rather than leave it out.
+        let out = run(&["ls", dir.join(file).to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        assert!(text(&out.stderr).contains(func), "{}", text(&out.stderr));
+    }
+}

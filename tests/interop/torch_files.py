@@ -68,6 +68,9 @@ torch.save({"w": t, "c": collections.Counter(x=2)}, path("counter.pt"))
 # Tensors with no element: empty storages, not placeholders.
 save_both({"w": t, "e": torch.zeros(0), "e2": torch.empty(0, 4, dtype=torch.bfloat16)}, "empty")
 dcp.save({"w": t.clone(), "e": torch.zeros(0)}, checkpoint_id=path("dcp_empty"))
+# Tensors of other layouts: not plain strided views of one storage.
+torch.save({"w": t, "s": t.to_sparse()}, path("sparse.pt"))
+torch.save({"w": t, "q": torch.quantize_per_tensor(t, 0.5, 0, torch.quint8)}, path("quantized.pt"))
 # Values beside the tensors.
 torch.save({"w": t, "step": 5, "lr": 0.001, "name": "adamw"}, path("scalars.pt"))
 torch.save({"w": t, "step": 6, "lr": 0.001, "name": "adamw"}, path("scalars2.pt"))

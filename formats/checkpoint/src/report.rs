@@ -189,6 +189,19 @@ pub fn view_findings(out: &mut Vec<Finding>, path: &str, c: &Contents) {
             }
         });
     }
+    if let Some((name, func)) = c.other_tensors.first() {
+        let more = match c.other_tensors.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        out.push(Finding::warning(
+            FindingKind::UnsupportedDtype,
+            path,
+            format!(
+                "tensor `{name}`{more} (`{func}`: quantized, sparse or another layout) is not a plain strided view: its storage was not checked against it, and ls and diff do not read it"
+            ),
+        ));
+    }
     for key in &c.conflicts {
         out.push(Finding::error(
             FindingKind::BadTensor,

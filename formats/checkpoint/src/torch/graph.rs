@@ -39,6 +39,8 @@ pub struct Reached {
     pub tensors: Vec<(Id, Vec<String>)>,
     /// The values that are not tensors.
     pub entries: Vec<Entry>,
+    /// Tensors of other layouts (quantized, sparse, ...): name and rebuild function.
+    pub others: Vec<(String, String)>,
     /// The walk stopped at its budget: names past it are missing.
     pub truncated: bool,
 }
@@ -74,8 +76,17 @@ fn is_rebuild_tensor(func: &str) -> bool {
 }
 
 /// Calls that wrap a tensor passed first (`_rebuild_parameter(tensor, requires_grad,
-/// hooks)`), or build a tensor of another layout from parts: their value is the tensor.
-fn is_tensor_call(func: &str) -> bool {
+/// hooks)`): their value is that tensor.
+fn is_wrapper(func: &str) -> bool {
+    matches!(
+        func,
+        "torch._utils._rebuild_parameter" | "torch._utils._rebuild_parameter_with_state"
+    )
+}
+
+/// Calls that build a tensor that is not one strided view of one storage (quantized,
+/// sparse, nested, a wrapper subclass), from parts.
+fn is_other_tensor(func: &str) -> bool {
     func.starts_with("torch._utils._rebuild_") || func == "torch._tensor._rebuild_from_type_v2"
 }
 
@@ -128,7 +139,8 @@ pub fn reach(p: &Pickle) -> Reached {
             Node::Call(func, args) => {
                 let func = p.global_name(*func).unwrap_or_default();
                 match p.items(*args).and_then(|a| a.first()) {
-                    Some(&first) if is_tensor_call(&func) => children.push((first, path.clone())),
+                    Some(&first) if is_wrapper(&func) => children.push((first, path.clone())),
+                    _ if is_other_tensor(&func) => out.others.push((name(&path), func)),
                     _ => out.entries.push(entry(p, id, name(&path))),
                 }
             }

@@ -128,6 +128,9 @@ pub struct Contents {
     pub other_rebuilds: Vec<String>,
     /// The values that are not tensors (ints, floats, strings, ...), by dotted name.
     pub entries: Vec<Entry>,
+    /// Tensors that are not plain strided views (quantized, sparse, ...): name and
+    /// rebuild function. Their views are not checked, and `ls` and `diff` refuse them.
+    pub other_tensors: Vec<(String, String)>,
     /// The name walk stopped at its budget: names past it are missing.
     pub names_truncated: bool,
 }
@@ -160,6 +163,7 @@ pub fn contents(p: &Pickle) -> Contents {
     let reached = graph::reach(p);
     out.names_truncated = reached.truncated;
     out.entries = reached.entries;
+    out.other_tensors = reached.others;
     // Tensors in the order reached, then those no path reaches, in pickle order.
     let mut order: Vec<(Id, Vec<String>)> = reached.tensors;
     let known: std::collections::HashSet<Id> = order.iter().map(|(id, _)| *id).collect();
@@ -187,6 +191,8 @@ pub fn contents(p: &Pickle) -> Contents {
             ..view
         });
     }
+    out.names
+        .extend(out.other_tensors.iter().map(|(name, _)| name.clone()));
     // Storages saved on their own (`torch.save(t.untyped_storage())`): known records.
     for node in &p.nodes {
         if let Node::PersId(pid) = node
