@@ -328,6 +328,18 @@ fn diff_compares_the_values_beside_the_tensors_and_names_those_it_did_not() {
             {"a": "5", "b": null, "name": "step"},
         ])
     );
+    // A DCP checkpoint's bytes item (`step`) is named, its value not read here.
+    assert_eq!(verdicts["dcp_step"]["dcp_load"], "ok step=7");
+    let (code, report) = diff(dir, "dcp_step", "scalars.pt");
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(
+        report["entries"]["not_compared"],
+        serde_json::json!([
+            {"a": null, "b": "0.001", "name": "lr"},
+            {"a": null, "b": "'adamw'", "name": "name"},
+            {"a": "<bytes item, not read>", "b": "5", "name": "step"},
+        ])
+    );
     let out = run(&[
         "diff",
         dir.join("scalars.pt").to_str().unwrap(),

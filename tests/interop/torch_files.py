@@ -68,6 +68,8 @@ torch.save({"w": t, "c": collections.Counter(x=2)}, path("counter.pt"))
 # Tensors with no element: empty storages, not placeholders.
 save_both({"w": t, "e": torch.zeros(0), "e2": torch.empty(0, 4, dtype=torch.bfloat16)}, "empty")
 dcp.save({"w": t.clone(), "e": torch.zeros(0)}, checkpoint_id=path("dcp_empty"))
+# A value beside the tensors in DCP: a bytes item.
+dcp.save({"w": t.clone(), "step": 7}, checkpoint_id=path("dcp_step"))
 # Tensors of other layouts: not plain strided views of one storage.
 torch.save({"w": t, "s": t.to_sparse()}, path("sparse.pt"))
 torch.save({"w": t, "q": torch.quantize_per_tensor(t, 0.5, 0, torch.quint8)}, path("quantized.pt"))
@@ -156,4 +158,10 @@ except Exception as e:  # noqa: BLE001
     verdicts["dcp_empty"] = {"dcp_load": f"error: {type(e).__name__}: {e}"}
 # Where legacy.pt's storages lie (their order follows keys torch makes from addresses).
 verdicts["legacy_layout"] = {"first": first, "count": count, "second": second}
+try:
+    template = {"w": torch.empty(3, 4), "step": 0}
+    dcp.load(template, checkpoint_id=path("dcp_step"))
+    verdicts["dcp_step"] = {"dcp_load": f"ok step={template['step']}"}
+except Exception as e:  # noqa: BLE001
+    verdicts["dcp_step"] = {"dcp_load": f"error: {type(e).__name__}: {e}"}
 print(json.dumps(verdicts, indent=1, sort_keys=True))

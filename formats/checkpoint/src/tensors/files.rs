@@ -32,7 +32,8 @@ pub(crate) fn file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, Tensor
 fn file_all(path: &Path, rel: &str) -> Result<Option<Found>, TensorError> {
     if path.file_name().is_some_and(|n| n == ".metadata") {
         let dir = path.parent().unwrap_or(Path::new("."));
-        return super::dcp::directory(dir, rel).map(|t| Some((t, Vec::new())));
+        let tensors = super::dcp::directory(dir, rel)?;
+        return Ok(Some((tensors, dcp_bytes_items(path, rel)?)));
     }
     let (mut file, len) = open_file(path)?;
     let mut head = Vec::new();
@@ -60,6 +61,24 @@ fn file_all(path: &Path, rel: &str) -> Result<Option<Found>, TensorError> {
         return super::legacy::tensors(path, &mut file, len, rel).map(Some);
     }
     Ok(None)
+}
+
+/// The bytes items of the DCP `.metadata` at `path` (a step, hyper-parameters): values
+/// beside the tensors whose values are not read here, so `diff` names them as not
+/// compared.
+fn dcp_bytes_items(path: &Path, rel: &str) -> Result<Vec<Entry>, TensorError> {
+    let bytes = std::fs::read(path).map_err(|e| TensorError::io(path, e))?;
+    let p = crate::pickle::parse(&bytes)
+        .map_err(|e| TensorError::malformed(path, format!("not a readable pickle: {e}")))?;
+    Ok(crate::torch::dcp_bytes_items(&p)
+        .into_iter()
+        .map(|name| Entry {
+            name,
+            shown: "<bytes item, not read>".into(),
+            digest: None,
+            file: rel.to_string(),
+        })
+        .collect())
 }
 
 /// The tensors of every checkpoint file under `dir` (a DCP directory by its

@@ -360,6 +360,21 @@ fn scalar_facts(p: &Pickle, facts: &mut BTreeMap<String, Value>) {
     }
 }
 
+/// The fully qualified names of the bytes items of a DCP `.metadata` (values that are
+/// not tensors, `torch.save`d whole into a data file: a step, an optimizer's
+/// hyper-parameters): the entries of `state_dict_metadata` without chunks.
+pub fn dcp_bytes_items(p: &Pickle) -> Vec<String> {
+    let Some(items) = p.get(p.root, "state_dict_metadata") else {
+        return Vec::new();
+    };
+    p.dict_entries(items)
+        .unwrap_or(&[])
+        .iter()
+        .filter(|&&(_, v)| p.get(v, "chunks").is_none())
+        .map(|&(k, _)| p.str(k).unwrap_or("?").to_string())
+        .collect()
+}
+
 /// The `(relative_path, offset, length)` of every item a DCP `.metadata` lists, keyed
 /// by the fully qualified name of the state-dict entry.
 pub fn dcp_storage(p: &Pickle) -> Vec<(String, String, u64, u64)> {
