@@ -90,11 +90,25 @@ fn is_other_tensor(func: &str) -> bool {
     func.starts_with("torch._utils._rebuild_") || func == "torch._tensor._rebuild_from_type_v2"
 }
 
+/// Most bytes of names the walk makes: past them, it stops (a 4 kB pickle of shared
+/// dicts with long keys could otherwise name gigabytes).
+const MAX_NAME_BYTES: usize = 64 << 20;
+
+/// Where a child is reached from its parent: by the parent's own name (a wrapper), a
+/// key, or an index.
+enum Via {
+    Same,
+    Key(Id),
+    Index(usize),
+}
+
 /// Walks `p` from its root.
 pub fn reach(p: &Pickle) -> Reached {
     let mut out = Reached::default();
     let mut index: std::collections::HashMap<Id, usize> = Default::default();
-    let mut budget = p.nodes.len().saturating_mul(2).saturating_add(65_536);
+    // Children pushed, and bytes of their names: both bounded.
+    let mut budget = p.nodes.len().saturating_mul(2).saturating_add(4096);
+    let mut bytes = MAX_NAME_BYTES;
     let mut on_path: HashSet<Id> = HashSet::new();
     enum Step {
         Enter(Id, String, usize),
@@ -112,11 +126,6 @@ pub fn reach(p: &Pickle) -> Reached {
         if depth > MAX_DEPTH || on_path.contains(&id) {
             continue;
         }
-        if budget == 0 {
-            out.truncated = true;
-            break;
-        }
-        budget -= 1;
         let name = |path: &str| match path.is_empty() {
             true => "<root>".to_string(),
             false => path.to_string(),
@@ -129,57 +138,87 @@ pub fn reach(p: &Pickle) -> Reached {
             out.tensors[at].1.push(name(&path));
             continue;
         }
-        let child = |key: &str| match path.is_empty() {
-            true => key.to_string(),
-            false => format!("{path}.{key}"),
-        };
         // Children, in order; pushed reversed so the first is walked first.
-        let mut children: Vec<(Id, String)> = Vec::new();
+        let mut children: Vec<(Id, Via)> = Vec::new();
         match p.node(id) {
             Node::Call(func, args) => {
                 let func = p.global_name(*func).unwrap_or_default();
                 match p.items(*args).and_then(|a| a.first()) {
-                    Some(&first) if is_wrapper(&func) => children.push((first, path.clone())),
+                    Some(&first) if is_wrapper(&func) => children.push((first, Via::Same)),
                     _ if is_other_tensor(&func) => out.others.push((name(&path), func)),
                     _ => out.entries.push(entry(p, id, name(&path))),
                 }
             }
             Node::Dict(items) if !items.is_empty() => {
-                for &(k, v) in items {
-                    children.push((v, child(&key(p, k))));
-                }
+                children.extend(items.iter().map(|&(k, v)| (v, Via::Key(k))));
             }
             Node::List(items) | Node::Tuple(items) if !items.is_empty() => {
-                for (i, &item) in items.iter().enumerate() {
-                    children.push((item, child(&i.to_string())));
-                }
+                children.extend(items.iter().enumerate().map(|(i, &c)| (c, Via::Index(i))));
             }
             Node::Object { args, .. } => {
                 let first = p.items(*args).and_then(|a| a.first()).copied();
-                let wraps = first.is_some_and(|f| tensor_call(p, f).is_some());
+                let wraps = first.filter(|&f| tensor_call(p, f).is_some());
                 let entries = p.dict_entries(id).filter(|e| !e.is_empty());
-                if wraps {
-                    children.push((first.expect("checked"), path.clone()));
+                if let Some(first) = wraps {
+                    children.push((first, Via::Same));
                 }
                 if let Some(entries) = entries {
-                    for &(k, v) in entries {
-                        children.push((v, child(&key(p, k))));
-                    }
-                } else if !wraps {
+                    children.extend(entries.iter().map(|&(k, v)| (v, Via::Key(k))));
+                } else if wraps.is_none() {
                     out.entries.push(entry(p, id, name(&path)));
                 }
             }
             _ => out.entries.push(entry(p, id, name(&path))),
         }
-        if !children.is_empty() {
-            on_path.insert(id);
-            stack.push(Step::Leave(id));
-            for (c, path) in children.into_iter().rev() {
-                stack.push(Step::Enter(c, path, depth + 1));
-            }
+        if children.is_empty() {
+            continue;
+        }
+        let cost: usize = children
+            .iter()
+            .map(|(_, via)| {
+                path.len()
+                    + match via {
+                        Via::Same => 0,
+                        Via::Key(k) => 1 + key_len(p, *k),
+                        Via::Index(i) => 1 + i.to_string().len(),
+                    }
+            })
+            .sum();
+        if children.len() > budget || cost > bytes {
+            out.truncated = true;
+            break;
+        }
+        budget -= children.len();
+        bytes -= cost;
+        on_path.insert(id);
+        stack.push(Step::Leave(id));
+        for (c, via) in children.into_iter().rev() {
+            let key = match via {
+                Via::Same => {
+                    stack.push(Step::Enter(c, path.clone(), depth + 1));
+                    continue;
+                }
+                Via::Key(k) => key(p, k),
+                Via::Index(i) => i.to_string(),
+            };
+            let child = match path.is_empty() {
+                true => key,
+                false => format!("{path}.{key}"),
+            };
+            stack.push(Step::Enter(c, child, depth + 1));
         }
     }
     out
+}
+
+/// Bytes of the name [`key`] gives the key at `k`.
+fn key_len(p: &Pickle, k: Id) -> usize {
+    match p.node(k) {
+        Node::Str(s) => s.len(),
+        Node::Int(i) => i.to_string().len(),
+        Node::Bool(b) => 4 + usize::from(!*b),
+        _ => 1,
+    }
 }
 
 fn key(p: &Pickle, k: Id) -> String {
@@ -213,7 +252,7 @@ fn entry(p: &Pickle, id: Id, name: String) -> Entry {
 }
 
 /// Longest rendering kept; past it the value is not known in full.
-const MAX_RENDER: usize = 4096;
+const MAX_RENDER: usize = 1024;
 
 /// Appends a Python-like rendering of the value at `id`; false when some of it is not
 /// known (long bytes, storages, objects of classes, too deep or too long).
@@ -225,11 +264,14 @@ fn render(p: &Pickle, id: Id, out: &mut String, depth: usize) -> bool {
     let list = |items: &[Id], out: &mut String, sort: bool| -> bool {
         let mut parts = Vec::new();
         let mut whole = true;
+        let mut len = out.len();
         for &item in items {
             let mut s = String::new();
             whole &= render(p, item, &mut s, depth + 1);
+            len += s.len() + 2;
             parts.push(s);
-            if out.len() + parts.iter().map(String::len).sum::<usize>() > MAX_RENDER {
+            if len > MAX_RENDER {
+                out.push_str("...");
                 return false;
             }
         }
@@ -257,6 +299,10 @@ fn render(p: &Pickle, id: Id, out: &mut String, depth: usize) -> bool {
         Node::Str(s) => {
             out.push('\'');
             for c in s.chars() {
+                if out.len() > MAX_RENDER {
+                    out.push_str("...");
+                    return false;
+                }
                 match c {
                     '\'' => out.push_str("\\'"),
                     '\\' => out.push_str("\\\\"),
@@ -267,7 +313,7 @@ fn render(p: &Pickle, id: Id, out: &mut String, depth: usize) -> bool {
             out.push('\'');
         }
         Node::Bytes(n, kept) => {
-            if kept.len() != *n {
+            if kept.len() != *n || *n > MAX_RENDER {
                 out.push_str(&format!("<{n} bytes>"));
                 return false;
             }
@@ -335,6 +381,10 @@ fn render(p: &Pickle, id: Id, out: &mut String, depth: usize) -> bool {
                     let text = items.first().and_then(|&a| p.str(a)).unwrap_or("");
                     out.push_str("b'");
                     for c in text.chars() {
+                        if out.len() > MAX_RENDER {
+                            out.push_str("...");
+                            return false;
+                        }
                         match c as u32 {
                             0x27 | 0x5c => out.push_str(&format!("\\{c}")),
                             0x20..=0x7e => out.push(c),
@@ -369,6 +419,29 @@ fn render(p: &Pickle, id: Id, out: &mut String, depth: usize) -> bool {
 mod tests {
     use super::*;
     use crate::pickle::parse;
+
+    #[test]
+    fn shared_dicts_with_long_keys_cost_a_bounded_walk() {
+        // 60 levels of {KEY: next, KEY2: next} sharing one 4 kB key: 2^60 paths of up to
+        // 240 kB each, from a pickle of a few kB.
+        let key = "k".repeat(4096);
+        let mut p = b"\x80\x02X".to_vec();
+        p.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        p.extend_from_slice(key.as_bytes());
+        p.extend_from_slice(b"q\x000K\x07");
+        for _ in 0..60 {
+            // {key: top, 'b': top}
+            p.extend_from_slice(b"q\x01}h\x00h\x01sX\x01\x00\x00\x00bh\x01s");
+        }
+        p.push(b'.');
+        let p = parse(&p).unwrap();
+        let started = std::time::Instant::now();
+        let r = reach(&p);
+        assert!(r.truncated);
+        let names: usize = r.entries.iter().map(|e| e.name.len()).sum();
+        assert!(names <= MAX_NAME_BYTES, "{names}");
+        assert!(started.elapsed().as_secs() < 5);
+    }
 
     #[test]
     fn a_tensor_under_two_names_is_reached_by_both_and_cycles_end() {
