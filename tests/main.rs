@@ -49,6 +49,7 @@ mod tokenize;
 mod tokenize_interop;
 mod tokenize_runs;
 mod tokenize_verify;
+mod torch_files;
 mod util;
 mod verify;
 mod verify_nothing;

@@ -4,7 +4,9 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use shardsmith_checkpoint::tensors::diff::{Change, Changed, DiffOptions, TensorInfo, diff};
+use shardsmith_checkpoint::tensors::diff::{
+    Change, Changed, DiffOptions, EntryReport, TensorInfo, diff, diff_entries,
+};
 use shardsmith_checkpoint::tensors::{self, MapRules, ValueDiff};
 
 use super::Status;
@@ -26,8 +28,10 @@ pub fn run(args: &DiffArgs, printer: &Printer) -> Result<Status> {
         None => MapRules::default(),
     };
     let started = Instant::now();
-    let a = tensors::open(&args.a)?;
-    let b = tensors::open(&args.b)?;
+    let a = tensors::open_all(&args.a)?;
+    let b = tensors::open_all(&args.b)?;
+    let entries = diff_entries(&a.entries, &b.entries, &map);
+    let (a, b) = (a.tensors, b.tensors);
     let options = DiffOptions {
         values: args.values,
         map,
@@ -59,6 +63,15 @@ pub fn run(args: &DiffArgs, printer: &Printer) -> Result<Status> {
             .collect();
         section(kind, lines);
     }
+    section(
+        "value",
+        entries
+            .changed
+            .iter()
+            .map(|(x, y)| format!("{}: {} -> {}", x.name, x.shown, y.shown))
+            .collect(),
+    );
+    section("unchecked", unchecked(&entries));
     let verdict = if found.identical() {
         format!(
             "the same weights: {} tensors, {}",
@@ -79,6 +92,10 @@ pub fn run(args: &DiffArgs, printer: &Printer) -> Result<Status> {
         parts.push(format!("{} same", found.same));
         parts.join(", ")
     };
+    let verdict = match values_verdict(&entries) {
+        Some(values) => format!("{verdict}; {values}"),
+        None => verdict,
+    };
     text.push_str(&format!("A {a_shown}\nB {b_shown}\n{verdict}\n"));
     printer.summary(&text);
     printer.report(&report::Diff {
@@ -87,6 +104,7 @@ pub fn run(args: &DiffArgs, printer: &Printer) -> Result<Status> {
         bytes,
         changed: found.changed.iter().map(Into::into).collect(),
         command: "diff",
+        entries: (&entries).into(),
         identical: found.identical(),
         only_a: found.only_a.iter().map(Into::into).collect(),
         only_b: found.only_b.iter().map(Into::into).collect(),
@@ -99,6 +117,50 @@ pub fn run(args: &DiffArgs, printer: &Printer) -> Result<Status> {
     } else {
         Status::Problems
     })
+}
+
+/// The values beside the tensors that were not compared, one line each.
+fn unchecked(e: &EntryReport) -> Vec<String> {
+    let mut lines: Vec<(String, String)> = e
+        .only_a
+        .iter()
+        .map(|x| {
+            (
+                x.name.clone(),
+                format!("{} = {} (only in A)", x.name, x.shown),
+            )
+        })
+        .chain(e.only_b.iter().map(|y| {
+            (
+                y.name.clone(),
+                format!("{} = {} (only in B)", y.name, y.shown),
+            )
+        }))
+        .chain(e.not_compared.iter().map(|(x, y)| {
+            (
+                x.name.clone(),
+                format!("{}: {} / {} (not known in full)", x.name, x.shown, y.shown),
+            )
+        }))
+        .collect();
+    lines.sort();
+    lines.into_iter().map(|(_, line)| line).collect()
+}
+
+/// The values' part of the verdict, when either side has values beside its tensors.
+fn values_verdict(e: &EntryReport) -> Option<String> {
+    let unchecked = e.only_a.len() + e.only_b.len() + e.not_compared.len();
+    let mut parts = Vec::new();
+    for (n, what) in [
+        (e.same as usize, "same"),
+        (e.changed.len(), "differ"),
+        (unchecked, "not compared"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    (!parts.is_empty()).then(|| format!("values beside the tensors: {}", parts.join(", ")))
 }
 
 fn dims(shape: &[u64]) -> String {

@@ -1,8 +1,9 @@
 //! `diff --json`.
 
 use serde::Serialize;
+use shardsmith_checkpoint::tensors::Entry;
 use shardsmith_checkpoint::tensors::ValueDiff;
-use shardsmith_checkpoint::tensors::diff::{Change, Changed, TensorInfo};
+use shardsmith_checkpoint::tensors::diff::{Change, Changed, EntryReport, TensorInfo};
 
 /// A tensor as `diff --json` names it.
 #[derive(Debug, Serialize)]
@@ -90,6 +91,65 @@ impl From<&Changed> for DiffChange {
     }
 }
 
+/// A value beside the tensors (not a tensor) as `diff --json` names it.
+#[derive(Debug, Serialize)]
+pub struct DiffEntry {
+    /// A's value, Python-like and short, or null when only B has it.
+    pub a: Option<String>,
+    /// B's value, or null when only A has it.
+    pub b: Option<String>,
+    /// Name (after `--map` on A's side).
+    pub name: String,
+}
+
+impl DiffEntry {
+    fn of(a: Option<&Entry>, b: Option<&Entry>) -> Self {
+        Self {
+            a: a.map(|e| e.shown.clone()),
+            b: b.map(|e| e.shown.clone()),
+            name: a.or(b).map(|e| e.name.clone()).unwrap_or_default(),
+        }
+    }
+}
+
+/// How the values beside the tensors compare (they do not decide `identical`).
+#[derive(Debug, Serialize)]
+pub struct DiffEntries {
+    /// Values under the same name that differ.
+    pub changed: Vec<DiffEntry>,
+    /// Values not compared: only one side has them, or a side's value is not known in
+    /// full (a long bytes value, an object of a class).
+    pub not_compared: Vec<DiffEntry>,
+    /// Values equal on both sides.
+    pub same: u64,
+}
+
+impl From<&EntryReport> for DiffEntries {
+    fn from(r: &EntryReport) -> Self {
+        let mut not_compared: Vec<DiffEntry> = r
+            .only_a
+            .iter()
+            .map(|e| DiffEntry::of(Some(e), None))
+            .chain(r.only_b.iter().map(|e| DiffEntry::of(None, Some(e))))
+            .chain(
+                r.not_compared
+                    .iter()
+                    .map(|(a, b)| DiffEntry::of(Some(a), Some(b))),
+            )
+            .collect();
+        not_compared.sort_by(|x, y| x.name.cmp(&y.name));
+        Self {
+            changed: r
+                .changed
+                .iter()
+                .map(|(a, b)| DiffEntry::of(Some(a), Some(b)))
+                .collect(),
+            not_compared,
+            same: r.same,
+        }
+    }
+}
+
 /// What `diff --json` prints.
 #[derive(Debug, Serialize)]
 pub struct Diff {
@@ -103,6 +163,9 @@ pub struct Diff {
     pub changed: Vec<DiffChange>,
     /// Always `diff`.
     pub command: &'static str,
+    /// The values beside the tensors that are not tensors (a step count, a learning
+    /// rate), compared by name.
+    pub entries: DiffEntries,
     /// True when both hold the same tensors with the same data (exit 0).
     pub identical: bool,
     /// Tensors only A has.

@@ -265,8 +265,14 @@ fn the_error_object_prints_in_key_order() {
 
 #[test]
 fn diff_prints_in_key_order() {
-    use shardsmith_checkpoint::tensors::ValueDiff;
-    use shardsmith_checkpoint::tensors::diff::{Change, Changed, TensorInfo};
+    use shardsmith_checkpoint::tensors::diff::{Change, Changed, EntryReport, TensorInfo};
+    use shardsmith_checkpoint::tensors::{Entry, ValueDiff};
+    let entry = |name: &str, shown: &str| Entry {
+        name: name.into(),
+        shown: shown.into(),
+        digest: Some(shown.len() as u64),
+        file: "a.pt".into(),
+    };
     let info = |name: &str| TensorInfo {
         name: name.into(),
         dtype: "F32".into(),
@@ -293,6 +299,14 @@ fn diff_prints_in_key_order() {
         bytes: 24,
         changed: vec![(&changed).into()],
         command: "diff",
+        entries: (&EntryReport {
+            same: 1,
+            changed: vec![(entry("step", "5"), entry("step", "6"))],
+            not_compared: vec![],
+            only_a: vec![entry("lr", "0.001")],
+            only_b: vec![],
+        })
+            .into(),
         identical: false,
         only_a: vec![(&info("x")).into()],
         only_b: vec![],

@@ -24,6 +24,7 @@ mod dcp;
 mod dcp_coverage;
 pub mod hfcache;
 mod layout;
+mod legacy;
 pub mod listing;
 mod names;
 mod pickle;
@@ -42,8 +43,9 @@ use std::path::Path;
 
 use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspector, Manifest};
 
+use legacy::LEGACY_MAGIC;
 pub use names::{is_checkpoint_name, is_temp_leftover};
-use pickled::{LEGACY_MAGIC, PickleInspector, PickleKind};
+use pickled::{PickleInspector, PickleKind};
 use report::Settings;
 
 /// Options of the checkpoint checks.
@@ -139,7 +141,7 @@ pub fn inspector_for(
         )));
     }
     if head.starts_with(LEGACY_MAGIC) {
-        return pickle(PickleKind::LegacyTorch);
+        return Some(Box::new(legacy::LegacyInspector::new(rel)));
     }
     if is_torch_zip(head) || (checkpointish && head.starts_with(b"PK\x03\x04")) {
         return zip("torch_zip", false);

@@ -1,6 +1,8 @@
 //! What `ls` shows of a checkpoint file: its tensors with dtype, shape and bytes, read
-//! from the safetensors header, or from a torch zip's `data.pkl` (parsed, never
-//! executed). Small positioned reads only; the tensor data is not read.
+//! from the safetensors header, or for torch zips, legacy torch files and DCP
+//! checkpoints by the tensor reader `diff` uses ([`crate::tensors::of_file`]), so the
+//! two list the same tensors under the same names and refuse the same files. Small
+//! positioned reads only; the tensor data is not read.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -8,11 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::pickle;
 use super::safetensors::MAX_HEADER;
-use super::torch;
-use super::values::TensorDtype;
-use super::zip;
 
 /// One tensor as `ls` lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,21 +40,17 @@ pub fn list_tensors(path: &Path) -> Result<Option<Vec<TensorEntry>>, String> {
         .take(64)
         .read_to_end(&mut head)
         .map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
-    if head.starts_with(b"PK\x03\x04") {
-        return match torch_zip(&mut file, len) {
-            Err(why) if why == NOT_TORCH => Ok(None),
-            other => other.map(Some).map_err(|why| format!("`{shown}`: {why}")),
-        };
-    }
     if super::safetensors::is_safetensors(&head, len) {
         return safetensors(&mut file, len)
             .map(Some)
             .map_err(|why| format!("`{shown}`: {why}"));
     }
     let dcp = path.file_name().is_some_and(|n| n == ".metadata");
-    if dcp || head.starts_with(super::pickled::LEGACY_MAGIC) {
-        // A DCP checkpoint (its tensors as `.metadata` declares them, whole) and a legacy
-        // torch file: as the tensor reader of `diff` reads them.
+    let zip = head.starts_with(b"PK\x03\x04");
+    if dcp || zip || head.starts_with(super::legacy::LEGACY_MAGIC) {
+        // A torch zip, a DCP checkpoint (its tensors as `.metadata` declares them,
+        // whole) and a legacy torch file: as the tensor reader of `diff` reads them (a
+        // zip without `data.pkl` is not a checkpoint).
         let rel = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -123,55 +117,4 @@ fn safetensors(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
     // The order of the data, as the writer laid the tensors out.
     out.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.name.cmp(&b.1.name)));
     Ok(out.into_iter().map(|(_, t)| t).collect())
-}
-
-/// A zip without `data.pkl`: some other zip, not a checkpoint.
-const NOT_TORCH: &str = "a zip without data.pkl is not a torch checkpoint";
-
-fn torch_zip(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
-    let located = zip::locate(file, len, false);
-    let archive = located
-        .archives
-        .first()
-        .ok_or_else(|| "no zip central directory (a cut-short torch checkpoint?)".to_string())?;
-    let entry = archive
-        .entries
-        .iter()
-        .find(|e| e.name.ends_with("data.pkl"))
-        .ok_or_else(|| NOT_TORCH.to_string())?;
-    if entry.method != 0 {
-        return Err("data.pkl is compressed; torch stores it uncompressed".into());
-    }
-    if entry.size > super::pickled::MAX_PICKLE_FILE {
-        return Err(format!(
-            "data.pkl of {} bytes is too large to list",
-            entry.size
-        ));
-    }
-    let at = zip::data_start(file, entry).map_err(|e| e.to_string())?;
-    let mut data = vec![0u8; entry.size as usize];
-    file.seek(SeekFrom::Start(at))
-        .and_then(|_| file.read_exact(&mut data))
-        .map_err(|e| e.to_string())?;
-    let p = pickle::parse(&data).map_err(|e| format!("data.pkl: {e:?}"))?;
-    let out = torch::contents(&p)
-        .views
-        .into_iter()
-        .map(|view| {
-            let elements = view.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-            let bytes = elements
-                .zip(view.dtype)
-                .and_then(|(n, d)| n.checked_mul(d.bits()))
-                .map_or(0, |bits| bits.div_ceil(8));
-            TensorEntry {
-                name: view.name,
-                dtype: view
-                    .dtype
-                    .map_or_else(|| "?".into(), TensorDtype::safetensors_name),
-                shape: view.shape,
-                bytes,
-            }
-        })
-        .collect();
-    Ok(out)
 }

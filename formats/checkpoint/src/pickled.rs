@@ -1,5 +1,5 @@
-//! Files that are pickles: legacy (pre-1.6, non-zip) torch checkpoints, DCP
-//! `.metadata`, and arbitrary pickles. Read without executing; their globals judged.
+//! Files that are pickles: DCP `.metadata` and arbitrary pickles (legacy torch files
+//! are read by [`crate::legacy`]). Read without executing; their globals judged.
 
 use serde_json::json;
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
@@ -7,19 +7,14 @@ use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 use super::dcp_coverage;
 use super::pickle;
 use super::report;
-use super::torch;
+use super::torch::{self, Reader};
 
 /// Longest pickle file read into memory (a DCP `.metadata` of a large model is MBs).
 pub const MAX_PICKLE_FILE: u64 = 256 << 20;
 
-/// Magic number a legacy torch file starts with (`PROTO 2`, `LONG1` 0x1950a86a20f9469cfc6c).
-pub const LEGACY_MAGIC: &[u8] = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19";
-
 /// What kind of pickle file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PickleKind {
-    /// Legacy torch serialization.
-    LegacyTorch,
     /// A DCP `.metadata`.
     DcpMetadata,
     /// Any other pickle.
@@ -57,7 +52,6 @@ impl Inspector for PickleInspector {
         let path = self.path.as_str();
         let mut inspection = Inspection {
             format: match self.kind {
-                PickleKind::LegacyTorch => "torch_legacy",
                 PickleKind::DcpMetadata => "dcp_metadata",
                 PickleKind::Plain => "pickle",
             }
@@ -65,27 +59,10 @@ impl Inspector for PickleInspector {
             ..Inspection::default()
         };
         let findings = &mut inspection.findings;
-        let mut data = &self.buf[..];
-        let mut offset = 0u64;
-        if self.kind == PickleKind::LegacyTorch {
-            // magic number, protocol version, sys_info: three small pickles first.
-            for _ in 0..3 {
-                match pickle::parse(data) {
-                    Ok(p) => {
-                        data = &data[p.len..];
-                        offset += p.len as u64;
-                    }
-                    Err(e) => {
-                        findings.push(bad(path, offset, &e));
-                        return inspection;
-                    }
-                }
-            }
-        }
-        let p = match pickle::parse(data) {
+        let p = match pickle::parse(&self.buf) {
             Ok(p) => p,
             Err(e) => {
-                let mut f = bad(path, offset, &e);
+                let mut f = bad(path, &e);
                 if self.len > MAX_PICKLE_FILE {
                     f.message.push_str(&format!(
                         " (only the first {MAX_PICKLE_FILE} bytes were read)"
@@ -96,17 +73,9 @@ impl Inspector for PickleInspector {
             }
         };
         let c = torch::contents(&p);
-        report::global_findings(findings, path, "the pickle", &c);
+        // DCP reads its `.metadata` with pickle.load; other pickles are read so too.
+        report::global_findings(findings, path, "the pickle", &c, Reader::Pickle);
         match self.kind {
-            PickleKind::LegacyTorch => findings.push(Finding::warning(
-                FindingKind::LegacyFormat,
-                path,
-                format!(
-                    "legacy (pre-1.6, non-zip) torch serialization: {} tensor(s) in {} storage(s) listed; it carries no checksums, so damage to tensor bytes cannot be detected without a manifest (re-save with torch.save)",
-                    c.tensors,
-                    c.storages.len()
-                ),
-            )),
             PickleKind::DcpMetadata => {
                 let items: Vec<_> = torch::dcp_storage(&p)
                     .into_iter()
@@ -125,11 +94,11 @@ impl Inspector for PickleInspector {
     }
 }
 
-fn bad(path: &str, offset: u64, e: &pickle::PickleError) -> Finding {
+fn bad(path: &str, e: &pickle::PickleError) -> Finding {
     Finding::error(
         FindingKind::BadPickle,
         path,
         format!("the pickle cannot be read: {}", e.reason),
     )
-    .at(offset + e.at as u64)
+    .at(e.at as u64)
 }

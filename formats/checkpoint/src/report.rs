@@ -4,7 +4,7 @@
 use shardsmith_manifest::{Finding, FindingKind};
 
 use super::content::{TensorScan, in_hole};
-use super::torch::Contents;
+use super::torch::{Contents, Fault, Reader};
 
 /// Per-file facts an inspector gets from the factory (known before the read starts).
 #[derive(Clone, Debug, Default)]
@@ -109,8 +109,16 @@ pub fn zero_finding(
     finding.range(start, end)
 }
 
-/// Findings about the globals a pickle imports (`what`: `data.pkl`, `the pickle`).
-pub fn global_findings(out: &mut Vec<Finding>, path: &str, what: &str, c: &Contents) {
+/// Findings about the globals a pickle imports and the opcodes it uses (`what`:
+/// `data.pkl`, `the pickle`), judged against `reader`: what `torch.load(weights_only=True)`
+/// refuses is a warning for a torch file, what would run code an error for every file.
+pub fn global_findings(
+    out: &mut Vec<Finding>,
+    path: &str,
+    what: &str,
+    c: &Contents,
+    reader: Reader,
+) {
     if !c.unsafe_globals.is_empty() {
         out.push(Finding::error(
             FindingKind::UnsafePickle,
@@ -121,14 +129,91 @@ pub fn global_findings(out: &mut Vec<Finding>, path: &str, what: &str, c: &Conte
             ),
         ));
     }
-    if !c.framework.is_empty() {
+    match reader {
+        Reader::WeightsOnly => {
+            let refused: Vec<String> = c.inert.iter().chain(&c.framework).cloned().collect();
+            if !refused.is_empty() {
+                let packages = match c.framework.is_empty() {
+                    true => "",
+                    false => " and the packages that define them",
+                };
+                out.push(Finding::warning(
+                    FindingKind::UnsafePickle,
+                    path,
+                    format!(
+                        "{what} imports {}, which torch.load(weights_only=True), the default since torch 2.6, refuses: loading needs weights_only=False{packages}",
+                        quoted(&refused)
+                    ),
+                ));
+            }
+            if let Some((at, op)) = c.weights_only_refuses {
+                out.push(Finding::warning(
+                    FindingKind::UnsafePickle,
+                    path,
+                    format!(
+                        "{what} uses the pickle opcode {} (0x{op:02x}) at pickle offset {at}, which torch.load(weights_only=True), the default since torch 2.6, refuses (\"Unsupported operand {op}\"; it reads the protocol-2 opcodes torch.save writes by default): loading needs weights_only=False",
+                        crate::pickle::opcode_name(op)
+                    ),
+                ));
+            }
+        }
+        Reader::Pickle => {
+            if !c.framework.is_empty() {
+                out.push(Finding::warning(
+                    FindingKind::UnsafePickle,
+                    path,
+                    format!(
+                        "{what} imports {}, which torch.load(weights_only=True) refuses: loading needs weights_only=False and those packages",
+                        quoted(&c.framework)
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// Findings of the tensors' views of their storages, as `ls` and `diff` judge them
+/// ([`Fault`]): a view past its storage or one torch cannot build is an error, an
+/// element type shardsmith does not know a warning (not checked); storages declared
+/// with two sizes; tensor names left out past the walk's budget.
+pub fn view_findings(out: &mut Vec<Finding>, path: &str, c: &Contents) {
+    for v in &c.views {
+        let Some(fault) = &v.fault else { continue };
+        let message = fault.message(&v.name, &v.storage);
+        out.push(match fault {
+            Fault::UnknownDtype(_) => {
+                Finding::warning(FindingKind::UnsupportedDtype, path, message)
+            }
+            Fault::Geometry(_) | Fault::Overrun { .. } => {
+                Finding::error(FindingKind::BadTensor, path, message)
+            }
+        });
+    }
+    if let Some((name, func)) = c.other_tensors.first() {
+        let more = match c.other_tensors.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
         out.push(Finding::warning(
-            FindingKind::UnsafePickle,
+            FindingKind::UnsupportedDtype,
             path,
             format!(
-                "{what} imports {}, which torch.load(weights_only=True) refuses: loading needs weights_only=False and those packages",
-                quoted(&c.framework)
+                "tensor `{name}`{more} (`{func}`: quantized, sparse or another layout) is not a plain strided view: its storage was not checked against it, and ls and diff do not read it"
             ),
+        ));
+    }
+    for key in &c.conflicts {
+        out.push(Finding::error(
+            FindingKind::BadTensor,
+            path,
+            format!("storage `{key}` is declared with different sizes by different tensors"),
+        ));
+    }
+    if c.names_truncated {
+        out.push(Finding::warning(
+            FindingKind::BadPickle,
+            path,
+            "the pickle reaches its values by more paths than this reader follows (shared containers nested many times): names past that were not listed or checked",
         ));
     }
 }

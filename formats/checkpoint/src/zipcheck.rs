@@ -8,13 +8,14 @@ use shardsmith_manifest::{Finding, FindingKind, Inspection};
 use super::content::TensorScan;
 use super::content::in_hole;
 use super::report::{self, Settings};
-use super::torch::Contents;
+use super::torch::{Contents, Reader};
 
 /// Findings of every archive of `z`; facts (tensor names, scalars) go into `inspection`.
 pub(super) fn archive_findings(
     path: &str,
     settings: &Settings,
     views: &[ArchiveView<'_>],
+    reader: Reader,
     inspection: &mut Inspection,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -54,7 +55,13 @@ pub(super) fn archive_findings(
                     None => finding.range(start, end),
                 };
                 out.push(finding);
-            } else if m.crc == 0 && !no_crc && scan.is_some_and(|s| s.zeros.all_zero()) {
+            } else if m.crc == 0
+                && m.size > 0
+                && !no_crc
+                && scan.is_some_and(|s| s.zeros.all_zero())
+            {
+                // The CRC-32 of no bytes is 0: an empty storage (a tensor of no
+                // element, an empty DCP shard) is saved, not a placeholder.
                 placeholders.push(m.name.to_string());
             } else if m.crc == 0
                 && let Some(scan) = scan
@@ -76,7 +83,7 @@ pub(super) fn archive_findings(
                 report::content_findings(&mut out, path, &what, &values_only, &[]);
             }
         }
-        storage_findings(path, a, &mut out);
+        storage_findings(path, a, reader, &mut out);
         if let Some(c) = a.contents {
             names.extend(c.names.iter().cloned());
             for (k, v) in &c.facts {
@@ -135,7 +142,7 @@ fn zero_note(scan: Option<&super::content::TensorScan>, holes: &[(u64, u64)]) ->
     format!("; bytes {s}..{e} are {what}, the range shown")
 }
 
-fn storage_findings(path: &str, a: &ArchiveView<'_>, out: &mut Vec<Finding>) {
+fn storage_findings(path: &str, a: &ArchiveView<'_>, reader: Reader, out: &mut Vec<Finding>) {
     if let Some((at, reason)) = a.pickle_error {
         out.push(
             Finding::error(
@@ -163,7 +170,7 @@ fn storage_findings(path: &str, a: &ArchiveView<'_>, out: &mut Vec<Finding>) {
     let Some(c) = a.contents else {
         return;
     };
-    report::global_findings(out, path, "data.pkl", c);
+    report::global_findings(out, path, "data.pkl", c, reader);
     for (key, s) in &c.storages {
         let first = s.tensors.first().map_or("?", String::as_str);
         let member = a.members.iter().find(|m| m.storage == Some(key.as_str()));
@@ -194,23 +201,7 @@ fn storage_findings(path: &str, a: &ArchiveView<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
-    for o in &c.overruns {
-        out.push(Finding::error(
-            FindingKind::BadTensor,
-            path,
-            format!(
-                "tensor `{}` needs {} elements of storage `{}`, which has {}: its view runs past the data",
-                o.tensor, o.needs, o.key, o.has
-            ),
-        ));
-    }
-    for key in &c.conflicts {
-        out.push(Finding::error(
-            FindingKind::BadTensor,
-            path,
-            format!("storage `{key}` is declared with different sizes by different tensors"),
-        ));
-    }
+    report::view_findings(out, path, c);
     for m in &a.members {
         if let Some(key) = m.storage
             && !c.storages.contains_key(key)

@@ -376,8 +376,14 @@ impl Inspector for ZipInspector {
             ..Inspection::default()
         };
         let views = self.archive_views();
+        // DCP loads its byte items with weights_only=False; a torch file is judged by
+        // torch.load's default.
+        let reader = match self.format {
+            "dcp_data" => torch::Reader::Pickle,
+            _ => torch::Reader::WeightsOnly,
+        };
         let mut more =
-            zipcheck::archive_findings(&self.path, &self.settings, &views, &mut inspection);
+            zipcheck::archive_findings(&self.path, &self.settings, &views, reader, &mut inspection);
         inspection.findings = std::mem::take(&mut self.findings);
         inspection.findings.append(&mut more);
         inspection
@@ -493,6 +499,7 @@ mod tests {
             tensors: names.clone(),
             location: "cpu".into(),
             untyped: false,
+            numel: None,
         };
         let c = Contents {
             views: names
@@ -504,6 +511,7 @@ mod tests {
                     storage: "0".into(),
                     offset: Some(offset),
                     stride: stride.map(<[u64]>::to_vec),
+                    ..torch::View::default()
                 })
                 .collect(),
             ..Contents::default()

@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 mod ops;
+pub use ops::opcode_name;
 #[cfg(test)]
 mod tests;
 
@@ -71,8 +72,12 @@ pub struct Pickle {
     pub root: Id,
     /// Bytes the pickle took (a file may hold several pickles back to back).
     pub len: usize,
-    /// Every `module.name` imported, in order of first use.
+    /// Every `module.name` imported, in order of first use (Python 2 names mapped to
+    /// their Python 3 ones below protocol 3, as `pickle` and `torch.load` map them).
     pub globals: Vec<String>,
+    /// The first opcode `torch.load(weights_only=True)` does not run (it reads the
+    /// protocol-2 subset torch writes), with its offset.
+    pub weights_only_refuses: Option<(usize, u8)>,
 }
 
 /// Why a pickle could not be read.
@@ -82,6 +87,8 @@ pub struct PickleError {
     pub at: usize,
     /// What went wrong.
     pub reason: String,
+    /// The data ended inside the pickle (more bytes could complete it).
+    pub truncated: bool,
 }
 
 impl std::fmt::Display for PickleError {
@@ -98,6 +105,9 @@ struct Machine<'a> {
     marks: Vec<usize>,
     memo: HashMap<u64, Id>,
     globals: Vec<String>,
+    proto: u8,
+    weights_only_refuses: Option<(usize, u8)>,
+    truncated: bool,
 }
 
 type R<T> = Result<T, String>;
@@ -106,6 +116,7 @@ impl<'a> Machine<'a> {
     fn take(&mut self, n: usize) -> R<&'a [u8]> {
         let data: &'a [u8] = self.data;
         if n > data.len() - self.pos {
+            self.truncated = true;
             return Err(format!(
                 "needs {n} bytes but only {} remain: the pickle is truncated",
                 data.len() - self.pos
@@ -131,10 +142,10 @@ impl<'a> Machine<'a> {
     fn line(&mut self) -> R<&'a str> {
         let data: &'a [u8] = self.data;
         let rest = &data[self.pos..];
-        let end = rest
-            .iter()
-            .position(|&b| b == b'\n')
-            .ok_or("text line without newline: the pickle is truncated")?;
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            self.truncated = true;
+            return Err("text line without newline: the pickle is truncated".into());
+        };
         self.pos += end + 1;
         std::str::from_utf8(&rest[..end]).map_err(|_| "text line is not UTF-8".to_string())
     }
@@ -206,6 +217,11 @@ impl<'a> Machine<'a> {
     }
 
     fn global(&mut self, module: String, name: String) {
+        let (module, name) = if self.proto < 3 {
+            py2_name(module, name)
+        } else {
+            (module, name)
+        };
         let full = format!("{module}.{name}");
         if !self.globals.contains(&full) {
             self.globals.push(full);
@@ -299,25 +315,81 @@ pub fn parse(data: &[u8]) -> Result<Pickle, PickleError> {
         marks: Vec::new(),
         memo: HashMap::new(),
         globals: Vec::new(),
+        proto: 0,
+        weights_only_refuses: None,
+        truncated: false,
     };
     loop {
         let at = m.pos;
         match m.step() {
             Ok(true) => {}
             Ok(false) => break,
-            Err(reason) => return Err(PickleError { at, reason }),
+            Err(reason) => {
+                return Err(PickleError {
+                    at,
+                    reason,
+                    truncated: m.truncated,
+                });
+            }
         }
     }
     let root = m.stack.pop().ok_or(PickleError {
         at: m.pos,
         reason: "STOP with an empty stack".into(),
+        truncated: false,
     })?;
     Ok(Pickle {
         nodes: m.nodes,
         root,
         len: m.pos,
         globals: m.globals,
+        weights_only_refuses: m.weights_only_refuses,
     })
+}
+
+/// The Python 3 name of a global a protocol 0-2 pickle names the Python 2 way
+/// (`__builtin__.set` is `builtins.set`): the mapping `torch.load` applies
+/// (`torch._utils.IMPORT_MAPPING` and `NAME_MAPPING`, a subset of `_compat_pickle`'s).
+fn py2_name(module: String, name: String) -> (String, String) {
+    const NAMES: &[(&str, &str, &str, &str)] = &[
+        ("__builtin__", "xrange", "builtins", "range"),
+        ("__builtin__", "reduce", "functools", "reduce"),
+        ("__builtin__", "intern", "sys", "intern"),
+        ("__builtin__", "unichr", "builtins", "chr"),
+        ("__builtin__", "unicode", "builtins", "str"),
+        ("__builtin__", "long", "builtins", "int"),
+        ("__builtin__", "basestring", "builtins", "str"),
+        ("itertools", "izip", "builtins", "zip"),
+        ("itertools", "imap", "builtins", "map"),
+        ("itertools", "ifilter", "builtins", "filter"),
+        ("itertools", "ifilterfalse", "itertools", "filterfalse"),
+        ("itertools", "izip_longest", "itertools", "zip_longest"),
+        ("UserDict", "IterableUserDict", "collections", "UserDict"),
+        ("UserDict", "UserDict", "collections", "UserDict"),
+        ("UserList", "UserList", "collections", "UserList"),
+        ("UserString", "UserString", "collections", "UserString"),
+        ("exceptions", "StandardError", "builtins", "Exception"),
+    ];
+    const MODULES: &[(&str, &str)] = &[
+        ("__builtin__", "builtins"),
+        ("copy_reg", "copyreg"),
+        ("Queue", "queue"),
+        ("repr", "reprlib"),
+        ("_abcoll", "collections.abc"),
+        ("UserDict", "collections"),
+        ("UserList", "collections"),
+        ("UserString", "collections"),
+        ("whichdb", "dbm"),
+        ("StringIO", "io"),
+        ("cStringIO", "io"),
+    ];
+    if let Some(&(_, _, m, n)) = NAMES.iter().find(|e| e.0 == module && e.1 == name) {
+        return (m.to_string(), n.to_string());
+    }
+    match MODULES.iter().find(|e| e.0 == module) {
+        Some(&(_, m)) => (m.to_string(), name),
+        None => (module, name),
+    }
 }
 
 impl Pickle {

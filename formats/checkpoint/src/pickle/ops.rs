@@ -3,16 +3,67 @@
 
 use super::{Machine, Node, R};
 
+/// The opcodes `torch.load(weights_only=True)` runs (`torch/_weights_only_unpickler.py`,
+/// torch 2.15): the protocol-2 subset `torch.save` writes. A pickle using any other
+/// (`FRAME`, `STACK_GLOBAL`, `MEMOIZE` of protocol 4, `BINBYTES`, `DICT`, ...) is refused
+/// with "Unsupported operand".
+const WEIGHTS_ONLY: &[u8] = &[
+    b'c', 0x81, b'R', b'b', b'a', b'e', b's', b'u', b'(', b't', 0x85, 0x86, 0x87, b'N', 0x88, 0x89,
+    b')', b']', b'}', 0x8f, b'J', b'K', b'M', b'G', b'X', b'U', b'Q', b'h', b'j', b'q', b'r', 0x8a,
+    0x80, b'.',
+];
+
+/// The name of a pickle opcode, for messages.
+pub fn opcode_name(op: u8) -> &'static str {
+    match op {
+        0x95 => "FRAME",
+        0x93 => "STACK_GLOBAL",
+        0x94 => "MEMOIZE",
+        0x8c => "SHORT_BINUNICODE",
+        0x8d => "BINUNICODE8",
+        0x8e => "BINBYTES8",
+        0x96 => "BYTEARRAY8",
+        0x90 => "ADDITEMS",
+        0x91 => "FROZENSET",
+        0x92 => "NEWOBJ_EX",
+        0x8b => "LONG4",
+        b'B' => "BINBYTES",
+        b'C' => "SHORT_BINBYTES",
+        b'T' => "BINSTRING",
+        b'S' => "STRING",
+        b'V' => "UNICODE",
+        b'I' => "INT",
+        b'L' => "LONG",
+        b'F' => "FLOAT",
+        b'd' => "DICT",
+        b'l' => "LIST",
+        b'i' => "INST",
+        b'o' => "OBJ",
+        b'p' => "PUT",
+        b'g' => "GET",
+        b'P' => "PERSID",
+        b'0' => "POP",
+        b'1' => "POP_MARK",
+        b'2' => "DUP",
+        _ => "an opcode",
+    }
+}
+
 impl Machine<'_> {
     /// Runs one opcode; `false` after `STOP`.
     pub(super) fn step(&mut self) -> R<bool> {
+        let at = self.pos;
         let op = self.u8()?;
+        if self.weights_only_refuses.is_none() && !WEIGHTS_ONLY.contains(&op) {
+            self.weights_only_refuses = Some((at, op));
+        }
         match op {
             0x80 => {
                 let proto = self.u8()?;
                 if proto > 5 {
                     return Err(format!("unsupported pickle protocol {proto}"));
                 }
+                self.proto = proto;
             }
             0x95 => {
                 self.take(8)?;

@@ -71,3 +71,36 @@ fn negative_and_long_integers() {
     assert_eq!(p.int(items[1]), Some(1 << 40));
     assert_eq!(p.int(items[2]), Some(-129));
 }
+
+#[test]
+fn python_2_names_are_mapped_below_protocol_3_as_torch_load_maps_them() {
+    // torch.save({'s': {1, 2}}) writes `c__builtin__\nset\n` (protocol 2).
+    let p = parse(b"\x80\x02c__builtin__\nset\n]K\x01a\x85R.").unwrap();
+    assert_eq!(p.globals, ["builtins.set"]);
+    let p = parse(b"\x80\x02c__builtin__\nlong\n0ccopy_reg\n_reconstructor\n.").unwrap();
+    assert_eq!(p.globals, ["builtins.int", "copyreg._reconstructor"]);
+    // Protocol 3 and later name Python 3 modules: no mapping.
+    let p = parse(b"\x80\x03c__builtin__\nset\n.").unwrap();
+    assert_eq!(p.globals, ["__builtin__.set"]);
+}
+
+#[test]
+fn the_first_opcode_weights_only_refuses_is_recorded() {
+    // Protocol 2 as torch.save writes it: all in weights_only's subset.
+    let p = parse(b"\x80\x02}q\x00X\x01\x00\x00\x00aK\x05s.").unwrap();
+    assert_eq!(p.weights_only_refuses, None);
+    // Protocol 4 starts with FRAME.
+    let p = parse(b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00}\x94.").unwrap();
+    assert_eq!(p.weights_only_refuses, Some((2, 0x95)));
+    // A DICT built with MARK (pickle protocol 0/1 style).
+    let p = parse(b"\x80\x02(X\x01\x00\x00\x00aK\x01d.").unwrap();
+    assert_eq!(p.weights_only_refuses, Some((11, b'd')));
+}
+
+#[test]
+fn a_pickle_that_ends_early_says_so() {
+    let e = parse(b"\x80\x02}q\x00X\x05\x00\x00\x00ab").unwrap_err();
+    assert!(e.truncated, "{e:?}");
+    let e = parse(b"\x80\x02\xff.").unwrap_err();
+    assert!(!e.truncated, "{e:?}");
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::model::{Piece, Tensor, TensorError, contiguous};
+use super::model::{Entry, Piece, Tensor, TensorError, contiguous};
 use crate::pickled::MAX_PICKLE_FILE;
 use crate::safetensors::MAX_HEADER;
 use crate::values::TensorDtype;
@@ -117,6 +117,17 @@ pub(super) fn torch_archive(
     archive: &Archive,
     rel: &str,
 ) -> Result<Vec<Tensor>, TensorError> {
+    torch_archive_all(path, file, archive, rel).map(|(tensors, _)| tensors)
+}
+
+/// The tensors of the torch zip `archive` of `file`, and its values that are not
+/// tensors.
+pub(super) fn torch_archive_all(
+    path: &Path,
+    file: &mut File,
+    archive: &Archive,
+    rel: &str,
+) -> Result<(Vec<Tensor>, Vec<Entry>), TensorError> {
     let pkl = archive
         .entries
         .iter()
@@ -159,53 +170,69 @@ pub(super) fn torch_archive(
     let bytes = read_at(file, path, at, size)?;
     let p = pickle::parse(&bytes)
         .map_err(|e| TensorError::malformed(path, format!("data.pkl: {e:?}")))?;
-    let contents = torch::contents(&p);
+    let mut contents = torch::contents(&p);
     unread(path, &contents)?;
-    views(path, contents, rel, |key| {
+    let entries = std::mem::take(&mut contents.entries)
+        .into_iter()
+        .map(|e| Entry::of(e, rel))
+        .collect();
+    let tensors = views(path, contents, rel, |key| {
         stored(&format!("{prefix}data/{key}"))
-    })
+    })?;
+    Ok((tensors, entries))
 }
 
 /// The tensors of a parsed torch pickle, each a strided view of the storage `storage`
 /// locates (`(first byte, bytes)` by record key): the one reading of views for torch
-/// zips and legacy files. The caller has refused other layouts ([`unread`]).
+/// zips and legacy files. A tensor saved under several names (`{'a': t, 'b': t}`, tied
+/// weights) is one tensor per name, as `torch.load` returns it. A view with a
+/// [`crate::torch::Fault`] is refused in the words `verify` reports it in. The caller
+/// has refused other layouts ([`unread`]).
 pub(super) fn views(
     path: &Path,
     contents: torch::Contents,
     rel: &str,
     mut storage: impl FnMut(&str) -> Result<(u64, u64), TensorError>,
 ) -> Result<Vec<Tensor>, TensorError> {
+    if contents.names_truncated {
+        return Err(TensorError::malformed(
+            path,
+            "the pickle reaches its values by more paths than this reader follows: not every tensor name could be listed",
+        ));
+    }
     let mut out = Vec::new();
     for view in contents.views {
-        let bad =
-            |why: String| TensorError::malformed(path, format!("tensor `{}`: {why}", view.name));
-        let dtype = view
-            .dtype
-            .ok_or_else(|| bad("its dtype is not known".into()))?;
-        let (Some(offset), Some(stride)) = (view.offset, view.stride.clone()) else {
-            return Err(bad(
-                "its storage offset or strides are not non-negative integers".into(),
+        if let Some(fault) = &view.fault {
+            return Err(TensorError::malformed(
+                path,
+                fault.message(&view.name, &view.storage),
             ));
-        };
-        if stride.len() != view.shape.len() {
-            return Err(bad("its shape and strides differ in length".into()));
         }
+        let bad =
+            |why: &str| TensorError::malformed(path, format!("tensor `{}`: {why}", view.name));
+        let (Some(dtype), Some(offset), Some(stride)) = (view.dtype, view.offset, &view.stride)
+        else {
+            return Err(bad("its dtype, storage offset or strides are not known"));
+        };
         let (base, len) = storage(&view.storage)?;
-        out.push(Tensor {
-            name: view.name.clone(),
-            dtype,
-            pieces: vec![Piece {
-                path: path.to_path_buf(),
-                base,
-                len,
-                offset,
-                stride,
-                at: vec![0; view.shape.len()],
+        let piece = Piece {
+            path: path.to_path_buf(),
+            base,
+            len,
+            offset,
+            stride: stride.clone(),
+            at: vec![0; view.shape.len()],
+            shape: view.shape.clone(),
+        };
+        for name in view.names() {
+            out.push(Tensor {
+                name: name.clone(),
+                dtype,
+                pieces: vec![piece.clone()],
                 shape: view.shape.clone(),
-            }],
-            shape: view.shape,
-            file: rel.to_string(),
-        });
+                file: rel.to_string(),
+            });
+        }
     }
     Ok(out)
 }

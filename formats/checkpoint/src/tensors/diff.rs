@@ -8,7 +8,7 @@ use std::io::Read;
 use rayon::prelude::*;
 
 use super::canon::{BLOCK, read_error};
-use super::model::{Tensor, TensorError};
+use super::model::{Entry, Tensor, TensorError};
 use super::rules::MapRules;
 use super::values::{Compare, ValueDiff};
 
@@ -88,6 +88,68 @@ impl DiffReport {
     pub fn identical(&self) -> bool {
         self.only_a.is_empty() && self.only_b.is_empty() && self.changed.is_empty()
     }
+}
+
+/// How the values beside the tensors (a step count, a learning rate, a string) compare.
+/// They are reported beside the weights and do not decide whether two checkpoints hold
+/// the same weights.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EntryReport {
+    /// Values equal on both sides.
+    pub same: u64,
+    /// Values under the same name that differ: (A's, B's).
+    pub changed: Vec<(Entry, Entry)>,
+    /// Values under the same name not known in full on a side (a long bytes value, an
+    /// object of a class), so not compared: (A's, B's).
+    pub not_compared: Vec<(Entry, Entry)>,
+    /// Values only the first side has (not compared).
+    pub only_a: Vec<Entry>,
+    /// Values only the second side has (not compared).
+    pub only_b: Vec<Entry>,
+}
+
+/// Compares the values `a` (renamed by `map`) with the values `b` by name.
+pub fn diff_entries(a: &[Entry], b: &[Entry], map: &MapRules) -> EntryReport {
+    let mut a: Vec<Entry> = a
+        .iter()
+        .map(|e| Entry {
+            name: map.apply(&e.name),
+            ..e.clone()
+        })
+        .collect();
+    a.sort_by(|x, y| x.name.cmp(&y.name));
+    let mut b = b.to_vec();
+    b.sort_by(|x, y| x.name.cmp(&y.name));
+    let mut report = EntryReport::default();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let order = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.name.cmp(&y.name),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                report.only_a.push(a[i].clone());
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                report.only_b.push(b[j].clone());
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                let pair = (a[i].clone(), b[j].clone());
+                match (a[i].digest, b[j].digest) {
+                    (Some(x), Some(y)) if x == y => report.same += 1,
+                    (Some(_), Some(_)) => report.changed.push(pair),
+                    _ => report.not_compared.push(pair),
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    report
 }
 
 /// Compares the tensors `a` with the tensors `b`.

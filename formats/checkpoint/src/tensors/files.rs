@@ -6,10 +6,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use super::containers::{safetensors_at, torch_archive};
-use super::model::{Tensor, TensorError};
+use super::containers::{safetensors_at, torch_archive_all};
+use super::model::{Checkpoint, Entry, Tensor, TensorError};
+use crate::legacy::LEGACY_MAGIC;
 use crate::names::{is_checkpoint_name, is_temp_leftover};
-use crate::pickled::LEGACY_MAGIC;
 use crate::safetensors::is_safetensors;
 use crate::zip;
 
@@ -19,12 +19,21 @@ fn open_file(path: &Path) -> Result<(File, u64), TensorError> {
     Ok((file, len))
 }
 
+/// What one file holds: its tensors and its values that are not tensors.
+type Found = (Vec<Tensor>, Vec<Entry>);
+
 /// The tensors of the checkpoint file `path` (shown as `rel`), `Ok(None)` when it is
 /// neither safetensors nor a torch zip. A DCP `.metadata` stands for its directory.
 pub(crate) fn file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, TensorError> {
+    Ok(file_all(path, rel)?.map(|(tensors, _)| tensors))
+}
+
+/// [`file`], with the values that are not tensors (torch zip and legacy files).
+fn file_all(path: &Path, rel: &str) -> Result<Option<Found>, TensorError> {
     if path.file_name().is_some_and(|n| n == ".metadata") {
         let dir = path.parent().unwrap_or(Path::new("."));
-        return super::dcp::directory(dir, rel).map(Some);
+        let tensors = super::dcp::directory(dir, rel)?;
+        return Ok(Some((tensors, dcp_bytes_items(path, rel)?)));
     }
     let (mut file, len) = open_file(path)?;
     let mut head = Vec::new();
@@ -43,10 +52,10 @@ pub(crate) fn file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, Tensor
         if !archive.entries.iter().any(|e| e.name.ends_with("data.pkl")) {
             return Ok(None);
         }
-        return torch_archive(path, &mut file, archive, rel).map(Some);
+        return torch_archive_all(path, &mut file, archive, rel).map(Some);
     }
     if is_safetensors(&head, len) {
-        return safetensors_at(path, &mut file, 0, len, rel).map(Some);
+        return safetensors_at(path, &mut file, 0, len, rel).map(|t| Some((t, Vec::new())));
     }
     if head.starts_with(LEGACY_MAGIC) {
         return super::legacy::tensors(path, &mut file, len, rel).map(Some);
@@ -54,10 +63,29 @@ pub(crate) fn file(path: &Path, rel: &str) -> Result<Option<Vec<Tensor>>, Tensor
     Ok(None)
 }
 
+/// The bytes items of the DCP `.metadata` at `path` (a step, hyper-parameters): values
+/// beside the tensors whose values are not read here, so `diff` names them as not
+/// compared.
+fn dcp_bytes_items(path: &Path, rel: &str) -> Result<Vec<Entry>, TensorError> {
+    let bytes = std::fs::read(path).map_err(|e| TensorError::io(path, e))?;
+    let p = crate::pickle::parse(&bytes)
+        .map_err(|e| TensorError::malformed(path, format!("not a readable pickle: {e}")))?;
+    Ok(crate::torch::dcp_bytes_items(&p)
+        .into_iter()
+        .map(|name| Entry {
+            name,
+            shown: "<bytes item, not read>".into(),
+            digest: None,
+            file: rel.to_string(),
+        })
+        .collect())
+}
+
 /// The tensors of every checkpoint file under `dir` (a DCP directory by its
 /// `.metadata`; temporary leftovers and non-checkpoint files left out).
-fn directory(dir: &Path) -> Result<Vec<Tensor>, TensorError> {
+fn directory(dir: &Path) -> Result<Found, TensorError> {
     let mut out = Vec::new();
+    let mut entries = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), String::new())];
     while let Some((at, prefix)) = stack.pop() {
         let mut names: Vec<String> = std::fs::read_dir(&at)
@@ -81,8 +109,11 @@ fn directory(dir: &Path) -> Result<Vec<Tensor>, TensorError> {
             if !checkpointish {
                 continue;
             }
-            match file(&path, &rel)? {
-                Some(tensors) => out.extend(tensors),
+            match file_all(&path, &rel)? {
+                Some((tensors, values)) => {
+                    out.extend(tensors);
+                    entries.extend(values);
+                }
                 None if is_checkpoint_name(&rel) => {
                     return Err(TensorError::Unsupported {
                         path: path.display().to_string(),
@@ -93,7 +124,7 @@ fn directory(dir: &Path) -> Result<Vec<Tensor>, TensorError> {
             }
         }
     }
-    Ok(out)
+    Ok((out, entries))
 }
 
 /// Every tensor of the checkpoint at `path`: a safetensors file, a torch zip or legacy
@@ -102,15 +133,22 @@ fn directory(dir: &Path) -> Result<Vec<Tensor>, TensorError> {
 /// files of a directory hold the same name (one per rank), every tensor of the
 /// directory is named `FILE:NAME`, FILE relative to the directory.
 pub fn open(path: &Path) -> Result<Vec<Tensor>, TensorError> {
-    let mut tensors = if path.is_dir() {
+    Ok(open_all(path)?.tensors)
+}
+
+/// [`open`], with the values beside the tensors that are not tensors (a step count, a
+/// learning rate), named as the tensors are (`FILE:NAME` too when two files of a
+/// directory hold the same name).
+pub fn open_all(path: &Path) -> Result<Checkpoint, TensorError> {
+    let (mut tensors, mut entries) = if path.is_dir() {
         directory(path)?
     } else {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        match file(path, &name)? {
-            Some(tensors) => tensors,
+        match file_all(path, &name)? {
+            Some(found) => found,
             None => {
                 return Err(TensorError::Unsupported {
                     path: path.display().to_string(),
@@ -120,11 +158,20 @@ pub fn open(path: &Path) -> Result<Vec<Tensor>, TensorError> {
         }
     };
     tensors.sort_by(|a, b| a.name.cmp(&b.name));
-    if path.is_dir() && tensors.windows(2).any(|w| w[0].name == w[1].name) {
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    let dir = path.is_dir();
+    let prefixed = dir && tensors.windows(2).any(|w| w[0].name == w[1].name);
+    if prefixed {
         for t in &mut tensors {
             t.name = format!("{}:{}", t.file, t.name);
         }
         tensors.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    if prefixed || (dir && entries.windows(2).any(|w| w[0].name == w[1].name)) {
+        for e in &mut entries {
+            e.name = format!("{}:{}", e.file, e.name);
+        }
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
     }
     if let Some(pair) = tensors.windows(2).find(|w| w[0].name == w[1].name) {
         return Err(TensorError::Malformed {
@@ -135,7 +182,7 @@ pub fn open(path: &Path) -> Result<Vec<Tensor>, TensorError> {
             ),
         });
     }
-    Ok(tensors)
+    Ok(Checkpoint { tensors, entries })
 }
 
 /// The tensors of the one checkpoint file `path`, shown as `rel`; `Ok(None)` when it is

@@ -8,109 +8,61 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::model::{Tensor, TensorError};
-use crate::pickle::{self, Node};
+use super::model::{Entry, Tensor, TensorError};
+use crate::legacy::{self, HeadError};
 use crate::pickled::MAX_PICKLE_FILE;
-use crate::torch;
 
-/// The tensors of the legacy torch file `path` (`len` bytes), shown as `rel`.
+/// The tensors of the legacy torch file `path` (`len` bytes), shown as `rel`, and its
+/// values that are not tensors: the layout read as `verify` reads it
+/// ([`crate::legacy`]), and refused on any problem `torch.load` would fail on.
 pub(super) fn tensors(
     path: &Path,
     file: &mut File,
     len: u64,
     rel: &str,
-) -> Result<Vec<Tensor>, TensorError> {
+) -> Result<(Vec<Tensor>, Vec<Entry>), TensorError> {
     let mut head = vec![0u8; MAX_PICKLE_FILE.min(len) as usize];
     file.read_exact_at(&mut head, 0)
         .map_err(|e| TensorError::io(path, e))?;
     let bad = |why: String| TensorError::malformed(path, why);
-    let mut at = 0usize;
-    let mut object = None;
-    let mut keys = Vec::new();
-    for i in 0..5 {
-        let p = pickle::parse(&head[at..]).map_err(|e| {
-            bad(format!(
-                "pickle {} of 5 at byte {at} cannot be read: {e:?}{}",
-                i + 1,
-                if len > MAX_PICKLE_FILE {
-                    " (the pickles must fit in the first 256 MiB)"
-                } else {
-                    ""
-                }
-            ))
-        })?;
-        at += p.len;
-        match i {
-            2 if p
-                .get(p.root, "little_endian")
-                .is_some_and(|v| matches!(p.node(v), Node::Bool(false))) =>
-            {
-                return Err(TensorError::Unsupported {
-                    path: path.display().to_string(),
-                    reason:
-                        "saved on a big-endian machine; only little-endian checkpoints are read"
-                            .into(),
-                });
-            }
-            3 => object = Some(p),
-            4 => {
-                keys = p
-                    .items(p.root)
-                    .ok_or_else(|| bad("the storage key list is not a list".into()))?
-                    .iter()
-                    .map(|&k| match p.node(k) {
-                        Node::Str(s) => Ok(s.clone()),
-                        _ => Err(bad("a storage key is not a string".into())),
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
-            _ => {}
-        }
-    }
-    let contents = torch::contents(&object.expect("parsed above"));
-    super::containers::unread(path, &contents)?;
-    // Storages follow the pickles, in the order of the key list.
-    let mut storages = std::collections::BTreeMap::new();
-    let mut pos = at as u64;
-    for key in &keys {
-        let storage = contents
-            .storages
-            .get(key)
-            .ok_or_else(|| bad(format!("storage `{key}` is listed but no tensor uses it")))?;
-        // An untyped storage counts bytes; a typed one, elements of its type.
-        let size = match storage.untyped {
-            true => 1,
-            false => storage
-                .dtype
-                .ok_or_else(|| {
-                    bad(format!(
-                        "storage `{key}` has an element type shardsmith does not know"
-                    ))
-                })?
-                .size(),
+    let mut head = legacy::head(&head).map_err(|e: HeadError| {
+        let limit = match e.truncated() && len > MAX_PICKLE_FILE {
+            true => " (the pickles must fit in the first 256 MiB)",
+            false => "",
         };
-        let mut count = [0u8; 8];
-        file.read_exact_at(&mut count, pos)
-            .map_err(|e| bad(format!("storage `{key}` at byte {pos}: {e}")))?;
-        let count = u64::from_le_bytes(count);
-        let bytes = count
-            .checked_mul(size)
-            .filter(|&b| pos.checked_add(8).and_then(|p| p.checked_add(b)).is_some_and(|end| end <= len))
+        bad(format!("{} at byte {}{limit}", e.message(), e.at()))
+    })?;
+    if head.big_endian {
+        return Err(TensorError::Unsupported {
+            path: path.display().to_string(),
+            reason: "saved on a big-endian machine; only little-endian checkpoints are read".into(),
+        });
+    }
+    let (records, problems) = legacy::walk_at(&head, len, |at, buf| {
+        let n = buf.len().min(len.saturating_sub(at) as usize);
+        file.read_exact_at(&mut buf[..n], at).map(|()| n)
+    })
+    .map_err(|e| TensorError::io(path, e))?;
+    if let Some(p) = problems.iter().find(|p| p.is_error()) {
+        return Err(bad(p.message(len)));
+    }
+    super::containers::unread(path, &head.contents)?;
+    let entries = std::mem::take(&mut head.contents.entries)
+        .into_iter()
+        .map(|e| Entry::of(e, rel))
+        .collect();
+    let tensors = super::containers::views(path, head.contents, rel, |key| {
+        records
+            .iter()
+            .find(|r| r.key == key)
+            .map(|r| (r.data, r.bytes))
             .ok_or_else(|| {
                 bad(format!(
-                    "storage `{key}` at byte {pos} declares {count} elements, past the end of the {len}-byte file"
+                    "storage `{key}` of a tensor is not in the file's storage list"
                 ))
-            })?;
-        storages.insert(key.clone(), (pos + 8, bytes));
-        pos += 8 + bytes;
-    }
-    super::containers::views(path, contents, rel, |key| {
-        storages.get(key).copied().ok_or_else(|| {
-            bad(format!(
-                "storage `{key}` of a tensor is not in the file's storage list"
-            ))
-        })
-    })
+            })
+    })?;
+    Ok((tensors, entries))
 }
 
 #[cfg(test)]

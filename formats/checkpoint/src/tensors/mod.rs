@@ -26,7 +26,7 @@ mod rules;
 mod values;
 
 pub use canon::{Canonical, digest};
-pub use files::{of_file, open};
-pub use model::{Piece, Tensor, TensorError};
+pub use files::{of_file, open, open_all};
+pub use model::{Checkpoint, Entry, Piece, Tensor, TensorError};
 pub use rules::{MapRules, RuleError};
 pub use values::ValueDiff;

@@ -20,6 +20,40 @@ pub struct Tensor {
     pub file: String,
 }
 
+/// A value of a checkpoint that is not a tensor (a step count, a learning rate, a
+/// string), as a loader returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Dotted name (`optimizer.param_groups.0.lr`), as the checkpoint keys it.
+    pub name: String,
+    /// The value, Python-like and short (`5`, `0.001`, `'adamw'`).
+    pub shown: String,
+    /// A digest of the whole value when it is known in full, so two entries compare.
+    pub digest: Option<u64>,
+    /// The file that holds it, relative to what was opened.
+    pub file: String,
+}
+
+impl Entry {
+    pub(super) fn of(e: crate::torch::Entry, file: &str) -> Self {
+        Self {
+            name: e.name,
+            shown: e.shown,
+            digest: e.digest,
+            file: file.to_string(),
+        }
+    }
+}
+
+/// A checkpoint by content: its tensors, and the values beside them.
+#[derive(Clone, Debug, Default)]
+pub struct Checkpoint {
+    /// Every tensor, sorted by name.
+    pub tensors: Vec<Tensor>,
+    /// Every value that is not a tensor (torch zip and legacy files), sorted by name.
+    pub entries: Vec<Entry>,
+}
+
 /// A box of a tensor's elements stored as a strided view at a place in a file.
 #[derive(Clone, Debug)]
 pub struct Piece {
