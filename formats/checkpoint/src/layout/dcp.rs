@@ -114,6 +114,25 @@ pub(super) fn check(
             .iter()
             .filter_map(|it| it[1].as_str().map(|f| join(dir, f)))
             .collect();
+        let blobs: Vec<&str> = referenced_files
+            .iter()
+            .filter(|f| {
+                inspections
+                    .get(*f)
+                    .is_some_and(|i| i.facts.contains_key("safetensors_at"))
+            })
+            .map(String::as_str)
+            .collect();
+        if let Some(first) = blobs.first() {
+            out.push(Finding::error(
+                FindingKind::BadLayout,
+                rel,
+                format!(
+                    "saved with serialization_format=SAFETENSORS ({} data file(s) hold a safetensors blob, {first} first): dcp.load cannot read it, since torch's FileSystemReader reads every item with torch.load (torch 2.15: \"Weights only load failed\"); the blobs were checked as safetensors",
+                    blobs.len()
+                ),
+            ));
+        }
         for file in files.keys().filter(|f| {
             f.ends_with(".distcp") && dir_of(f) == dir && !referenced_files.contains(*f)
         }) {
