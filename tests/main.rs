@@ -48,6 +48,7 @@ mod tokenize;
 mod tokenize_interop;
 mod tokenize_runs;
 mod tokenize_verify;
+mod torch_dcp;
 mod util;
 mod verify;
 mod verify_nothing;
