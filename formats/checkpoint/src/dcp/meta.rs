@@ -5,7 +5,9 @@
 //! the metadata-against-data check of `verify`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use crate::dcp_coverage::ints;
 use crate::pickle::{self, Pickle};
@@ -64,8 +66,8 @@ pub fn items(p: &Pickle) -> Vec<Item> {
     let Some(storage) = p.get(p.root, "storage_data") else {
         return out;
     };
-    // Every chunk's (offsets, elements), by tensor.
-    let mut chunks: BTreeMap<&str, Vec<(Vec<u64>, Option<u64>)>> = BTreeMap::new();
+    // Every chunk's elements, by (tensor, offsets).
+    let mut chunks: BTreeMap<(&str, Vec<u64>), Option<u64>> = BTreeMap::new();
     let tensors = p.get(p.root, "state_dict_metadata");
     for &(k, v) in tensors.and_then(|t| p.dict_entries(t)).unwrap_or(&[]) {
         let (Some(fqn), Some(list)) = (p.str(k), p.get(v, "chunks")) else {
@@ -76,7 +78,7 @@ pub fn items(p: &Pickle) -> Vec<Item> {
             let sizes = p.get(c, "sizes").and_then(|s| ints(p, s));
             if let Some(offsets) = offsets {
                 let numel = sizes.and_then(|s| s.iter().try_fold(1u64, |n, &d| n.checked_mul(d)));
-                chunks.entry(fqn).or_default().push((offsets, numel));
+                chunks.insert((fqn, offsets), numel);
             }
         }
     }
@@ -101,13 +103,9 @@ pub fn items(p: &Pickle) -> Vec<Item> {
             .iter()
             .map(|&d| p.str(d).unwrap_or("?").to_string())
             .collect();
-        let numel = chunk.as_ref().and_then(|at| {
-            chunks
-                .get(fqn)?
-                .iter()
-                .find(|(offsets, _)| offsets == at)?
-                .1
-        });
+        let numel = chunk
+            .as_ref()
+            .and_then(|at| *chunks.get(&(fqn, at.clone()))?);
         let limit = numel
             .and_then(|n| n.checked_mul(16))
             .map_or(MAX_PICKLE_FILE, |b| b.saturating_add(ZIP_SLACK));
@@ -126,14 +124,55 @@ pub fn items(p: &Pickle) -> Vec<Item> {
 
 /// The items `.metadata` in `dir` stores in the data file `name`, sorted by offset;
 /// `None` when there is no `.metadata`, it is too large or not a readable pickle.
+///
+/// Every data file of a checkpoint asks: the `.metadata` of the last few directories is
+/// parsed once and kept (keyed by its path, size and modification time), so a
+/// checkpoint of a thousand ranks does not parse it a thousand times.
 pub fn items_of(dir: &Path, name: &str) -> Option<Vec<Item>> {
-    let meta = dir.join(".metadata");
-    if std::fs::metadata(&meta).ok()?.len() > MAX_PICKLE_FILE {
+    let by_file = by_file(&dir.join(".metadata"))?;
+    Some(by_file.get(name).cloned().unwrap_or_default())
+}
+
+/// Items by data file, sorted by offset.
+type ByFile = BTreeMap<String, Vec<Item>>;
+/// A parsed `.metadata`: its path, size and modification time, and its items.
+type Cached = (PathBuf, u64, Option<SystemTime>, Arc<ByFile>);
+
+/// How many parsed `.metadata` are kept.
+const CACHED: usize = 4;
+
+fn by_file(meta: &Path) -> Option<Arc<ByFile>> {
+    static CACHE: Mutex<Vec<Cached>> = Mutex::new(Vec::new());
+    let stat = std::fs::metadata(meta).ok()?;
+    if stat.len() > MAX_PICKLE_FILE {
         return None;
+    }
+    let key = (meta.to_path_buf(), stat.len(), stat.modified().ok());
+    let cache = || {
+        CACHE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some((.., found)) = cache()
+        .iter()
+        .find(|(p, len, time, _)| (p, *len, *time) == (&key.0, key.1, key.2))
+    {
+        return Some(Arc::clone(found));
     }
     let bytes = std::fs::read(meta).ok()?;
     let p = pickle::parse(&bytes).ok()?;
-    let mut mine: Vec<Item> = items(&p).into_iter().filter(|i| i.file == name).collect();
-    mine.sort_by(|a, b| (a.offset, a.length).cmp(&(b.offset, b.length)));
-    Some(mine)
+    let mut by_file = ByFile::new();
+    for item in items(&p) {
+        by_file.entry(item.file.clone()).or_default().push(item);
+    }
+    for list in by_file.values_mut() {
+        list.sort_by(|a, b| (a.offset, a.length).cmp(&(b.offset, b.length)));
+    }
+    let by_file = Arc::new(by_file);
+    let mut cache = cache();
+    if cache.len() == CACHED {
+        cache.remove(0);
+    }
+    cache.push((key.0, key.1, key.2, Arc::clone(&by_file)));
+    Some(by_file)
 }
