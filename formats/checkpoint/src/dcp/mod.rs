@@ -279,3 +279,6 @@ impl Inspector for DcpDataInspector {
         inspection
     }
 }
+
+#[cfg(test)]
+mod tests;
