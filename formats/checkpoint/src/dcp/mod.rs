@@ -65,7 +65,7 @@ fn by_items(rel: &str, file: &mut File, size: u64, items: Vec<Item>) -> Plan {
     };
     let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
     let mut read_to = 0u64;
-    let mut zips_to = 0u64;
+    let mut items_to = 0u64;
     for item in items {
         if Some(item.offset) == plan.blob {
             read_to = size;
@@ -75,15 +75,18 @@ fn by_items(rel: &str, file: &mut File, size: u64, items: Vec<Item>) -> Plan {
         if item.end() > size {
             continue; // past the end of the file: a layout finding
         }
+        if item.offset < items_to {
+            continue; // overlaps the item before it: a layout finding, never read twice
+        }
         if !item.transforms.is_empty() {
             match transform::parse(&item.transforms) {
-                Ok(t) => plan.transformed.push((item, t)),
+                Ok(t) => {
+                    items_to = item.end();
+                    plan.transformed.push((item, t));
+                }
                 Err(d) => *unknown.entry(d).or_default() += 1,
             }
             continue;
-        }
-        if item.offset < zips_to {
-            continue; // overlaps the zip before it: a layout finding
         }
         let found = zip::locate(file, item.end(), false);
         match found.archives.into_iter().next() {
@@ -92,7 +95,7 @@ fn by_items(rel: &str, file: &mut File, size: u64, items: Vec<Item>) -> Plan {
                 for e in &mut archive.entries {
                     e.archive = index;
                 }
-                zips_to = archive.end;
+                items_to = archive.end;
                 plan.located.archives.push(archive);
                 plan.labels.push(Some(item.label()));
             }

@@ -133,6 +133,10 @@ fn zstd_items_are_decoded_and_their_zips_checked() {
     let (t, bytes, items) = compressed(b"");
     assert!(items.iter().any(|i| i.chunk.is_some()) && items.len() > 1);
     assert_eq!(inspect_items(t.path(), &bytes, items.clone()), []);
+    // An item over the bytes of another (a layout finding) is not decoded again.
+    let mut twice = items.clone();
+    twice.insert(1, items[0].clone());
+    assert_eq!(inspect_items(t.path(), &bytes, twice), []);
 
     // Bytes after a frame, inside its item: the reader stops at the frame's end.
     let (tail_dir, tail_bytes, with_tail) = compressed(&[1, 2, 3]);

@@ -52,19 +52,34 @@ pub(super) struct Reader<'a> {
     files: BTreeMap<String, DataFile>,
     /// Each stored item read, by (file, offset, length).
     read: BTreeMap<(String, u64, u64), ItemTensors>,
+    /// Stored bytes the items still to be read may span.
+    budget: u64,
     /// Each safetensors blob read, by (file, offset).
     blobs: BTreeMap<(String, u64), Result<Rc<Vec<Tensor>>, (Cause, TensorError)>>,
 }
 
 impl<'a> Reader<'a> {
-    /// A reader of the items of the checkpoint in `dir` (its `.metadata` shown as `rel`).
-    pub(super) fn new(dir: &'a Path, rel: &'a str) -> Self {
+    /// A reader of the items of the checkpoint in `dir` (its `.metadata` shown as `rel`)
+    /// that reads at most twice the bytes of the data files `items` name: a checkpoint's
+    /// items do not overlap, so only a hostile `.metadata` (a million items over the same
+    /// gigabyte) reaches that, and is not read further.
+    pub(super) fn new(dir: &'a Path, rel: &'a str, items: &[&Item]) -> Self {
+        let mut names: Vec<&str> = items.iter().map(|i| i.file.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let stored: u64 = names
+            .iter()
+            .filter_map(|n| std::fs::symlink_metadata(dir.join(n)).ok())
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len())
+            .fold(0, u64::saturating_add);
         Self {
             dir,
             rel,
             files: BTreeMap::new(),
             read: BTreeMap::new(),
             blobs: BTreeMap::new(),
+            budget: stored.saturating_mul(2),
         }
     }
 
@@ -115,9 +130,9 @@ impl<'a> Reader<'a> {
             )));
         }
         if tensor.shape != chunk.sizes {
-            let smaller = tensor.shape.len() == chunk.sizes.len()
+            let narrowed = tensor.shape.len() == chunk.sizes.len()
                 && tensor.shape.iter().zip(chunk.sizes).all(|(s, d)| s >= d);
-            let effect = if smaller {
+            let effect = if narrowed {
                 "dcp.load takes part of it (torch narrows it to the chunk) and may load the wrong elements silently"
             } else {
                 "dcp.load fails on it (\"mismatch sizes\")"
@@ -200,6 +215,21 @@ impl<'a> Reader<'a> {
                     ),
                 ),
             ));
+        }
+        // Only overlapping items read the same bytes twice.
+        match self.budget.checked_sub(item.length) {
+            Some(left) => self.budget = left,
+            None => {
+                return Err((
+                    Cause::Overlap,
+                    TensorError::malformed(
+                        &path,
+                        format!(
+                            "{label} was not read: the items read before it already span twice the bytes of the data files (overlapping items)"
+                        ),
+                    ),
+                ));
+            }
         }
         if !item.transforms.is_empty() {
             let transforms = transform::parse(&item.transforms).map_err(|d| {

@@ -85,3 +85,45 @@ fn a_chunk_whose_sizes_disagree_with_its_data_is_a_mismatch_in_verify_and_diff()
     let error = directory(t.path(), ".metadata").unwrap_err().to_string();
     assert!(error.ends_with(&f.message), "{error}");
 }
+
+#[test]
+fn overlapping_items_are_read_up_to_twice_the_data_files_then_refused() {
+    // Items over the same bytes (a hostile .metadata can hold a million): each is read
+    // once, and only while they span at most twice the data files' bytes.
+    let t = copy("dcp2");
+    let size = std::fs::metadata(t.path().join("__0_0.distcp"))
+        .unwrap()
+        .len();
+    let first = crate::dcp::meta::items_of(t.path(), "__0_0.distcp").unwrap()[0].clone();
+    assert_eq!(first.length, size, "one chunk fills rank 0's file");
+    let items: Vec<Item> = (0..4)
+        .map(|k| Item {
+            length: size - k,
+            ..first.clone()
+        })
+        .collect();
+    let refs: Vec<&Item> = items.iter().collect();
+    let mut reader = Reader::new(t.path(), ".metadata", &refs);
+    let meta = t.path().join(".metadata");
+    let chunk = Chunk {
+        index: 0,
+        sizes: &[64, 64],
+        dtype: crate::values::TensorDtype::F32,
+        meta: &meta,
+    };
+    let causes: Vec<Option<Cause>> = items
+        .iter()
+        .map(|i| reader.piece(i, &chunk).err().map(|e| e.0))
+        .collect();
+    // The first is the chunk itself; the second ends 1 byte early (no zip ends there);
+    // the budget is spent before the third.
+    assert_eq!(
+        causes,
+        [
+            None,
+            Some(Cause::Container),
+            Some(Cause::Overlap),
+            Some(Cause::Overlap)
+        ]
+    );
+}
