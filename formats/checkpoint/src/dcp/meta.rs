@@ -166,7 +166,7 @@ fn by_file(meta: &Path) -> Option<Arc<ByFile>> {
         by_file.entry(item.file.clone()).or_default().push(item);
     }
     for list in by_file.values_mut() {
-        list.sort_by(|a, b| (a.offset, a.length).cmp(&(b.offset, b.length)));
+        list.sort_by_key(|a| (a.offset, a.length));
     }
     let by_file = Arc::new(by_file);
     let mut cache = cache();

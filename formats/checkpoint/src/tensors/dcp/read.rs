@@ -31,6 +31,9 @@ enum Stored {
     Blob(Rc<Vec<Tensor>>),
 }
 
+/// What reading one safetensors blob gave (shared by every tensor item pointing there).
+type BlobTensors = Result<Rc<Vec<Tensor>>, (Cause, TensorError)>;
+
 /// What reading one stored item gave (shared by every chunk that points at it).
 type ItemTensors = Result<Rc<Stored>, (Cause, TensorError)>;
 
@@ -55,7 +58,7 @@ pub(super) struct Reader<'a> {
     /// Stored bytes the items still to be read may span.
     budget: u64,
     /// Each safetensors blob read, by (file, offset).
-    blobs: BTreeMap<(String, u64), Result<Rc<Vec<Tensor>>, (Cause, TensorError)>>,
+    blobs: BTreeMap<(String, u64), BlobTensors>,
 }
 
 impl<'a> Reader<'a> {
@@ -263,7 +266,7 @@ impl<'a> Reader<'a> {
                 (None, None) => return Err(container("its decoded bytes hold no zip".into())),
             };
             let mut tensors =
-                torch_archive(&path, &mut file, &archive, &rel).map_err(|e| with_cause(e))?;
+                torch_archive(&path, &mut file, &archive, &rel).map_err(with_cause)?;
             for t in &mut tensors {
                 for piece in &mut t.pieces {
                     piece.encoded = Some(Encoded {
