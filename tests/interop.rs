@@ -60,9 +60,7 @@ pub fn torch_python() -> Option<PathBuf> {
             panic!("SHARDSMITH_TORCH_PYTHON is not set under CI: the torch env is missing")
         }
         None => {
-            eprintln!(
-                "torch test NOT RUN: set SHARDSMITH_TORCH_PYTHON (tests/run_all.sh does)"
-            );
+            eprintln!("torch test NOT RUN: set SHARDSMITH_TORCH_PYTHON (tests/run_all.sh does)");
             None
         }
     }
