@@ -49,6 +49,7 @@ mod tokenize;
 mod tokenize_interop;
 mod tokenize_runs;
 mod tokenize_verify;
+mod torch_dcp;
 mod torch_files;
 mod util;
 mod verify;

@@ -92,6 +92,10 @@ pub enum FindingKind {
     TensorMismatch,
     /// A dtype this reader does not know (a newer writer).
     UnsupportedDtype,
+    /// Bytes stored through a transform this reader does not know (a DCP item's
+    /// `transform_descriptors`), or that cannot be delimited: named, not checked, never
+    /// called damage.
+    UnsupportedTransform,
     /// A legacy format without checksums.
     LegacyFormat,
     /// Saved on a big-endian machine.

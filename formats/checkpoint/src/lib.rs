@@ -132,13 +132,8 @@ pub fn inspector_for(
     let is_pickle = head.first() == Some(&0x80) && head.get(1).is_some_and(|p| (2..=5).contains(p));
     if ext == "distcp" || recorded == Some("dcp_data") {
         let mut file = std::fs::File::open(&full).ok()?;
-        let (located, blob) = dcp::locate(ctx.root, rel, &mut file, size, head);
-        return Some(Box::new(dcp::DcpDataInspector::new(
-            rel,
-            located,
-            blob,
-            settings(),
-        )));
+        let plan = dcp::locate(ctx.root, rel, &mut file, size, head);
+        return Some(Box::new(dcp::DcpDataInspector::new(rel, plan, settings())));
     }
     if head.starts_with(LEGACY_MAGIC) {
         return Some(Box::new(legacy::LegacyInspector::new(rel)));

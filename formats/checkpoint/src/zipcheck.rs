@@ -109,18 +109,25 @@ pub(super) fn archive_findings(
     out
 }
 
+/// A member as findings name it: its storage's tensor and dtype when `data.pkl` says
+/// them; in a DCP item (whose tensor is the pickle's root), the item's name.
 fn describe(a: &ArchiveView<'_>, m: &MemberView<'_>) -> String {
     let storage = m
         .storage
         .and_then(|k| a.contents.and_then(|c| c.storages.get(k)));
-    match storage {
-        Some(s) => format!(
-            "member `{}` (storage of tensor `{}`{})",
+    let tensor = |s: &super::torch::Storage| match a.label {
+        Some(label) => label.to_string(),
+        None => format!("tensor `{}`", s.tensors.first().map_or("?", String::as_str)),
+    };
+    match (storage, a.label) {
+        (Some(s), _) => format!(
+            "member `{}` (storage of {}{})",
             m.name,
-            s.tensors.first().map_or("?", String::as_str),
+            tensor(s),
             s.dtype.map(|d| format!(", {d:?}")).unwrap_or_default()
         ),
-        None => format!("member `{}`", m.name),
+        (None, Some(label)) => format!("member `{}` (of {label})", m.name),
+        (None, None) => format!("member `{}`", m.name),
     }
 }
 
@@ -217,6 +224,8 @@ fn storage_findings(path: &str, a: &ArchiveView<'_>, reader: Reader, out: &mut V
 
 /// One archive as the checks see it.
 pub(super) struct ArchiveView<'a> {
+    /// What the archive is, when findings should name it so (a DCP item).
+    pub label: Option<&'a str>,
     pub contents: Option<&'a Contents>,
     pub pickle_error: Option<&'a (u64, String)>,
     pub pickle_seen: bool,

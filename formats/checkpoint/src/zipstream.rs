@@ -68,6 +68,8 @@ pub struct ZipInspector {
     members: Vec<Member>,
     archives: Vec<ArchiveState>,
     damage: Option<Damage>,
+    /// What findings call each archive (a DCP item's name), when not its tensors.
+    labels: Vec<Option<String>>,
     expected_end: u64,
     cur: usize,
     pos: u64,
@@ -120,12 +122,20 @@ impl ZipInspector {
                 .map(|_| ArchiveState::default())
                 .collect(),
             damage: located.damage,
+            labels: Vec::new(),
             expected_end,
             cur: 0,
             pos: 0,
             state: State::Seek,
             findings: Vec::new(),
         }
+    }
+
+    /// Names the archives, in order, for the findings (DCP items, whose tensor is the
+    /// pickle's root: their names are in `.metadata`).
+    pub fn with_labels(mut self, labels: Vec<Option<String>>) -> Self {
+        self.labels = labels;
+        self
     }
 
     fn error(&mut self, kind: FindingKind, at: u64, message: String) {
@@ -449,7 +459,9 @@ impl ZipInspector {
         let mut views: Vec<ArchiveView<'_>> = self
             .archives
             .iter()
-            .map(|a| ArchiveView {
+            .enumerate()
+            .map(|(i, a)| ArchiveView {
+                label: self.labels.get(i).and_then(Option::as_deref),
                 contents: a.contents.as_ref(),
                 pickle_error: a.pickle_error.as_ref(),
                 pickle_seen: a.pickle_seen,

@@ -1,8 +1,10 @@
 //! A PyTorch DCP checkpoint verified whole: `.metadata` (a pickle: the first part of
 //! the input) and the data files it points into, `__0_0.distcp` and `__1_0.distcp` (the
-//! other parts).
+//! other parts); then read by content as `ls` and `diff` read it, every tensor digested
+//! (zstd-compressed items decoded again there).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use shardsmith_checkpoint::tensors;
 
 fuzz_target!(|data: &[u8]| {
     let root = shardsmith_fuzz::scratch();
@@ -13,4 +15,9 @@ fuzz_target!(|data: &[u8]| {
         shardsmith_fuzz::write(&root, "__1_0.distcp", parts[2]);
     }
     shardsmith_fuzz::verify(&root);
+    if let Ok(found) = tensors::open(&root) {
+        for t in &found {
+            let _ = tensors::digest(t);
+        }
+    }
 });

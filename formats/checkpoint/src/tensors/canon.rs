@@ -124,7 +124,7 @@ impl<'a> Canonical<'a> {
             .ok_or_else(|| bad("its shape has more than 2^64 elements".into()))?;
         let bits = tensor.dtype.bits();
         let esize = tensor.dtype.size();
-        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut paths: Vec<(PathBuf, Option<u64>)> = Vec::new();
         let mut sizes: Vec<u64> = Vec::new();
         let mut files = Vec::new();
         let mut pieces = Vec::new();
@@ -178,15 +178,16 @@ impl<'a> Canonical<'a> {
                     piece.offset, piece.shape, piece.stride, piece.len
                 )));
             }
-            let file = match paths.iter().position(|p| *p == piece.path) {
+            let source = (piece.path.clone(), piece.encoded.as_ref().map(|e| e.offset));
+            let file = match paths.iter().position(|p| *p == source) {
                 Some(f) => f,
                 None => {
-                    let f = File::open(&piece.path).map_err(|e| TensorError::io(&piece.path, e))?;
+                    let f = piece.open()?;
                     let size = f
                         .metadata()
                         .map_err(|e| TensorError::io(&piece.path, e))?
                         .len();
-                    paths.push(piece.path.clone());
+                    paths.push(source);
                     sizes.push(size);
                     files.push(f);
                     files.len() - 1

@@ -92,6 +92,7 @@ pub(super) fn safetensors_at(
                 stride: contiguous(&shape),
                 at: vec![0; shape.len()],
                 shape: shape.clone(),
+                encoded: None,
             }],
             shape,
             file: rel.to_string(),
@@ -223,6 +224,7 @@ pub(super) fn views(
             stride: stride.clone(),
             at: vec![0; view.shape.len()],
             shape: view.shape.clone(),
+            encoded: None,
         };
         for name in view.names() {
             out.push(Tensor {

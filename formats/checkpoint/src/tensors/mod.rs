@@ -16,7 +16,7 @@
 
 mod canon;
 mod containers;
-mod dcp;
+pub(crate) mod dcp;
 pub mod diff;
 mod files;
 mod legacy;
@@ -25,8 +25,9 @@ pub mod recorded;
 mod rules;
 mod values;
 
+pub use crate::dcp::transform::Transform;
 pub use canon::{Canonical, digest};
 pub use files::{of_file, open, open_all};
-pub use model::{Checkpoint, Entry, Piece, Tensor, TensorError};
+pub use model::{Checkpoint, Encoded, Entry, Piece, Tensor, TensorError};
 pub use rules::{MapRules, RuleError};
 pub use values::ValueDiff;

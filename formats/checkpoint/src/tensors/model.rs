@@ -1,7 +1,10 @@
 //! A tensor of a checkpoint as shardsmith reads it by content: its name, dtype, shape
 //! and the pieces (strided views at places in files) its elements lie in.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
+
+use crate::dcp::transform::{self, Transform};
 
 use crate::values::TensorDtype;
 
@@ -71,6 +74,41 @@ pub struct Piece {
     pub stride: Vec<u64>,
     /// Where the box starts in the global tensor, per dimension.
     pub at: Vec<u64>,
+    /// When `path` holds the storage encoded (a DCP item saved through the ZStandard
+    /// extension): the stored item, whose decoded bytes `base` and `len` are offsets in.
+    pub encoded: Option<Encoded>,
+}
+
+/// A DCP item stored through transforms: a piece's storage is in the bytes it decodes to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Encoded {
+    /// First stored byte of the item in the file.
+    pub offset: u64,
+    /// Stored bytes of the item.
+    pub length: u64,
+    /// The transforms that decode it, in order.
+    pub transforms: Vec<Transform>,
+    /// Most bytes it may decode to (from `.metadata`).
+    pub limit: u64,
+}
+
+impl Piece {
+    /// The file holding the storage at `base`: `path` itself, or for an encoded piece
+    /// its item decoded into an anonymous temporary file (deleted when closed).
+    pub(crate) fn open(&self) -> Result<File, TensorError> {
+        let file = File::open(&self.path).map_err(|e| TensorError::io(&self.path, e))?;
+        let Some(e) = &self.encoded else {
+            return Ok(file);
+        };
+        transform::decode_at(&file, e.offset, e.length, &e.transforms, e.limit)
+            .map(|d| d.file)
+            .map_err(|why| {
+                TensorError::malformed(
+                    &self.path,
+                    format!("the item at bytes {}..+{}: {why}", e.offset, e.length),
+                )
+            })
+    }
 }
 
 /// Why the tensors of a checkpoint cannot be read.

@@ -19,6 +19,7 @@ fn piece(path: &Path, base: u64, len: u64, shape: &[u64], stride: &[u64], at: &[
         shape: shape.to_vec(),
         stride: stride.to_vec(),
         at: at.to_vec(),
+        encoded: None,
     }
 }
 

@@ -8,6 +8,8 @@ use std::path::Path;
 use serde_json::Value;
 use shardsmith_manifest::{Finding, FindingKind, Inspection};
 
+mod dcp;
+
 /// A DeepSpeed tag directory: partition count, model-parallel size, file names.
 type TagDir = (Option<u64>, Option<u64>, BTreeSet<String>);
 /// A Megatron iteration: (tensor, pipeline) ranks present, recorded TP and PP sizes.
@@ -16,11 +18,11 @@ type IterDir = (BTreeSet<(u64, Option<u64>)>, Option<u64>, Option<u64>);
 /// Largest index or pointer file read.
 const MAX_SMALL_FILE: u64 = 64 << 20;
 
-fn dir_of(rel: &str) -> &str {
+pub(super) fn dir_of(rel: &str) -> &str {
     rel.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
-fn join(dir: &str, name: &str) -> String {
+pub(super) fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()
     } else {
@@ -35,7 +37,7 @@ fn read_small(root: &Path, rel: &str, files: &BTreeMap<String, u64>) -> Option<S
     std::fs::read_to_string(root.join(rel)).ok()
 }
 
-fn fact_u64(i: &Inspection, key: &str) -> Option<u64> {
+pub(super) fn fact_u64(i: &Inspection, key: &str) -> Option<u64> {
     i.facts.get(key).and_then(Value::as_u64)
 }
 
@@ -51,7 +53,7 @@ pub fn check(
             index(root, rel, files, inspections, &mut out);
         }
     }
-    dcp(files, inspections, &mut out);
+    dcp::check(root, files, inspections, &mut out);
     deepspeed(root, files, inspections, &mut out);
     megatron(root, files, inspections, &mut out);
     out
@@ -172,126 +174,6 @@ fn index(
             )
             .values(total, by_shard.len()),
         );
-    }
-}
-
-fn dcp(
-    files: &BTreeMap<String, u64>,
-    inspections: &BTreeMap<String, Inspection>,
-    out: &mut Vec<Finding>,
-) {
-    let mut dirs_with_data: BTreeSet<&str> = BTreeSet::new();
-    for rel in files.keys().filter(|r| r.ends_with(".distcp")) {
-        dirs_with_data.insert(dir_of(rel));
-    }
-    let mut with_metadata = BTreeSet::new();
-    for (rel, i) in inspections
-        .iter()
-        .filter(|(_, i)| i.format == "dcp_metadata")
-    {
-        let dir = dir_of(rel);
-        with_metadata.insert(dir.to_string());
-        // An unreadable .metadata (reported on its own) or one without storage entries
-        // says nothing about which data files belong: no stale-file guesses then.
-        let Some(items) = i
-            .facts
-            .get("dcp.storage")
-            .and_then(Value::as_array)
-            .filter(|items| !items.is_empty())
-        else {
-            continue;
-        };
-        let mut referenced: BTreeMap<String, Vec<(u64, u64, String)>> = BTreeMap::new();
-        for item in items {
-            let (Some(fqn), Some(file), Some(offset), Some(length)) = (
-                item[0].as_str(),
-                item[1].as_str(),
-                item[2].as_u64(),
-                item[3].as_u64(),
-            ) else {
-                continue;
-            };
-            referenced.entry(join(dir, file)).or_default().push((
-                offset,
-                offset.saturating_add(length),
-                fqn.to_string(),
-            ));
-        }
-        for (file, mut ranges) in referenced {
-            let Some(&size) = files.get(&file) else {
-                out.push(Finding::error(
-                    FindingKind::MissingFile,
-                    &file,
-                    format!(
-                        "{rel} stores {} item(s) in this file, which is not present (a missing rank file: dcp.load fails with FileNotFoundError)",
-                        ranges.len()
-                    ),
-                ));
-                continue;
-            };
-            // Tensors of a safetensors-format file all record the blob's start as their
-            // offset: those are not slices (the blob is checked as safetensors).
-            let blob = inspections
-                .get(&file)
-                .and_then(|i| fact_u64(i, "safetensors_at"));
-            ranges.sort();
-            let mut prev_end = 0;
-            for (start, end, fqn) in &ranges {
-                if Some(*start) == blob {
-                    continue;
-                }
-                if *end > size {
-                    out.push(
-                        Finding::error(
-                            FindingKind::Truncated,
-                            &file,
-                            format!("item `{fqn}` of {rel} lies at bytes {start}..{end}, past the end of the {size}-byte file"),
-                        )
-                        .range(*start, *end)
-                        .values(end, size),
-                    );
-                }
-                if *start < prev_end {
-                    out.push(
-                        Finding::error(
-                            FindingKind::BadLayout,
-                            &file,
-                            format!("item `{fqn}` of {rel} overlaps the previous item"),
-                        )
-                        .range(*start, prev_end),
-                    );
-                }
-                prev_end = prev_end.max(*end);
-            }
-        }
-        let referenced_files: BTreeSet<String> = items
-            .iter()
-            .filter_map(|it| it[1].as_str().map(|f| join(dir, f)))
-            .collect();
-        for file in files.keys().filter(|f| {
-            f.ends_with(".distcp") && dir_of(f) == dir && !referenced_files.contains(*f)
-        }) {
-            out.push(Finding::warning(
-                FindingKind::StaleFile,
-                file,
-                format!("data file not referenced by {rel}: left by an earlier save into the same directory (DCP never cleans it)"),
-            ));
-        }
-    }
-    for dir in dirs_with_data {
-        if with_metadata.contains(dir) {
-            continue;
-        }
-        let tmp = files.contains_key(&join(dir, ".metadata.tmp"));
-        out.push(Finding::error(
-            FindingKind::MissingFile,
-            join(dir, ".metadata"),
-            if tmp {
-                "DCP data files without .metadata, next to .metadata.tmp: the save was interrupted while finishing; this checkpoint cannot be loaded"
-            } else {
-                "DCP data files without .metadata (written last by a save): the save did not complete, or .metadata was deleted"
-            },
-        ));
     }
 }
 
