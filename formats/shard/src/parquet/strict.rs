@@ -24,6 +24,8 @@ use shardsmith_store::{LocalFile, RangeRead};
 pub struct StrictFile {
     input: Arc<dyn RangeRead>,
     len: u64,
+    /// The footer declares column encryption (plaintext-footer mode).
+    encrypted: bool,
 }
 
 impl StrictFile {
@@ -38,7 +40,11 @@ impl StrictFile {
     /// without the magic, is left to the parquet crate's own error.
     pub fn new(input: Arc<dyn RangeRead>) -> io::Result<Self> {
         let len = input.len();
-        let strict = Self { input, len };
+        let mut strict = Self {
+            input,
+            len,
+            encrypted: false,
+        };
         if len >= 12 {
             let mut tail = [0u8; 8];
             strict.input.read_exact_at(len - 8, &mut tail)?;
@@ -54,9 +60,27 @@ impl StrictFile {
                         format!("the Parquet footer is malformed: {why}"),
                     )
                 })?;
+                strict.encrypted = super::footer::is_encrypted(&footer);
             }
         }
         Ok(strict)
+    }
+
+    /// True when the footer declares encrypted columns (plaintext-footer mode).
+    pub(super) fn encrypted(&self) -> bool {
+        self.encrypted
+    }
+}
+
+impl StrictFile {
+    /// Up to `most` bytes from `start` (fewer at the end of the file).
+    pub(super) fn read_upto(&self, start: u64, most: usize) -> io::Result<Vec<u8>> {
+        let n = usize::try_from(self.len.saturating_sub(start))
+            .unwrap_or(usize::MAX)
+            .min(most);
+        let mut buffer = vec![0; n];
+        self.input.read_exact_at(start, &mut buffer)?;
+        Ok(buffer)
     }
 }
 
