@@ -10,9 +10,12 @@
 mod column;
 pub mod def;
 mod footer;
+mod group;
 mod guard;
 pub mod input;
 mod inspect;
+pub mod nested;
+mod pages;
 pub mod rows;
 mod strict;
 
@@ -27,13 +30,14 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
 pub use column::{ByteColumn, ColumnError};
+pub use group::DECODE_LIMIT;
 pub use guard::guarded;
 pub use inspect::ParquetInspector;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-pub use rows::{ParquetFile, Rows};
+pub use rows::{ParquetFile, ReadError, Rows};
 use serde_json::{Value, json};
 pub use strict::StrictFile;
 
@@ -100,7 +104,7 @@ impl Default for ParquetOptions {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Kind {
     Utf8,
     Binary,
@@ -111,6 +115,9 @@ enum Kind {
     /// `ndarray:DTYPE:SHAPE`: the raw values, row-major, little-endian, this many bytes
     /// (FIXED_LEN_BYTE_ARRAY), dtype and shape in the field's metadata.
     Fixed(u64),
+    /// A nested column of a Parquet input (list, map, struct), its type kept: the
+    /// values arrive as JSON text ([`nested`]) and are parsed back.
+    Nested(DataType),
 }
 
 /// True when a column of `encoding` has a Parquet type here.
@@ -126,6 +133,8 @@ fn kind_of(encoding: &Encoding) -> Result<Kind, String> {
         | Encoding::StrFloat
         | Encoding::StrDecimal => Kind::Utf8,
         Encoding::Bytes | Encoding::Jpeg | Encoding::Png => Kind::Binary,
+        Encoding::Nested(t) if nested::carries(t) => Kind::Nested(t.clone()),
+        Encoding::Nested(_) => Kind::Utf8,
         Encoding::Int => Kind::Int,
         Encoding::Scalar(d) if d.name().starts_with("float") => Kind::Float,
         Encoding::Scalar(d) if d.name() == "int32" => Kind::Int32,
@@ -205,13 +214,14 @@ impl Parquet {
                 .unwrap_or_else(|| Encoding::for_field(name));
             let kind = kind_of(&encoding)
                 .map_err(|e| Error::Setting(format!("--column `{name}`: {e}")))?;
-            let data_type = match kind {
+            let data_type = match &kind {
                 Kind::Utf8 => DataType::Utf8,
                 Kind::Binary => DataType::Binary,
                 Kind::Int => DataType::Int64,
                 Kind::Int32 => DataType::Int32,
                 Kind::Float => DataType::Float64,
-                Kind::Fixed(n) => DataType::FixedSizeBinary(n as i32),
+                Kind::Fixed(n) => DataType::FixedSizeBinary(*n as i32),
+                Kind::Nested(t) => t.clone(),
             };
             if matches!(kind, Kind::Binary | Kind::Fixed(_)) {
                 builder = builder.set_column_dictionary_enabled(ColumnPath::from(*name), false);
@@ -325,6 +335,8 @@ enum ColumnBuilder {
     Int32(Int32Builder),
     Float(Float64Builder),
     Fixed(FixedSizeBinaryBuilder),
+    /// The JSON texts of a batch's values, parsed into the column's type at its end.
+    Nested(DataType, Vec<Option<Vec<u8>>>),
 }
 
 struct Batch {
@@ -345,6 +357,7 @@ impl Batch {
                 Kind::Int32 => ColumnBuilder::Int32(Int32Builder::new()),
                 Kind::Float => ColumnBuilder::Float(Float64Builder::new()),
                 Kind::Fixed(n) => ColumnBuilder::Fixed(FixedSizeBinaryBuilder::new(*n as i32)),
+                Kind::Nested(t) => ColumnBuilder::Nested(t.clone(), Vec::new()),
             })
             .collect();
         Self {
@@ -358,17 +371,30 @@ impl Batch {
         let arrays: Vec<ArrayRef> = self
             .columns
             .iter_mut()
-            .map(|c| -> ArrayRef {
-                match c {
+            .zip(schema.fields())
+            .map(|(c, field)| -> io::Result<ArrayRef> {
+                Ok(match c {
                     ColumnBuilder::Utf8(b) => Arc::new(b.finish()),
                     ColumnBuilder::Binary(b) => Arc::new(b.finish()),
                     ColumnBuilder::Int(b) => Arc::new(b.finish()),
                     ColumnBuilder::Int32(b) => Arc::new(b.finish()),
                     ColumnBuilder::Float(b) => Arc::new(b.finish()),
                     ColumnBuilder::Fixed(b) => Arc::new(b.finish()),
-                }
+                    ColumnBuilder::Nested(t, values) => {
+                        let texts: Vec<Option<&[u8]>> =
+                            values.iter().map(Option::as_deref).collect();
+                        let array = nested::from_json(t, &texts).map_err(|e| {
+                            io::Error::other(format!(
+                                "field `{}`: a value does not fit its column type {t}: {e}",
+                                field.name()
+                            ))
+                        })?;
+                        values.clear();
+                        array
+                    }
+                })
             })
-            .collect();
+            .collect::<io::Result<_>>()?;
         self.rows = 0;
         self.bytes = 0;
         RecordBatch::try_new(schema.clone(), arrays).map_err(io::Error::other)
@@ -472,6 +498,7 @@ impl ShardEncoder for ParquetEncoder {
                     b.append_value(raw).map_err(io::Error::other)?;
                 }
                 (ColumnBuilder::Fixed(b), None) => b.append_null(),
+                (ColumnBuilder::Nested(_, values), v) => values.push(v.map(|v| v.into_owned())),
             }
         }
         self.batch.rows += 1;
