@@ -34,6 +34,17 @@ pub enum InputFormatArg {
     Mds,
 }
 
+/// What goes before the keys of each input file's samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KeyPrefixArg {
+    /// Keys as the input gives them
+    None,
+    /// FILE/KEY, FILE the file's name without its extension (train.0 for train.0.parquet)
+    Stem,
+    /// PATH/KEY, PATH the file's path below INPUT without its extension
+    Path,
+}
+
 /// Content checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ValidateArg {
@@ -119,6 +130,20 @@ pub struct PackArgs {
     /// Name of the column that holds each sample's key (mds, parquet; also read from Parquet input)
     #[arg(long, default_value = "key", value_name = "NAME")]
     pub key_column: String,
+
+    /// Put each input file's name or path before the keys of its samples (Parquet, WebDataset, MDS input)
+    ///
+    /// Two samples with one key stop the run (exit 2) naming both: readers would merge
+    /// them (webdataset joins consecutive members of one key) or return one key twice.
+    /// Inputs of several files often reuse keys (an `id` column counting from 0 in each
+    /// Parquet file, tar shards from two jobs): `stem` makes each key FILE/KEY, FILE the
+    /// file's name without its extension (`train.0` for `train.0.parquet`,
+    /// `shard-000001` for `shard-000001.tar.gz`); `path` uses the file's path below INPUT
+    /// instead, for files of one name in different directories. Keys the input does not
+    /// give (a Parquet row number, an MDS sample index) are unique already and stay as
+    /// they are. Example: `shardsmith pack parts/ out --key-column id --key-prefix stem`.
+    #[arg(long, value_enum, default_value = "none", value_name = "PREFIX")]
+    pub key_prefix: KeyPrefixArg,
 
     /// Compression: webdataset none|gz[:1-9]|zstd[:1-22] [none]; mds none|zstd[:L]|gz[:L]|bz2[:L]|br[:L]|snappy [none]; parquet zstd[:L]|snappy|none [zstd]
     ///
