@@ -10,10 +10,13 @@
 //! that completes its declared number of values ([`super::pages`]).
 //!
 //! Memory: the pages the decoder holds at once (each column's dictionary and largest
-//! data page) may not exceed [`DECODE_LIMIT`], and rows are read in batches small
-//! enough that a batch of the row group's largest rows stays near [`BATCH_BUDGET`].
+//! data page) may not exceed the decode limit ([`decode_limit`], 512 MiB unless the
+//! program sets another), nor may one row's share of them, and rows are read in
+//! batches small enough that a batch of the row group's largest rows stays near
+//! [`BATCH_BUDGET`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parquet::basic::Type as PhysicalType;
 use parquet::column::page::{Page, PageReader};
@@ -26,8 +29,32 @@ use super::pages::{self, Dictionary};
 use super::rows::ReadError;
 use super::strict::StrictFile;
 
-/// Most bytes of decompressed pages a row group's decoding holds at once.
+/// Most bytes of decompressed pages a row group's decoding holds at once, by default.
 pub const DECODE_LIMIT: u64 = 512 << 20;
+
+/// The environment variable through which the command line sets another limit.
+pub const DECODE_LIMIT_VAR: &str = "SHARDSMITH_PARQUET_DECODE_LIMIT";
+
+static LIMIT: AtomicU64 = AtomicU64::new(DECODE_LIMIT);
+
+/// Sets the decode limit for the whole process (the command line's
+/// [`DECODE_LIMIT_VAR`]).
+pub fn set_decode_limit(bytes: u64) {
+    LIMIT.store(bytes.max(1), Ordering::Relaxed);
+}
+
+/// The decode limit in force.
+pub fn decode_limit() -> u64 {
+    LIMIT.load(Ordering::Relaxed)
+}
+
+/// How a message says the limit and how to raise it.
+fn over_limit() -> String {
+    format!(
+        "more than the {} bytes shardsmith decodes at a time (raise it with {DECODE_LIMIT_VAR}=SIZE, e.g. 2GiB)",
+        decode_limit()
+    )
+}
 
 /// Bytes of decoded values a batch of rows aims at.
 const BATCH_BUDGET: u64 = 64 << 20;
@@ -126,6 +153,7 @@ pub(super) fn prepare(
     old_parquet_mr: bool,
 ) -> Result<Group, ReadError> {
     let rows = group.num_rows().max(0) as u64;
+    let limit = decode_limit();
     let mut metadata = group.clone();
     let (mut in_flight, mut row_bytes) = (0u64, 0u64);
     let mut largest: Option<(u64, String)> = None;
@@ -141,23 +169,23 @@ pub(super) fn prepare(
                 "the footer puts the column chunk at byte {start}, {len} bytes long"
             )));
         };
-        let mut limit = start.saturating_add(len).min(file.len());
+        let mut chunk_end = start.saturating_add(len).min(file.len());
         if old_parquet_mr {
-            limit += OLD_PARQUET_MR_PADDING.min(file.len() - limit);
+            chunk_end += OLD_PARQUET_MR_PADDING.min(file.len() - chunk_end);
         }
-        let walked = pages::walk(file, start, limit, chunk.num_values()).map_err(damaged)?;
+        let walked = pages::walk(file, start, chunk_end, chunk.num_values()).map_err(damaged)?;
         let dictionary = walked.dictionary.map_or(0, |d| d.uncompressed);
         let needs = dictionary.saturating_add(walked.max_page);
         in_flight = in_flight.saturating_add(needs);
         if largest.as_ref().is_none_or(|(n, _)| needs > *n) {
             largest = Some((needs, path.clone()));
         }
-        if in_flight > DECODE_LIMIT {
+        if in_flight > limit {
             let (n, column) = largest.expect("set above");
             return Err(ReadError::TooLarge(format!(
                 "row group {index} needs {in_flight} bytes of decompressed pages at once \
-                 (column `{column}`: {n} bytes), more than the {DECODE_LIMIT} bytes \
-                 shardsmith decodes at a time"
+                 (column `{column}`: {n} bytes), {}",
+                over_limit()
             )));
         }
         // What one row of this column can decode to.
@@ -177,11 +205,11 @@ pub(super) fn prepare(
             let plain = walked.max_page.saturating_mul(2) / walked.min_page_values.max(1);
             plain.max(entry)
         };
-        if per_row > DECODE_LIMIT {
+        if per_row > limit {
             return Err(ReadError::TooLarge(format!(
                 "row group {index}, column `{path}`: a row decodes to about {per_row} bytes \
-                 ({values} values in {rows} rows; dictionary entries up to {entry} bytes), \
-                 more than the {DECODE_LIMIT} bytes shardsmith decodes at a time"
+                 ({values} values in {rows} rows; dictionary entries up to {entry} bytes), {}",
+                over_limit()
             )));
         }
         row_bytes = row_bytes.saturating_add(per_row);

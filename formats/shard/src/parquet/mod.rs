@@ -30,7 +30,7 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
 pub use column::{ByteColumn, ColumnError};
-pub use group::DECODE_LIMIT;
+pub use group::{DECODE_LIMIT, DECODE_LIMIT_VAR, decode_limit, set_decode_limit};
 pub use guard::guarded;
 pub use inspect::ParquetInspector;
 use parquet::arrow::ArrowWriter;
