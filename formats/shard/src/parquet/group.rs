@@ -63,6 +63,7 @@ const BATCH_BUDGET: u64 = 64 << 20;
 const OLD_PARQUET_MR_PADDING: u64 = 100;
 
 /// A row group ready to read.
+#[derive(Clone)]
 pub(super) struct Group {
     /// The footer's metadata with the chunks read as pyarrow reads them.
     pub metadata: RowGroupMetaData,
@@ -119,17 +120,22 @@ fn largest_entry(
         PhysicalType::FIXED_LEN_BYTE_ARRAY => return Ok(descr.type_length().max(0) as u64),
         _ => return Ok(12),
     }
+    // The page's bytes alone (read once, exactly), as a chunk that starts at 0.
+    let bytes = file
+        .read_upto(dictionary.offset, dictionary.len as usize)
+        .map_err(|e| format!("the dictionary page cannot be read: {e}"))?;
     let only = chunk
         .clone()
         .into_builder()
-        .set_dictionary_page_offset(Some(dictionary.offset as i64))
-        .set_data_page_offset(dictionary.offset as i64)
-        .set_total_compressed_size(dictionary.len as i64)
+        .set_dictionary_page_offset(Some(0))
+        .set_data_page_offset(0)
+        .set_total_compressed_size(bytes.len() as i64)
         .build()
         .map_err(|e| e.to_string())?;
     let page = guarded(|| {
-        let mut reader = SerializedPageReader::new(Arc::new(file.clone()), &only, rows, None)
-            .map_err(|e| e.to_string())?;
+        let bytes = Arc::new(bytes::Bytes::from(bytes));
+        let mut reader =
+            SerializedPageReader::new(bytes, &only, rows, None).map_err(|e| e.to_string())?;
         reader.get_next_page().map_err(|e| e.to_string())
     })?;
     let Some(Page::DictionaryPage { buf, .. }) = page else {

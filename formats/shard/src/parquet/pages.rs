@@ -176,7 +176,7 @@ fn read_header(file: &StrictFile, at: u64, limit: u64) -> Result<(Header, usize)
     let most = usize::try_from(limit - at)
         .unwrap_or(usize::MAX)
         .min(MAX_HEADER);
-    let mut want = 1024.min(most);
+    let mut want = 256.min(most);
     loop {
         let bytes = file
             .read_upto(at, want)

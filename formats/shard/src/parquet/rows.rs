@@ -7,7 +7,7 @@
 //! row ([`super::column`]).
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -73,6 +73,9 @@ pub struct ParquetFile {
     /// Written by parquet-mr before 1.2.9 (chunk sizes that leave out the dictionary
     /// page header: pyarrow reads up to 100 bytes more).
     old_parquet_mr: bool,
+    /// Each row group prepared for reading every column, once (listing and reading
+    /// the same rows walk its pages once).
+    prepared: Arc<Vec<OnceLock<Result<Group, ReadError>>>>,
 }
 
 /// Rows of a [`ParquetFile`], batch by batch, row group by row group.
@@ -167,10 +170,12 @@ impl ParquetFile {
             chunks_within(metadata.metadata(), file.len())?;
             let old_parquet_mr =
                 group::is_old_parquet_mr(metadata.metadata().file_metadata().created_by());
+            let groups = metadata.metadata().num_row_groups();
             Ok(Self {
                 file,
                 metadata,
                 old_parquet_mr,
+                prepared: Arc::new((0..groups).map(|_| OnceLock::new()).collect()),
             })
         })
         .map_err(ReadError::Damaged)
@@ -212,13 +217,20 @@ impl ParquetFile {
     /// Row group `index` with the chunks of `leaves` read as pyarrow reads them, its
     /// memory checked ([`group::prepare`]).
     pub(super) fn prepare(&self, index: usize, leaves: &[usize]) -> Result<Group, ReadError> {
-        group::prepare(
-            &self.file,
-            self.metadata().row_group(index),
-            index,
-            leaves,
-            self.old_parquet_mr,
-        )
+        let prepare = || {
+            group::prepare(
+                &self.file,
+                self.metadata().row_group(index),
+                index,
+                leaves,
+                self.old_parquet_mr,
+            )
+        };
+        if leaves.len() == self.metadata.parquet_schema().num_columns() {
+            self.prepared[index].get_or_init(prepare).clone()
+        } else {
+            prepare()
+        }
     }
 
     /// Checks row group `index` for reading every column: what pyarrow would refuse, or
