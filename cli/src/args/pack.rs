@@ -70,8 +70,9 @@ pub struct PackArgs {
 
     /// What INPUT holds: raw files, Parquet rows, WebDataset shards or an MDS dataset
     ///
-    /// Parquet rows keep their order; the key is the --key-column value, else
-    /// STEM/ROW; every other column is a field (nulls are absent fields). WebDataset
+    /// Parquet rows keep their order; the key is the --key-column value, else PATH/ROW
+    /// (the file's path without .parquet); every other column is a field (nulls are
+    /// absent fields; lists, maps and structs their JSON text). WebDataset
     /// shards (a directory, one shard, a brace pattern such as
     /// 'shards/shard-{000000..000146}.tar' or --files-from naming shards) give their
     /// samples in shard order, keyed as webdataset keys them. An MDS dataset gives its
