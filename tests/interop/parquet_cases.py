@@ -99,6 +99,11 @@ def readers(out):
             cm[7] = (T.I64, cm[7][1] - header)
             cm[6] = (T.I64, cm[6][1] - header)
     files["parquet_mr_1_2_8.parquet"] = T.with_footer(data, meta)
+    # A footer whose row count is 0 though its row groups hold rows (parquet-rs 0.3
+    # wrote such footers: parquet-testing's repeated_no_annotation.parquet).
+    meta, _ = T.read_footer(data)
+    meta[3] = (T.I64, 0)
+    files["footer_rows_0.parquet"] = T.with_footer(data, meta)
     # Repeated fields without a LIST annotation (the legacy two-level layout other
     # writers use): `repeated int32 ints`, and `optional group phones { repeated group
     # phone { required int64 number; optional binary kind (STRING) } }` (the layout of

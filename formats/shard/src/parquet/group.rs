@@ -202,22 +202,26 @@ pub(super) fn prepare(
         let values = chunk.num_values().max(0) as u64;
         let per_row = if chunk.column_descr().max_rep_level() > 0 {
             // A row holds any number of values: their mean, each as large as a value
-            // may be (a dictionary entry, or its share of the pages).
+            // may be (a dictionary entry, or its share of the pages). One row is
+            // decoded whole, so a mean over the limit is refused.
             let plain = walked.max_page.saturating_mul(walked.pages) / rows.max(1);
             let referenced = (values / rows.max(1)).saturating_mul(entry);
-            plain.max(referenced)
+            let per_row = plain.max(referenced);
+            if per_row > limit {
+                return Err(ReadError::TooLarge(format!(
+                    "row group {index}, column `{path}`: a row decodes to about {per_row} bytes \
+                     ({values} values in {rows} rows; dictionary entries up to {entry} bytes), {}",
+                    over_limit()
+                )));
+            }
+            per_row
         } else {
-            // Fewer rows than the smallest page holds span at most two pages.
+            // A value lies in one page, or is a dictionary entry (both within the pages
+            // counted above); fewer rows than the smallest page holds span at most two
+            // pages, which sizes the batches.
             let plain = walked.max_page.saturating_mul(2) / walked.min_page_values.max(1);
             plain.max(entry)
         };
-        if per_row > limit {
-            return Err(ReadError::TooLarge(format!(
-                "row group {index}, column `{path}`: a row decodes to about {per_row} bytes \
-                 ({values} values in {rows} rows; dictionary entries up to {entry} bytes), {}",
-                over_limit()
-            )));
-        }
         row_bytes = row_bytes.saturating_add(per_row);
         let fixed = chunk
             .clone()

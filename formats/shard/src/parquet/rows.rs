@@ -22,7 +22,7 @@ use shardsmith_store::RangeRead;
 
 use super::group::{self, Group};
 use super::guard::guarded;
-use super::strict::StrictFile;
+use super::strict::{Encryption, StrictFile};
 
 /// Why a Parquet file, or a part of it, cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,23 +146,19 @@ impl ParquetFile {
     /// Reads the footer of `input`. The error says why it is not a readable Parquet file
     /// ([`ReadError::Encrypted`] for an encrypted one).
     pub fn open(input: Arc<dyn RangeRead>) -> Result<Self, ReadError> {
-        let len = input.len();
-        if len >= 12 {
-            let mut tail = [0u8; 4];
-            input
-                .read_exact_at(len - 4, &mut tail)
-                .map_err(|e| ReadError::Damaged(e.to_string()))?;
-            if &tail == b"PARE" {
+        let file = StrictFile::new(input).map_err(|e| ReadError::Damaged(e.to_string()))?;
+        match file.encryption() {
+            Encryption::None => {}
+            Encryption::Footer => {
                 return Err(ReadError::Encrypted(
                     "is an encrypted Parquet file (encrypted footer, `PARE`): shardsmith has no keys to read it".into(),
                 ));
             }
-        }
-        let file = StrictFile::new(input).map_err(|e| ReadError::Damaged(e.to_string()))?;
-        if file.encrypted() {
-            return Err(ReadError::Encrypted(
-                "is an encrypted Parquet file (plaintext footer, encrypted columns): shardsmith has no keys to read its pages".into(),
-            ));
+            Encryption::Columns => {
+                return Err(ReadError::Encrypted(
+                    "is an encrypted Parquet file (plaintext footer, encrypted columns): shardsmith has no keys to read its pages".into(),
+                ));
+            }
         }
         guarded(|| {
             let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())

@@ -24,8 +24,19 @@ use shardsmith_store::{LocalFile, RangeRead};
 pub struct StrictFile {
     input: Arc<dyn RangeRead>,
     len: u64,
-    /// The footer declares column encryption (plaintext-footer mode).
-    encrypted: bool,
+    /// How the file is encrypted (Parquet modular encryption), if it is.
+    encryption: Encryption,
+}
+
+/// Parquet modular encryption as a file's end tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Encryption {
+    /// Not encrypted.
+    None,
+    /// An encrypted footer (the file ends with `PARE`).
+    Footer,
+    /// A plaintext footer that declares encrypted columns.
+    Columns,
 }
 
 impl StrictFile {
@@ -43,13 +54,15 @@ impl StrictFile {
         let mut strict = Self {
             input,
             len,
-            encrypted: false,
+            encryption: Encryption::None,
         };
         if len >= 12 {
             let mut tail = [0u8; 8];
             strict.input.read_exact_at(len - 8, &mut tail)?;
             let footer_len = u64::from(u32::from_le_bytes(tail[..4].try_into().expect("4")));
-            if &tail[4..] == b"PAR1" && footer_len + 12 <= len {
+            if &tail[4..] == b"PARE" {
+                strict.encryption = Encryption::Footer;
+            } else if &tail[4..] == b"PAR1" && footer_len + 12 <= len {
                 let mut footer = vec![0; footer_len as usize];
                 strict
                     .input
@@ -60,15 +73,17 @@ impl StrictFile {
                         format!("the Parquet footer is malformed: {why}"),
                     )
                 })?;
-                strict.encrypted = super::footer::is_encrypted(&footer);
+                if super::footer::is_encrypted(&footer) {
+                    strict.encryption = Encryption::Columns;
+                }
             }
         }
         Ok(strict)
     }
 
-    /// True when the footer declares encrypted columns (plaintext-footer mode).
-    pub(super) fn encrypted(&self) -> bool {
-        self.encrypted
+    /// How the file is encrypted, if it is.
+    pub(super) fn encryption(&self) -> Encryption {
+        self.encryption
     }
 }
 

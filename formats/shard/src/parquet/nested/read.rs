@@ -284,13 +284,19 @@ fn build(data_type: &DataType, values: &[Option<&Json>]) -> Result<ArrayRef, Str
     })
 }
 
-/// A map key read back from its object key: a string-typed key as the string, other
-/// keys from their JSON text (`"1"` → 1), or as the string where that is their text (a
-/// base64 or date key).
+/// A map key read back from its object key: a number or boolean key from its JSON text
+/// (`"1"` → 1), any other key as the string (a string, base64 of a binary key, a date).
 fn key_value(data_type: &DataType, key: &str) -> Json {
-    match data_type {
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Json::String(key.into()),
-        _ => serde_json::from_str::<Json>(key).unwrap_or_else(|_| Json::String(key.into())),
+    let value_type = match data_type {
+        DataType::Dictionary(_, v) => v.as_ref(),
+        t => t,
+    };
+    let parsed = value_type.is_integer()
+        || value_type.is_floating()
+        || matches!(value_type, DataType::Boolean | DataType::Duration(_));
+    match parsed.then(|| serde_json::from_str::<Json>(key)) {
+        Some(Ok(json)) => json,
+        _ => Json::String(key.into()),
     }
 }
 

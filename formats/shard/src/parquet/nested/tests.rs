@@ -87,6 +87,13 @@ fn non_string_map_keys_are_their_json_text() {
     b.append(true).unwrap();
     let array: ArrayRef = Arc::new(b.finish());
     assert_eq!(round_trip(&array), [r#"{"7":"AP8="}"#]);
+    // A binary key whose base64 reads as a number stays a binary key.
+    let mut b = MapBuilder::new(None, BinaryBuilder::new(), Int64Builder::new());
+    b.keys().append_value([0xd7, 0x6d, 0xf8]);
+    b.values().append_value(1);
+    b.append(true).unwrap();
+    let array: ArrayRef = Arc::new(b.finish());
+    assert_eq!(round_trip(&array), [r#"{"1234":1}"#]);
 }
 
 #[test]
