@@ -32,6 +32,7 @@ mod pack;
 mod pack_left_out;
 mod pack_wds_compressed;
 mod parquet;
+mod parquet_readers;
 mod readme;
 mod s3;
 mod s3_audit;

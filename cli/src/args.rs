@@ -19,7 +19,7 @@ pub use diff::DiffArgs;
 pub use images::{ImageArgs, ImageAsArg, ImageFormatArg, ResizeModeArg};
 pub use look::{CatArgs, DatasetArgs, LookCommand, LsArgs, StatsArgs};
 pub use manifest::ManifestArgs;
-pub use pack::{InputFormatArg, PackArgs, ValidateArg};
+pub use pack::{InputFormatArg, KeyPrefixArg, PackArgs, ValidateArg};
 pub use shell::{CompletionsArgs, ManArgs};
 pub use tokenize::{TokenFormatArg, TokenizeArgs};
 pub use verify::VerifyArgs;

@@ -57,6 +57,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// `SHARDSMITH_PARQUET_DECODE_LIMIT` (a size: `2GiB`): the most decompressed Parquet
+/// pages shardsmith holds at once, for files with larger values than the default allows.
+fn parquet_decode_limit() -> anyhow::Result<()> {
+    let name = shardsmith_shard::parquet::DECODE_LIMIT_VAR;
+    if let Some(text) = std::env::var_os(name) {
+        let bytes = text
+            .to_str()
+            .ok_or_else(|| anyhow::anyhow!("{name} is not UTF-8"))
+            .and_then(|t| size::parse_size(t).map_err(|e| anyhow::anyhow!("{name}: {e}")))?;
+        shardsmith_shard::parquet::set_decode_limit(bytes);
+    }
+    Ok(())
+}
+
 /// Arguments clap rejects: its message on stderr as usual (exit 2; `--help` and
 /// `--version` print and exit 0), and with `--json` anywhere on the line also the
 /// error object on stdout, so a `| jq` pipeline gets an answer.
@@ -108,6 +122,7 @@ fn json_line(value: &impl serde::Serialize) {
 }
 
 fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
+    parquet_decode_limit()?;
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(jobs) = cli.global.jobs {
         if jobs == 0 {

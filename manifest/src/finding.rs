@@ -63,6 +63,9 @@ pub enum FindingKind {
     DecompressionFailed,
     /// Data pages that do not decode (Parquet).
     Undecodable,
+    /// Part of a file shardsmith cannot check though readers may read it (an encrypted
+    /// Parquet file, a page over what it decodes at once): a warning, never damage.
+    NotChecked,
     /// A zip member's CRC-32 differs from its central directory: bytes changed.
     CrcMismatch,
     /// A zip checkpoint saved without CRC-32s: damage cannot be detected.

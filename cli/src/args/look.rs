@@ -61,7 +61,8 @@ pub struct DatasetArgs {
 
     /// Column holding each sample's key (MDS, Parquet)
     ///
-    /// Parquet files without that column key their rows STEM/ROW, as `pack` does.
+    /// Parquet files without that column key their rows PATH/ROW (the file's path
+    /// without .parquet), as `pack` does.
     /// Example: `--key-column id`.
     #[arg(long, default_value = "key", value_name = "NAME")]
     pub key_column: String,

@@ -34,6 +34,17 @@ pub enum InputFormatArg {
     Mds,
 }
 
+/// What goes before the keys of each input file's samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KeyPrefixArg {
+    /// Keys as the input gives them
+    None,
+    /// FILE/KEY, FILE the file's name without its extension (train.0 for train.0.parquet)
+    Stem,
+    /// PATH/KEY, PATH the file's path below INPUT without its extension
+    Path,
+}
+
 /// Content checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ValidateArg {
@@ -59,8 +70,9 @@ pub struct PackArgs {
 
     /// What INPUT holds: raw files, Parquet rows, WebDataset shards or an MDS dataset
     ///
-    /// Parquet rows keep their order; the key is the --key-column value, else
-    /// STEM/ROW; every other column is a field (nulls are absent fields). WebDataset
+    /// Parquet rows keep their order; the key is the --key-column value, else PATH/ROW
+    /// (the file's path without .parquet); every other column is a field (nulls are
+    /// absent fields; lists, maps and structs their JSON text). WebDataset
     /// shards (a directory, one shard, a brace pattern such as
     /// 'shards/shard-{000000..000146}.tar' or --files-from naming shards) give their
     /// samples in shard order, keyed as webdataset keys them. An MDS dataset gives its
@@ -119,6 +131,20 @@ pub struct PackArgs {
     /// Name of the column that holds each sample's key (mds, parquet; also read from Parquet input)
     #[arg(long, default_value = "key", value_name = "NAME")]
     pub key_column: String,
+
+    /// Put each input file's name or path before the keys of its samples (Parquet, WebDataset, MDS input)
+    ///
+    /// Two samples with one key stop the run (exit 2) naming both: readers would merge
+    /// them (webdataset joins consecutive members of one key) or return one key twice.
+    /// Inputs of several files often reuse keys (an `id` column counting from 0 in each
+    /// Parquet file, tar shards from two jobs): `stem` makes each key FILE/KEY, FILE the
+    /// file's name without its extension (`train.0` for `train.0.parquet`,
+    /// `shard-000001` for `shard-000001.tar.gz`); `path` uses the file's path below INPUT
+    /// instead, for files of one name in different directories. Keys the input does not
+    /// give (a Parquet row number, an MDS sample index) are unique already and stay as
+    /// they are. Example: `shardsmith pack parts/ out --key-column id --key-prefix stem`.
+    #[arg(long, value_enum, default_value = "none", value_name = "PREFIX")]
+    pub key_prefix: KeyPrefixArg,
 
     /// Compression: webdataset none|gz[:1-9]|zstd[:1-22] [none]; mds none|zstd[:L]|gz[:L]|bz2[:L]|br[:L]|snappy [none]; parquet zstd[:L]|snappy|none [zstd]
     ///

@@ -198,6 +198,9 @@ fn list(
         }
         samples.retain(|s| !s.fields.is_empty());
     }
+    // Two samples with one key would be merged or confused by readers: refused here,
+    // for every kind of input, naming both.
+    shardsmith_shard::keys::check_unique(source, &samples, settings.key_prefix)?;
     let format = choice.build(&samples, source.suggested_encodings())?;
     refine(source, format.as_ref(), &mut samples, &mut skipped);
     skipped.sort();

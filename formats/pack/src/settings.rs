@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use shardsmith_shard::content::Validation;
+use shardsmith_shard::keys::KeyPrefix;
 use shardsmith_shard::{FormatChoice, ShardFormat};
 
 pub use shardsmith_store::tasks::TaskId;
@@ -32,6 +33,9 @@ pub struct PackSettings {
     pub fields: Option<std::collections::BTreeSet<String>>,
     /// Decode, resize and re-encode image fields ([`crate::images`]).
     pub images: Option<crate::images::ImageSettings>,
+    /// What the source put before the keys of each input file's samples
+    /// (`--key-prefix`): recorded, and named in the hint of a key used twice.
+    pub key_prefix: KeyPrefix,
 }
 
 impl Default for PackSettings {
@@ -45,6 +49,7 @@ impl Default for PackSettings {
             task: None,
             fields: None,
             images: None,
+            key_prefix: KeyPrefix::None,
         }
     }
 }
@@ -104,6 +109,9 @@ impl PackSettings {
         }
         if let Some(images) = &self.images {
             options.insert("images".into(), images.to_json());
+        }
+        if self.key_prefix != KeyPrefix::None {
+            options.insert("key_prefix".into(), Value::from(self.key_prefix.name()));
         }
         options.insert(
             "validation".into(),

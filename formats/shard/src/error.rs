@@ -36,6 +36,18 @@ pub enum Error {
         /// Why.
         detail: String,
     },
+    /// Two samples of the input have one key: readers would merge or confuse them.
+    #[error("input key `{key}` is used twice, by `{first}` and by `{second}`: {hint}")]
+    KeyCollision {
+        /// The key.
+        key: String,
+        /// Where the first sample comes from.
+        first: String,
+        /// Where the second comes from.
+        second: String,
+        /// How to tell them apart.
+        hint: String,
+    },
     /// An input changed size between listing and reading.
     #[error(
         "input `{path}` changed while packing (listed with {listed} bytes, read {read}); re-run to pack its current content"
@@ -74,6 +86,7 @@ impl Error {
             Error::Setting(_) => "setting",
             Error::BadInput { .. } => "bad_input",
             Error::EmptyInput { .. } => "empty_input",
+            Error::KeyCollision { .. } => "key_collision",
             Error::InputChanged { .. } => "input_changed",
             Error::InputVanished { .. } => "input_vanished",
             Error::Store(e) => e.kind(),
@@ -90,6 +103,7 @@ impl Error {
             | Error::InputChanged { path, .. }
             | Error::InputVanished { path, .. } => Some(path.clone()),
             Error::EmptyInput { root, .. } => Some(root.clone()),
+            Error::KeyCollision { second, .. } => Some(second.clone()),
             Error::Store(e) => e.path(),
             Error::Manifest(e) => e.path(),
         }

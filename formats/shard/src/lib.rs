@@ -6,7 +6,8 @@
 //! options, defaults (shard size), the samples it refuses, its inspector and how its
 //! files are recognised (its `def.rs`, implementing [`definition::FormatDef`]); the
 //! [`registry`] of formats, in its own file above them; content
-//! checks of fields ([`content`]); the naming rules readers key samples by ([`naming`]);
+//! checks of fields ([`content`]); the naming rules readers key samples by ([`naming`])
+//! and the uniqueness of keys from several input files ([`keys`]);
 //! and the one Parquet row reader ([`parquet::rows`]) that `pack` and `tokenize` share.
 //!
 //! Must not know: the pack or tokenize pipelines (planning, resume, manifests of runs),
@@ -21,6 +22,7 @@ pub mod content;
 pub mod definition;
 mod error;
 pub mod format;
+pub mod keys;
 pub mod mds;
 pub mod naming;
 pub mod parquet;

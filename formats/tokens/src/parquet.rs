@@ -28,8 +28,7 @@ impl ParquetReader {
             path: display.to_string(),
             reason,
         };
-        let file = ParquetFile::open(input)
-            .map_err(|e| bad(format!("is not a readable Parquet file: {e}")))?;
+        let file = ParquetFile::open(input).map_err(|e| bad(e.predicate()))?;
         let column = file.byte_column(field, start).map_err(|e| match e {
             ColumnError::Missing(names) => bad(format!(
                 "has no column `{field}` (columns: {}); choose it with --field",

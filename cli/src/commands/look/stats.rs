@@ -49,13 +49,6 @@ fn distribution(mut sizes: Vec<u64>) -> FieldStats {
     }
 }
 
-/// The key a "repeats key `KEY`" reason names.
-fn repeated_key(reason: &str) -> Option<&str> {
-    const MARK: &str = "repeats key `";
-    let rest = &reason[reason.find(MARK)? + MARK.len()..];
-    Some(&rest[..rest.find('`')?])
-}
-
 pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
     let shown = args.data.dataset.display().to_string();
     let Dataset::Shards(shards) = open::open(&args.data)? else {
@@ -88,15 +81,6 @@ pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
         if container != last_container {
             containers += 1;
             last_container = container;
-        }
-    }
-    // Readers that leave out a repeated key (Parquet, WebDataset) say so.
-    for skip in &listing.skipped {
-        if let Some(key) = repeated_key(&skip.reason) {
-            repeats += 1;
-            if !duplicates.iter().any(|d| d == key) {
-                duplicates.push(key.to_string());
-            }
         }
     }
     let fields: Vec<(&str, FieldStats)> = sizes
@@ -203,11 +187,5 @@ mod tests {
         assert_eq!((f.min, f.median, f.p99, f.max), (1, 50, 99, 100));
         let f = distribution(vec![7]);
         assert_eq!((f.min, f.median, f.p99, f.max), (7, 7, 7, 7));
-        assert_eq!(repeated_key("repeats key `a/1` (first seen)"), Some("a/1"));
-        assert_eq!(
-            repeated_key("d.tar: member `c/1.txt` repeats key `c/1` (first seen in `x`)"),
-            Some("c/1")
-        );
-        assert_eq!(repeated_key("has no extension"), None);
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use shardsmith_shard::keys::KeyPrefix;
 use shardsmith_shard::mds::input::{MdsDataset, is_mds_input};
 use shardsmith_shard::parquet::input::{ParquetRows, is_parquet_input};
 use shardsmith_shard::sample::SampleSource;
@@ -175,26 +176,26 @@ pub fn kind(
 }
 
 /// The sample source over a Parquet, WebDataset or MDS input (`None` for raw files,
-/// which `FileTree` groups). `scratch` holds decompressed copies of compressed shards.
+/// which `FileTree` groups), its keys prefixed as `key_prefix` says. `scratch` holds
+/// decompressed copies of compressed shards.
 pub fn open(
     kind: Kind,
     tree: Arc<dyn InputSource>,
     only: Option<&str>,
     display: &str,
     key_column: &str,
+    key_prefix: KeyPrefix,
     scratch: &Path,
 ) -> Result<Option<Box<dyn SampleSource>>> {
     Ok(match kind {
         Kind::Files => None,
-        Kind::Parquet => Some(Box::new(ParquetRows::open(
-            tree, display, only, key_column,
-        )?)),
-        Kind::Webdataset => Some(Box::new(TarShards::open(
-            tree,
-            display,
-            only,
-            Some(scratch.to_path_buf()),
-        )?)),
+        Kind::Parquet => Some(Box::new(
+            ParquetRows::open(tree, display, only, key_column)?.with_key_prefix(key_prefix),
+        )),
+        Kind::Webdataset => Some(Box::new(
+            TarShards::open(tree, display, only, Some(scratch.to_path_buf()))?
+                .with_key_prefix(key_prefix),
+        )),
         Kind::Mds => {
             if only.is_some_and(|rel| !rel.ends_with("index.json")) {
                 bail!(
@@ -206,12 +207,10 @@ pub fn open(
                     "input `{display}` is not an MDS dataset: it has no index.json of streaming's format (version 2, mds shards)"
                 );
             }
-            Some(Box::new(MdsDataset::open(
-                tree,
-                display,
-                key_column,
-                Some(scratch.to_path_buf()),
-            )?))
+            Some(Box::new(
+                MdsDataset::open(tree, display, key_column, Some(scratch.to_path_buf()))?
+                    .with_key_prefix(key_prefix),
+            ))
         }
     })
 }

@@ -69,6 +69,7 @@ fn open_source(resolved: &Resolved) -> Result<Option<Box<dyn SampleSource>>> {
         only.as_deref(),
         &resolved.input.display(),
         resolved.choice.key_column(),
+        resolved.settings.key_prefix,
         &resolved.scratch,
     )
 }

@@ -11,11 +11,14 @@ use shardsmith_pack::PackSettings;
 use shardsmith_pack::images::ImageSettings;
 use shardsmith_shard::columns::Encoding;
 use shardsmith_shard::content::Validation;
+use shardsmith_shard::keys::KeyPrefix;
 use shardsmith_shard::{FormatChoice, FormatOptions};
 use shardsmith_store::Location;
 
 use super::input::{self, Kind};
-use crate::args::{ImageArgs, ImageAsArg, ImageFormatArg, PackArgs, ResizeModeArg, ValidateArg};
+use crate::args::{
+    ImageArgs, ImageAsArg, ImageFormatArg, KeyPrefixArg, PackArgs, ResizeModeArg, ValidateArg,
+};
 use crate::size::{parse_count, parse_size};
 use crate::storage;
 
@@ -54,6 +57,11 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         )?,
         fields: args.fields.as_deref().map(field_list),
         images: images(&args.images, &scratch_dir(args, &args.output))?,
+        key_prefix: match args.key_prefix {
+            KeyPrefixArg::None => KeyPrefix::None,
+            KeyPrefixArg::Stem => KeyPrefix::Stem,
+            KeyPrefixArg::Path => KeyPrefix::Path,
+        },
     };
     settings.check()?;
     let output_given = args.output.clone();
@@ -72,6 +80,7 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         let (tree, only) = input::tree(&location, files_from.as_deref())?;
         let kind = input::kind(args.input_format, tree.as_ref(), only.as_deref(), false)?;
         refuse_list(kind, args.files_from.is_some())?;
+        refuse_prefix(kind, settings.key_prefix)?;
         let output = storage::location(&output_given)?;
         let input_url = remote.url("");
         let output_url = output.display();
@@ -109,6 +118,7 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         expanded.is_some(),
     )?;
     refuse_list(kind, args.files_from.is_some())?;
+    refuse_prefix(kind, settings.key_prefix)?;
     match kind {
         Kind::Files if !input.is_dir() => bail!(
             "input `{}` is not a directory (raw files are packed from a directory tree)",
@@ -157,6 +167,17 @@ fn refuse_list(kind: Kind, files_from: bool) -> Result<()> {
         bail!(
             "--files-from selects raw files or WebDataset shards; it does not apply to {} input",
             if kind == Kind::Mds { "MDS" } else { "Parquet" }
+        );
+    }
+    Ok(())
+}
+
+/// `--key-prefix` tells apart keys of different input files; raw files' keys are their
+/// paths, unique already.
+fn refuse_prefix(kind: Kind, prefix: KeyPrefix) -> Result<()> {
+    if kind == Kind::Files && prefix != KeyPrefix::None {
+        bail!(
+            "--key-prefix applies to Parquet, WebDataset and MDS inputs, whose keys come from inside their files; the keys of raw files are their paths, unique already"
         );
     }
     Ok(())

@@ -46,6 +46,11 @@ pub enum Encoding {
         /// Static shape (needs a static dtype).
         shape: Option<Vec<u64>>,
     },
+    /// The JSON text of a nested Parquet value (a list, map or struct) of this Arrow
+    /// type ([`crate::parquet::nested`]): `json` to formats without the type (MDS), the
+    /// type itself to Parquet. Only a Parquet input suggests it; `--column` cannot name
+    /// it.
+    Nested(arrow_schema::DataType),
 }
 
 impl Encoding {
@@ -173,6 +178,7 @@ impl Encoding {
             Encoding::Bytes
             | Encoding::Str
             | Encoding::Json
+            | Encoding::Nested(_)
             | Encoding::Jpeg
             | Encoding::Png
             | Encoding::StrInt
@@ -200,7 +206,7 @@ impl Encoding {
                 })?;
                 Ok(Cow::Borrowed(input))
             }
-            Encoding::Json => {
+            Encoding::Json | Encoding::Nested(_) => {
                 serde_json::from_slice::<serde::de::IgnoredAny>(input)
                     .map_err(|e| format!("is not valid JSON: {e}"))?;
                 Ok(Cow::Borrowed(input))
@@ -250,7 +256,7 @@ impl fmt::Display for Encoding {
         match self {
             Encoding::Bytes => f.write_str("bytes"),
             Encoding::Str => f.write_str("str"),
-            Encoding::Json => f.write_str("json"),
+            Encoding::Json | Encoding::Nested(_) => f.write_str("json"),
             Encoding::Jpeg => f.write_str("jpeg"),
             Encoding::Png => f.write_str("png"),
             Encoding::StrInt => f.write_str("str_int"),

@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use parquet::basic::Type as PhysicalType;
+use parquet::column::page::PageReader;
 use parquet::column::reader::ColumnReaderImpl;
 use parquet::data_type::{ByteArray, ByteArrayType};
-use parquet::file::reader::{FilePageIterator, FileReader, SerializedFileReader};
+use parquet::file::serialized_reader::SerializedPageReader;
 use parquet::schema::types::ColumnDescPtr;
 
 use super::guard::guarded;
@@ -16,7 +17,10 @@ use super::rows::ParquetFile;
 
 /// A top-level byte-array (string or binary) column, read value by value.
 pub struct ByteColumn {
-    pages: FilePageIterator,
+    file: ParquetFile,
+    /// The column's leaf index, and the next row group to read.
+    leaf: usize,
+    next_group: usize,
     descr: ColumnDescPtr,
     column: Option<ColumnReaderImpl<ByteArrayType>>,
     values: Vec<ByteArray>,
@@ -34,6 +38,21 @@ pub enum ColumnError {
 }
 
 impl ParquetFile {
+    /// The pages of row group `group`'s chunk of column `leaf`, read as pyarrow reads
+    /// them (memory checked).
+    fn column_pages(&self, group: usize, leaf: usize) -> Result<Box<dyn PageReader>, String> {
+        let metadata = self
+            .group_metadata(group, leaf)
+            .map_err(|e| e.to_string())?;
+        let rows = metadata.num_rows().max(0) as usize;
+        let file = Arc::new(self.strict().clone());
+        guarded(|| {
+            SerializedPageReader::new(file, metadata.column(leaf), rows, None)
+                .map(|r| Box::new(r) as Box<dyn PageReader>)
+                .map_err(|e| e.to_string())
+        })
+    }
+
     /// The top-level column `name` as raw bytes, from row `from` on (0-based).
     pub fn byte_column(&self, name: &str, from: u64) -> Result<ByteColumn, ColumnError> {
         let schema = self.metadata().file_metadata().schema_descr_ptr();
@@ -52,46 +71,37 @@ impl ParquetFile {
             )));
         }
         let descr = descr.clone();
-        let groups: Vec<u64> = self
-            .metadata()
-            .row_groups()
-            .iter()
-            .map(|g| g.num_rows().max(0) as u64)
-            .collect();
-        let unreadable = |e: String| ColumnError::Unreadable(e);
-        let reader =
-            guarded(|| SerializedFileReader::new(self.strict().clone()).map_err(|e| e.to_string()))
-                .map_err(unreadable)?;
-        let reader: Arc<dyn FileReader> = Arc::new(reader);
-        let mut pages =
-            FilePageIterator::new(index, reader).map_err(|e| unreadable(e.to_string()))?;
+        let unreadable = ColumnError::Unreadable;
         let mut row = 0u64;
         let mut column = None;
-        for rows in groups {
+        let mut next_group = 0;
+        for (g, group) in self.metadata().row_groups().iter().enumerate() {
+            let rows = group.num_rows().max(0) as u64;
+            next_group = g + 1;
             if row.saturating_add(rows) > from {
-                let page_reader = guarded(|| pages.next().transpose().map_err(|e| e.to_string()))
+                let mut reader = ColumnReaderImpl::new(
+                    descr.clone(),
+                    self.column_pages(g, index).map_err(unreadable)?,
+                );
+                let skip = (from - row) as usize;
+                let skipped = guarded(|| reader.skip_records(skip).map_err(|e| e.to_string()))
                     .map_err(unreadable)?;
-                if let Some(page_reader) = page_reader {
-                    let mut reader = ColumnReaderImpl::new(descr.clone(), page_reader);
-                    let skip = (from - row) as usize;
-                    let skipped = guarded(|| reader.skip_records(skip).map_err(|e| e.to_string()))
-                        .map_err(unreadable)?;
-                    if skipped != skip {
-                        return Err(unreadable(format!("has fewer rows than {from}")));
-                    }
-                    column = Some(reader);
+                if skipped != skip {
+                    return Err(unreadable(format!("has fewer rows than {from}")));
                 }
+                column = Some(reader);
                 row = from;
                 break;
             }
-            guarded(|| pages.next().transpose().map_err(|e| e.to_string())).map_err(unreadable)?;
             row = row.saturating_add(rows);
         }
         if row < from {
             return Err(unreadable(format!("has fewer rows than {from}")));
         }
         Ok(ByteColumn {
-            pages,
+            file: self.clone(),
+            leaf: index,
+            next_group,
             descr,
             column,
             values: Vec::new(),
@@ -110,13 +120,12 @@ impl ByteColumn {
     ) -> Result<usize, String> {
         loop {
             if self.column.is_none() {
-                let pages = &mut self.pages;
-                match guarded(|| pages.next().transpose().map_err(|e| e.to_string()))? {
-                    None => return Ok(0),
-                    Some(page_reader) => {
-                        self.column = Some(ColumnReaderImpl::new(self.descr.clone(), page_reader));
-                    }
+                if self.next_group >= self.file.metadata().num_row_groups() {
+                    return Ok(0);
                 }
+                let pages = self.file.column_pages(self.next_group, self.leaf)?;
+                self.next_group += 1;
+                self.column = Some(ColumnReaderImpl::new(self.descr.clone(), pages));
             }
             self.values.clear();
             self.levels.clear();

@@ -12,49 +12,80 @@
 
 /// Why a footer was refused, with the byte offset inside the footer.
 pub(crate) fn check(footer: &[u8]) -> Result<(), String> {
-    let mut walk = Walk {
-        bytes: footer,
-        at: 0,
-    };
-    walk.value(STRUCT, 0)
+    Walk::new(footer).value(STRUCT, 0)
+}
+
+/// True when the footer (a FileMetaData, checked by [`check`]) has an
+/// `encryption_algorithm` (field 8): a file in plaintext-footer mode whose columns are
+/// encrypted.
+pub(crate) fn is_encrypted(footer: &[u8]) -> bool {
+    let mut walk = Walk::new(footer);
+    let mut last = 0;
+    while let Ok(Some((id, kind))) = walk.field(last) {
+        if id == 8 && kind == STRUCT {
+            return true;
+        }
+        if !matches!(kind, BOOL_TRUE | BOOL_FALSE) && walk.value(kind, 1).is_err() {
+            return false;
+        }
+        last = id;
+    }
+    false
 }
 
 const MAX_DEPTH: u32 = 64;
-const BOOL_TRUE: u8 = 1;
-const BOOL_FALSE: u8 = 2;
+pub(super) const BOOL_TRUE: u8 = 1;
+pub(super) const BOOL_FALSE: u8 = 2;
 const BYTE: u8 = 3;
-const I16: u8 = 4;
-const I32: u8 = 5;
-const I64: u8 = 6;
+pub(super) const I16: u8 = 4;
+pub(super) const I32: u8 = 5;
+pub(super) const I64: u8 = 6;
 const DOUBLE: u8 = 7;
 const BINARY: u8 = 8;
 const LIST: u8 = 9;
 const SET: u8 = 10;
 const MAP: u8 = 11;
-const STRUCT: u8 = 12;
+pub(super) const STRUCT: u8 = 12;
 const UUID: u8 = 13;
 
-struct Walk<'a> {
+/// A walk over compact-protocol bytes (a footer, a page header): linear in their
+/// length, no allocation. Values it does not read are skipped with [`Walk::value`].
+pub(super) struct Walk<'a> {
     bytes: &'a [u8],
-    at: usize,
+    /// The position of the next byte.
+    pub(super) at: usize,
+    /// Set when a value needed more bytes than there are (the bytes may be a prefix).
+    pub(super) short: bool,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    pub(super) fn new(bytes: &'a [u8]) -> Self {
+        Self {
+            bytes,
+            at: 0,
+            short: false,
+        }
+    }
+
     fn remaining(&self) -> usize {
         self.bytes.len() - self.at
     }
 
-    fn byte(&mut self) -> Result<u8, String> {
-        let b = *self
-            .bytes
-            .get(self.at)
-            .ok_or_else(|| format!("the footer ends inside a value at byte {}", self.at))?;
+    pub(super) fn byte(&mut self) -> Result<u8, String> {
+        let Some(&b) = self.bytes.get(self.at) else {
+            self.short = true;
+            return Err(format!(
+                "the footer ends inside a value at byte {}",
+                self.at
+            ));
+        };
         self.at += 1;
         Ok(b)
     }
 
     fn skip(&mut self, n: usize) -> Result<(), String> {
         if n > self.remaining() {
+            self.short = true;
             return Err(format!(
                 "a value at byte {} declares {n} bytes, {} remain in the footer",
                 self.at,
@@ -65,7 +96,7 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn varint(&mut self) -> Result<u64, String> {
+    pub(super) fn varint(&mut self) -> Result<u64, String> {
         let start = self.at;
         let mut value = 0u64;
         for shift in (0..70).step_by(7) {
@@ -78,9 +109,35 @@ impl Walk<'_> {
         Err(format!("a varint at byte {start} is longer than 10 bytes"))
     }
 
+    /// A zigzag-encoded integer (i16, i32, i64).
+    pub(super) fn int(&mut self) -> Result<i64, String> {
+        let n = self.varint()?;
+        Ok((n >> 1) as i64 ^ -((n & 1) as i64))
+    }
+
+    /// The header of the next field of a struct: `None` at its end, else the field's id
+    /// (from the last one's, `last`) and its type.
+    pub(super) fn field(&mut self, last: i16) -> Result<Option<(i16, u8)>, String> {
+        let header = self.byte()?;
+        if header == 0 {
+            return Ok(None);
+        }
+        let id = match header >> 4 {
+            0 => i16::try_from(self.int()?).map_err(|_| {
+                format!(
+                    "a field id out of range at byte {}",
+                    self.at.saturating_sub(1)
+                )
+            })?,
+            delta => last.wrapping_add(i16::from(delta)),
+        };
+        Ok(Some((id, header & 0x0f)))
+    }
+
     /// Checks that `count` elements of at least `each` bytes fit in what remains.
-    fn fits(&self, count: u64, each: u64, what: &str, start: usize) -> Result<(), String> {
+    fn fits(&mut self, count: u64, each: u64, what: &str, start: usize) -> Result<(), String> {
         if count.saturating_mul(each) > self.remaining() as u64 {
+            self.short = true;
             return Err(format!(
                 "a {what} at byte {start} declares {count} elements, only {} bytes remain in the footer",
                 self.remaining()
@@ -89,7 +146,9 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn value(&mut self, kind: u8, depth: u32) -> Result<(), String> {
+    /// Skips one value of type `kind` (a struct field of type `BOOL_*` has no bytes:
+    /// callers skip those themselves).
+    pub(super) fn value(&mut self, kind: u8, depth: u32) -> Result<(), String> {
         if depth > MAX_DEPTH {
             return Err(format!(
                 "values nest deeper than {MAX_DEPTH} at byte {}",

@@ -1,14 +1,16 @@
 //! Parquet files as a sample source: every row is a sample, in file and row order.
 //!
 //! The key is the value of the key column (`--key-column`, default `key`) when the
-//! files have one, else `STEM/ROW` (file name without extensions, dots made `_`, and the
-//! row number in that file). Every other column is a field named after it (lowercased);
-//! binary and string values are the field's bytes, other types their text (`3`, `0.5`,
-//! `2024-01-01T00:00:00`); nulls are absent fields. Rows with a null or repeated key
-//! are left out with the reason.
+//! files have one (after the file's [`KeyPrefix`], when one is asked for), else
+//! `PATH/ROW`: the file's path below the input without `.parquet`, and the row number
+//! in that file (`train.0/000000007` for `train.0.parquet`). Every other column is a
+//! field named after it (lowercased); binary and string values are the field's bytes,
+//! nested values (lists, maps, structs) their JSON text ([`super::nested`]), other types
+//! their text (`3`, `0.5`, `2024-01-01T00:00:00`); nulls are absent fields. Rows with a
+//! null or empty key are left out with the reason; a key used twice is refused by the
+//! pack ([`crate::keys::check_unique`]), never merged.
 
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -18,9 +20,11 @@ use arrow_schema::DataType;
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped, TEMP_PREFIX};
 use shardsmith_store::InputSource;
 
-use super::rows::{ParquetFile, Rows};
+use super::nested;
+use super::rows::{ParquetFile, ReadError, Rows};
 use crate::columns::Encoding;
 use crate::content::Validation;
+use crate::keys::KeyPrefix;
 use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};
 use crate::{Error, Result};
 
@@ -30,7 +34,6 @@ struct PartFile {
     full: String,
     file: ParquetFile,
     first_row: u64,
-    stem: String,
 }
 
 /// The rows of one or more Parquet files.
@@ -43,6 +46,8 @@ pub struct ParquetRows {
     columns: Vec<(Arc<str>, usize)>,
     /// Encodings matching the column types, for formats with typed columns.
     encodings: std::collections::BTreeMap<String, Encoding>,
+    /// What goes before a key column's value.
+    key_prefix: KeyPrefix,
 }
 
 fn bad(path: &str, reason: String) -> Error {
@@ -52,8 +57,8 @@ fn bad(path: &str, reason: String) -> Error {
     }
 }
 
-fn pq_err(path: &str, e: impl std::fmt::Display) -> Error {
-    bad(path, format!("is not a readable Parquet file: {e}"))
+fn pq_err(path: &str, e: ReadError) -> Error {
+    bad(path, e.predicate())
 }
 
 /// True when an input holds Parquet rows rather than raw files: the one file it names
@@ -75,16 +80,17 @@ pub fn is_parquet_input(source: &dyn InputSource, only: Option<&str>) -> bool {
     })
 }
 
-/// The bytes of a value: raw for binary and string columns, text for the rest.
+/// The bytes of a value: raw for binary and string columns, JSON for nested ones, text
+/// for the rest. `Err` for a nested value JSON cannot hold (a map with a key twice).
 fn value_bytes(
     array: &ArrayRef,
     row: usize,
     formatter: Option<&ArrayFormatter<'_>>,
-) -> Option<Vec<u8>> {
+) -> Result<Option<Vec<u8>>, String> {
     if array.is_null(row) {
-        return None;
+        return Ok(None);
     }
-    Some(match array.data_type() {
+    Ok(Some(match array.data_type() {
         DataType::Binary => array.as_binary::<i32>().value(row).to_vec(),
         DataType::LargeBinary => array.as_binary::<i64>().value(row).to_vec(),
         DataType::BinaryView => array.as_binary_view().value(row).to_vec(),
@@ -92,10 +98,15 @@ fn value_bytes(
         DataType::Utf8 => array.as_string::<i32>().value(row).as_bytes().to_vec(),
         DataType::LargeUtf8 => array.as_string::<i64>().value(row).as_bytes().to_vec(),
         DataType::Utf8View => array.as_string_view().value(row).as_bytes().to_vec(),
+        t if nested::is_nested(t) => {
+            let mut out = Vec::new();
+            nested::to_json(array.as_ref(), row, &mut out)?;
+            out
+        }
         _ => formatter
             .map(|f| f.value(row).to_string().into_bytes())
             .unwrap_or_default(),
-    })
+    }))
 }
 
 impl ParquetRows {
@@ -169,13 +180,7 @@ impl ParquetRows {
                 _ => {}
             }
             let count = file.num_rows();
-            let base = rel.rsplit('/').next().unwrap_or(&rel);
-            let stem = base.split('.').next().unwrap_or(base).to_string();
-            let dir = rel
-                .rfind('/')
-                .map_or(String::new(), |i| rel[..=i].replace('.', "_"));
             files.push(PartFile {
-                stem: format!("{dir}{stem}"),
                 rel,
                 full,
                 file,
@@ -225,6 +230,15 @@ impl ParquetRows {
                 | DataType::Date64
                 | DataType::Timestamp(..)
                 | DataType::Decimal128(..) => Some(Encoding::Str),
+                DataType::Dictionary(_, v)
+                    if matches!(
+                        **v,
+                        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+                    ) =>
+                {
+                    Some(Encoding::Str)
+                }
+                t if nested::is_nested(t) => Some(Encoding::Nested(t.clone())),
                 _ => None,
             };
             if let Some(encoding) = encoding {
@@ -240,7 +254,15 @@ impl ParquetRows {
             has_key,
             columns,
             encodings,
+            key_prefix: KeyPrefix::None,
         })
+    }
+
+    /// Puts `prefix` before every key column value (`pack --key-prefix`); keys made of
+    /// a file's path and a row number are unique already and stay as they are.
+    pub fn with_key_prefix(mut self, prefix: KeyPrefix) -> Self {
+        self.key_prefix = prefix;
+        self
     }
 
     fn file_of(&self, row: u64) -> usize {
@@ -261,14 +283,6 @@ impl ParquetRows {
     }
 }
 
-fn hash128(key: &str) -> u128 {
-    let a = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
-    let mut h = DefaultHasher::new();
-    h.write_u64(0x9e37_79b9_7f4a_7c15);
-    h.write(key.as_bytes());
-    (u128::from(a) << 64) | u128::from(h.finish())
-}
-
 impl SampleSource for ParquetRows {
     fn describe(&self) -> String {
         self.root.clone()
@@ -276,10 +290,10 @@ impl SampleSource for ParquetRows {
 
     fn samples(&self) -> Result<SampleListing> {
         let mut listing = SampleListing::default();
-        let mut seen: HashMap<u128, u64> = HashMap::new();
         for (index, file) in self.files.iter().enumerate() {
             let mut row = file.first_row;
             let mut batches = self.batches(index, 0)?;
+            let generated = KeyPrefix::Path.of(&file.rel);
             while let Some(batch) = batches.next_batch().map_err(|e| pq_err(&file.full, e))? {
                 let key_index = self.key_index(&batch);
                 let formatters: Vec<Option<ArrayFormatter<'_>>> = batch
@@ -289,10 +303,20 @@ impl SampleSource for ParquetRows {
                     .collect();
                 for r in 0..batch.num_rows() {
                     let local = row - file.first_row;
+                    let value = |i: usize| {
+                        value_bytes(batch.column(i), r, formatters[i].as_ref()).map_err(|e| {
+                            bad(
+                                &file.full,
+                                format!(
+                                    "row {local}, column `{}`: {e}",
+                                    batch.schema().field(i).name()
+                                ),
+                            )
+                        })
+                    };
                     let key = match key_index {
-                        Some(k) => value_bytes(batch.column(k), r, formatters[k].as_ref())
-                            .map(|b| String::from_utf8_lossy(&b).into_owned()),
-                        None => Some(format!("{}/{local:09}", file.stem)),
+                        Some(k) => value(k)?.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                        None => Some(format!("{generated}{local:09}")),
                     };
                     let skip = |listing: &mut SampleListing, reason: String| {
                         listing.skipped.push(Skipped {
@@ -309,37 +333,30 @@ impl SampleSource for ParquetRows {
                             skip(&mut listing, "the key is empty".into())
                         }
                         Some(key) => {
-                            if let Some(first) = seen.insert(hash128(&key), row) {
-                                skip(
-                                    &mut listing,
-                                    format!(
-                                        "repeats key `{key}` (first seen at input row {first}): readers would merge or confuse the two"
-                                    ),
-                                );
-                            } else {
-                                let mut fields = Vec::with_capacity(self.columns.len());
-                                for (name, i) in &self.columns {
-                                    if let Some(v) =
-                                        value_bytes(batch.column(*i), r, formatters[*i].as_ref())
-                                    {
-                                        let size = v.len() as u64;
-                                        fields.push(FieldSpec {
-                                            ext: name.clone(),
-                                            source_ext: name.clone(),
-                                            size,
-                                            encoded: size,
-                                        });
-                                    }
-                                }
-                                if fields.is_empty() {
-                                    skip(&mut listing, "every field of the row is null".into());
-                                } else {
-                                    listing.samples.push(SampleSpec {
-                                        key,
-                                        fields,
-                                        origin: row,
+                            let key = match key_index {
+                                Some(_) => self.key_prefix.apply(&file.rel, &key),
+                                None => key,
+                            };
+                            let mut fields = Vec::with_capacity(self.columns.len());
+                            for (name, i) in &self.columns {
+                                if let Some(v) = value(*i)? {
+                                    let size = v.len() as u64;
+                                    fields.push(FieldSpec {
+                                        ext: name.clone(),
+                                        source_ext: name.clone(),
+                                        size,
+                                        encoded: size,
                                     });
                                 }
+                            }
+                            if fields.is_empty() {
+                                skip(&mut listing, "every field of the row is null".into());
+                            } else {
+                                listing.samples.push(SampleSpec {
+                                    key,
+                                    fields,
+                                    origin: row,
+                                });
                             }
                         }
                     }
@@ -460,7 +477,9 @@ impl SampleReader for RowReader<'_> {
                 .expect("field of a known column");
             let array = batch.column(column);
             let formatter = ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default()).ok();
-            let value = value_bytes(array, self.position, formatter.as_ref()).unwrap_or_default();
+            let value = value_bytes(array, self.position, formatter.as_ref())
+                .map_err(|e| bad(&self.source.field_path(sample, field), e))?
+                .unwrap_or_default();
             if value.len() as u64 != field.size {
                 return Err(Error::InputChanged {
                     path: self.source.field_path(sample, field),

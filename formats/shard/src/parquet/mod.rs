@@ -10,9 +10,13 @@
 mod column;
 pub mod def;
 mod footer;
+mod group;
 mod guard;
 pub mod input;
 mod inspect;
+pub mod nested;
+mod options;
+mod pages;
 pub mod rows;
 mod strict;
 
@@ -27,13 +31,15 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
 pub use column::{ByteColumn, ColumnError};
+pub use group::{DECODE_LIMIT, DECODE_LIMIT_VAR, decode_limit, set_decode_limit};
 pub use guard::guarded;
 pub use inspect::ParquetInspector;
+pub use options::{ParquetCompression, ParquetOptions};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-pub use rows::{ParquetFile, Rows};
+pub use rows::{ParquetFile, ReadError, Rows};
 use serde_json::{Value, json};
 pub use strict::StrictFile;
 
@@ -42,65 +48,7 @@ use crate::format::{Field, Payload, ShardEncoder, ShardFormat, ShardOut};
 use crate::sample::SampleSpec;
 use crate::{Error, Result};
 
-/// Parquet compression.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParquetCompression {
-    /// Zstandard at a level (1–22).
-    Zstd(i32),
-    /// Snappy.
-    Snappy,
-    /// None.
-    None,
-}
-
-impl ParquetCompression {
-    /// Parses `zstd[:LEVEL]`, `snappy` or `none`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        match text.split_once(':') {
-            None if text == "zstd" => Ok(ParquetCompression::Zstd(3)),
-            None if text == "snappy" => Ok(ParquetCompression::Snappy),
-            None if text == "none" => Ok(ParquetCompression::None),
-            Some(("zstd", level)) => match level.parse::<i32>() {
-                Ok(l) if (1..=22).contains(&l) => Ok(ParquetCompression::Zstd(l)),
-                _ => Err(format!("zstd levels are 1 to 22, not `{level}`")),
-            },
-            _ => Err(format!(
-                "unknown Parquet compression `{text}`; use zstd[:LEVEL], snappy or none"
-            )),
-        }
-    }
-
-    fn name(self) -> String {
-        match self {
-            ParquetCompression::Zstd(l) => format!("zstd:{l}"),
-            ParquetCompression::Snappy => "snappy".into(),
-            ParquetCompression::None => "none".into(),
-        }
-    }
-}
-
-/// Parquet options.
-#[derive(Clone, Debug)]
-pub struct ParquetOptions {
-    /// Column compression.
-    pub compression: ParquetCompression,
-    /// Most rows per row group.
-    pub row_group_rows: usize,
-    /// Most (encoded, in-memory) bytes per row group.
-    pub row_group_bytes: usize,
-}
-
-impl Default for ParquetOptions {
-    fn default() -> Self {
-        Self {
-            compression: ParquetCompression::Zstd(3),
-            row_group_rows: 1 << 20,
-            row_group_bytes: 128 << 20,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Kind {
     Utf8,
     Binary,
@@ -111,6 +59,9 @@ enum Kind {
     /// `ndarray:DTYPE:SHAPE`: the raw values, row-major, little-endian, this many bytes
     /// (FIXED_LEN_BYTE_ARRAY), dtype and shape in the field's metadata.
     Fixed(u64),
+    /// A nested column of a Parquet input (list, map, struct), its type kept: the
+    /// values arrive as JSON text ([`nested`]) and are parsed back.
+    Nested(DataType),
 }
 
 /// True when a column of `encoding` has a Parquet type here.
@@ -126,6 +77,8 @@ fn kind_of(encoding: &Encoding) -> Result<Kind, String> {
         | Encoding::StrFloat
         | Encoding::StrDecimal => Kind::Utf8,
         Encoding::Bytes | Encoding::Jpeg | Encoding::Png => Kind::Binary,
+        Encoding::Nested(t) if nested::carries(t) => Kind::Nested(t.clone()),
+        Encoding::Nested(_) => Kind::Utf8,
         Encoding::Int => Kind::Int,
         Encoding::Scalar(d) if d.name().starts_with("float") => Kind::Float,
         Encoding::Scalar(d) if d.name() == "int32" => Kind::Int32,
@@ -205,13 +158,14 @@ impl Parquet {
                 .unwrap_or_else(|| Encoding::for_field(name));
             let kind = kind_of(&encoding)
                 .map_err(|e| Error::Setting(format!("--column `{name}`: {e}")))?;
-            let data_type = match kind {
+            let data_type = match &kind {
                 Kind::Utf8 => DataType::Utf8,
                 Kind::Binary => DataType::Binary,
                 Kind::Int => DataType::Int64,
                 Kind::Int32 => DataType::Int32,
                 Kind::Float => DataType::Float64,
-                Kind::Fixed(n) => DataType::FixedSizeBinary(n as i32),
+                Kind::Fixed(n) => DataType::FixedSizeBinary(*n as i32),
+                Kind::Nested(t) => t.clone(),
             };
             if matches!(kind, Kind::Binary | Kind::Fixed(_)) {
                 builder = builder.set_column_dictionary_enabled(ColumnPath::from(*name), false);
@@ -325,6 +279,8 @@ enum ColumnBuilder {
     Int32(Int32Builder),
     Float(Float64Builder),
     Fixed(FixedSizeBinaryBuilder),
+    /// The JSON texts of a batch's values, parsed into the column's type at its end.
+    Nested(DataType, Vec<Option<Vec<u8>>>),
 }
 
 struct Batch {
@@ -345,6 +301,7 @@ impl Batch {
                 Kind::Int32 => ColumnBuilder::Int32(Int32Builder::new()),
                 Kind::Float => ColumnBuilder::Float(Float64Builder::new()),
                 Kind::Fixed(n) => ColumnBuilder::Fixed(FixedSizeBinaryBuilder::new(*n as i32)),
+                Kind::Nested(t) => ColumnBuilder::Nested(t.clone(), Vec::new()),
             })
             .collect();
         Self {
@@ -358,17 +315,30 @@ impl Batch {
         let arrays: Vec<ArrayRef> = self
             .columns
             .iter_mut()
-            .map(|c| -> ArrayRef {
-                match c {
+            .zip(schema.fields())
+            .map(|(c, field)| -> io::Result<ArrayRef> {
+                Ok(match c {
                     ColumnBuilder::Utf8(b) => Arc::new(b.finish()),
                     ColumnBuilder::Binary(b) => Arc::new(b.finish()),
                     ColumnBuilder::Int(b) => Arc::new(b.finish()),
                     ColumnBuilder::Int32(b) => Arc::new(b.finish()),
                     ColumnBuilder::Float(b) => Arc::new(b.finish()),
                     ColumnBuilder::Fixed(b) => Arc::new(b.finish()),
-                }
+                    ColumnBuilder::Nested(t, values) => {
+                        let texts: Vec<Option<&[u8]>> =
+                            values.iter().map(Option::as_deref).collect();
+                        let array = nested::from_json(t, &texts).map_err(|e| {
+                            io::Error::other(format!(
+                                "field `{}`: a value does not fit its column type {t}: {e}",
+                                field.name()
+                            ))
+                        })?;
+                        values.clear();
+                        array
+                    }
+                })
             })
-            .collect();
+            .collect::<io::Result<_>>()?;
         self.rows = 0;
         self.bytes = 0;
         RecordBatch::try_new(schema.clone(), arrays).map_err(io::Error::other)
@@ -472,6 +442,7 @@ impl ShardEncoder for ParquetEncoder {
                     b.append_value(raw).map_err(io::Error::other)?;
                 }
                 (ColumnBuilder::Fixed(b), None) => b.append_null(),
+                (ColumnBuilder::Nested(_, values), v) => values.push(v.map(|v| v.into_owned())),
             }
         }
         self.batch.rows += 1;

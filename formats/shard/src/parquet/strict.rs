@@ -24,6 +24,19 @@ use shardsmith_store::{LocalFile, RangeRead};
 pub struct StrictFile {
     input: Arc<dyn RangeRead>,
     len: u64,
+    /// How the file is encrypted (Parquet modular encryption), if it is.
+    encryption: Encryption,
+}
+
+/// Parquet modular encryption as a file's end tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Encryption {
+    /// Not encrypted.
+    None,
+    /// An encrypted footer (the file ends with `PARE`).
+    Footer,
+    /// A plaintext footer that declares encrypted columns.
+    Columns,
 }
 
 impl StrictFile {
@@ -38,12 +51,18 @@ impl StrictFile {
     /// without the magic, is left to the parquet crate's own error.
     pub fn new(input: Arc<dyn RangeRead>) -> io::Result<Self> {
         let len = input.len();
-        let strict = Self { input, len };
+        let mut strict = Self {
+            input,
+            len,
+            encryption: Encryption::None,
+        };
         if len >= 12 {
             let mut tail = [0u8; 8];
             strict.input.read_exact_at(len - 8, &mut tail)?;
             let footer_len = u64::from(u32::from_le_bytes(tail[..4].try_into().expect("4")));
-            if &tail[4..] == b"PAR1" && footer_len + 12 <= len {
+            if &tail[4..] == b"PARE" {
+                strict.encryption = Encryption::Footer;
+            } else if &tail[4..] == b"PAR1" && footer_len + 12 <= len {
                 let mut footer = vec![0; footer_len as usize];
                 strict
                     .input
@@ -54,9 +73,29 @@ impl StrictFile {
                         format!("the Parquet footer is malformed: {why}"),
                     )
                 })?;
+                if super::footer::is_encrypted(&footer) {
+                    strict.encryption = Encryption::Columns;
+                }
             }
         }
         Ok(strict)
+    }
+
+    /// How the file is encrypted, if it is.
+    pub(super) fn encryption(&self) -> Encryption {
+        self.encryption
+    }
+}
+
+impl StrictFile {
+    /// Up to `most` bytes from `start` (fewer at the end of the file).
+    pub(super) fn read_upto(&self, start: u64, most: usize) -> io::Result<Vec<u8>> {
+        let n = usize::try_from(self.len.saturating_sub(start))
+            .unwrap_or(usize::MAX)
+            .min(most);
+        let mut buffer = vec![0; n];
+        self.input.read_exact_at(start, &mut buffer)?;
+        Ok(buffer)
     }
 }
 

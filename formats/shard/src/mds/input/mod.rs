@@ -35,6 +35,7 @@ use self::record::Planned;
 use self::shard::Window;
 use crate::columns::Encoding;
 use crate::content::Validation;
+use crate::keys::KeyPrefix;
 use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};
 use crate::{Error, Result};
 
@@ -82,6 +83,8 @@ pub struct MdsDataset {
     read_from: Vec<OnceLock<String>>,
     /// Decompressed copies: every one when there is a scratch directory, else the last.
     copies: Mutex<HashMap<usize, Arc<dyn RangeRead>>>,
+    /// What goes before a key column's value (`pack --key-prefix`).
+    key_prefix: KeyPrefix,
 }
 
 impl MdsDataset {
@@ -118,7 +121,15 @@ impl MdsDataset {
             scratch,
             copies: Mutex::new(HashMap::new()),
             source,
+            key_prefix: KeyPrefix::None,
         })
+    }
+
+    /// Puts `prefix` (the shard's stem or path) before every key column value; keys
+    /// that are sample indices are unique already and stay as they are.
+    pub fn with_key_prefix(mut self, prefix: KeyPrefix) -> Self {
+        self.key_prefix = prefix;
+        self
     }
 
     /// Restricts the dataset to the shards whose rel paths (raw or compressed file) are
@@ -199,13 +210,7 @@ impl MdsDataset {
     }
 
     /// Lists the samples of shard `i` into `listing`.
-    fn list_shard(
-        &self,
-        i: usize,
-        listing: &mut SampleListing,
-        seen: &mut HashMap<u128, u64>,
-        window: &mut Window,
-    ) -> Result<()> {
+    fn list_shard(&self, i: usize, listing: &mut SampleListing, window: &mut Window) -> Result<()> {
         let shard = &self.shards[i];
         if shard.samples == 0 {
             return Ok(());
@@ -233,15 +238,11 @@ impl MdsDataset {
                     continue;
                 }
             };
-            if let Some(first) = seen.insert(record::hash128(&key), global) {
-                listing.skipped.push(Skipped {
-                    path: format!("{}#sample={local}", self.shard_rel(i)),
-                    reason: format!(
-                        "repeats key `{key}` (first seen at input sample {first}): readers would merge or confuse the two"
-                    ),
-                });
-                continue;
-            }
+            // A key used twice is refused by the pack (`keys::check_unique`), never merged.
+            let key = match set.key {
+                Some(_) => self.key_prefix.apply(self.shard_rel(i), &key),
+                None => key,
+            };
             listing.samples.push(SampleSpec {
                 key,
                 fields,
@@ -259,10 +260,9 @@ impl SampleSource for MdsDataset {
 
     fn samples(&self) -> Result<SampleListing> {
         let mut listing = SampleListing::default();
-        let mut seen = HashMap::new();
         let mut window = Window::default();
         for i in 0..self.shards.len() {
-            self.list_shard(i, &mut listing, &mut seen, &mut window)?;
+            self.list_shard(i, &mut listing, &mut window)?;
         }
         Ok(listing)
     }

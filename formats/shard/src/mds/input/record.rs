@@ -1,8 +1,6 @@
 //! One record as a planned sample: its key (the key column's text, or the global sample
 //! index) and its fields with their sizes as given to writers.
 
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
-
 use super::index::ColumnSet;
 use super::problem::Problem;
 use crate::sample::FieldSpec;
@@ -65,13 +63,4 @@ pub(super) fn plan(set: &ColumnSet, values: &[&[u8]], global: u64) -> Result<Pla
         }
     }
     Ok(Planned::Sample(key, fields))
-}
-
-/// A 128-bit hash of a key, for finding repeats without keeping every key.
-pub(super) fn hash128(key: &str) -> u128 {
-    let a = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
-    let mut h = DefaultHasher::new();
-    h.write_u64(0x9e37_79b9_7f4a_7c15);
-    h.write(key.as_bytes());
-    (u128::from(a) << 64) | u128::from(h.finish())
 }

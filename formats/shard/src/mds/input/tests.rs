@@ -296,24 +296,31 @@ fn a_merged_index_reads_shards_in_sub_directories() {
 }
 
 #[test]
-fn repeated_keys_are_left_out_with_the_reason() {
+fn repeated_keys_are_refused_unless_prefixed_by_the_shard_path() {
+    use crate::keys::{KeyPrefix, check_unique};
     let dir = tempfile::tempdir().unwrap();
     let samples = corpus(3);
     merged(dir.path(), &samples, &samples[1..], None);
     let dataset = open(dir.path(), "key", None).unwrap();
     let (read, skipped) = read_all(&dataset);
-    assert_eq!(read.len(), 3);
-    let reasons: Vec<String> = skipped
-        .iter()
-        .map(|s| format!("{}: {}", s.path, s.reason))
-        .collect();
-    assert_eq!(
-        reasons,
-        [
-            "1/shard.00000.mds#sample=0: repeats key `sample/ü001` (first seen at input sample 1): readers would merge or confuse the two",
-            "1/shard.00000.mds#sample=1: repeats key `sample/ü002` (first seen at input sample 2): readers would merge or confuse the two",
-        ]
+    assert_eq!(read.len(), 5);
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let listing = dataset.samples().unwrap();
+    let err = check_unique(&dataset, &listing.samples, KeyPrefix::None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("key `sample/ü001` is used twice, by `0/shard.00000.mds#sample=1:")
+            && err.contains("and by `1/shard.00000.mds#sample=0:")
+            && err.contains("--key-prefix path"),
+        "{err}"
     );
+    let dataset = open(dir.path(), "key", None)
+        .unwrap()
+        .with_key_prefix(KeyPrefix::Path);
+    let listing = dataset.samples().unwrap();
+    check_unique(&dataset, &listing.samples, KeyPrefix::Path).unwrap();
+    assert_eq!(listing.samples[3].key, "1/shard.00000/sample/ü001");
 }
 
 fn error_of(dir: &Path) -> String {

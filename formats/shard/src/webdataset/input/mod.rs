@@ -6,9 +6,9 @@
 //! What a reader would drop or mis-key is left out with the reason naming the shard and
 //! member (hidden and extension-less names, `__meta__` members, links and other
 //! non-regular members, non-UTF-8 names, paths a file tree cannot hold), and so are
-//! samples webdataset would fail on or return twice: a field repeated within a sample,
-//! and a key seen before (non-contiguous in its shard, or in an earlier shard), whose
-//! later sample is left out. Damage (not a tar, a bad checksum, a truncated member or
+//! samples webdataset would fail on: a field repeated within a sample. A key seen
+//! before (non-contiguous in its shard, or in an earlier shard) is refused by the pack
+//! naming both samples ([`crate::keys::check_unique`]), never merged. Damage (not a tar, a bad checksum, a truncated member or
 //! header, a corrupt compressed stream) is an [`Error::BadInput`] naming the shard and
 //! the byte offset; never a silent end as in Python's `tarfile`.
 //!
@@ -26,19 +26,18 @@ mod read;
 mod shard;
 mod walk;
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
-use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped};
+use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE};
 use shardsmith_store::InputSource;
 
 pub use braces::expand_braces;
 
 use self::shard::{Body, MAX_SHARDS, ShardFile};
 use crate::content::Validation;
+use crate::keys::KeyPrefix;
 use crate::sample::{FieldSpec, SampleListing, SampleReader, SampleSource, SampleSpec};
 use crate::{Error, Result};
 
@@ -94,14 +93,6 @@ fn bad(path: &str, reason: impl Into<String>) -> Error {
         path: path.to_string(),
         reason: reason.into(),
     }
-}
-
-fn hash128(key: &str) -> u128 {
-    let a = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
-    let mut h = DefaultHasher::new();
-    h.write_u64(0x9e37_79b9_7f4a_7c15);
-    h.write(key.as_bytes());
-    (u128::from(a) << 64) | u128::from(h.finish())
 }
 
 impl TarShards {
@@ -160,6 +151,7 @@ impl TarShards {
             .map(|rel| ShardFile {
                 full: source.display(&rel),
                 rel,
+                key_prefix: String::new(),
             })
             .collect();
         Ok(Self {
@@ -169,6 +161,15 @@ impl TarShards {
             scratch,
             bodies: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Puts `prefix` (the shard's stem or path) before the keys of its samples
+    /// (`pack --key-prefix`).
+    pub fn with_key_prefix(mut self, prefix: KeyPrefix) -> Self {
+        for file in &mut self.files {
+            file.key_prefix = prefix.of(&file.rel);
+        }
+        self
     }
 
     fn bodies(&self) -> Vec<Body> {
@@ -196,38 +197,17 @@ impl SampleSource for TarShards {
             .collect();
         let mut listing = SampleListing::default();
         let mut bodies = Vec::with_capacity(listed.len());
-        let mut seen: HashMap<u128, usize> = HashMap::new();
         for (i, shard) in listed.into_iter().enumerate() {
             let shard = shard?;
-            let rel = &self.files[i].rel;
+            let prefix = &self.files[i].key_prefix;
             bodies.push(shard.body);
             listing.skipped.extend(shard.skipped);
             listing.samples.reserve(shard.samples.len());
-            for sample in shard.samples {
-                match seen.entry(hash128(&sample.key)) {
-                    std::collections::hash_map::Entry::Vacant(slot) => {
-                        slot.insert(i);
-                        listing.samples.push(sample);
-                    }
-                    std::collections::hash_map::Entry::Occupied(first) => {
-                        let first = &self.files[*first.get()].rel;
-                        let place = if first == rel {
-                            "earlier in this shard, not contiguous with it".to_string()
-                        } else {
-                            format!("in `{first}`")
-                        };
-                        for field in &sample.fields {
-                            let member = sample.rel(field);
-                            listing.skipped.push(Skipped {
-                                path: format!("{rel}/{member}"),
-                                reason: format!(
-                                    "{rel}: member `{member}` repeats key `{}` (first seen {place}): readers would return two samples with this key, so only the first is packed",
-                                    sample.key
-                                ),
-                            });
-                        }
-                    }
+            for mut sample in shard.samples {
+                if !prefix.is_empty() {
+                    sample.key.insert_str(0, prefix);
                 }
+                listing.samples.push(sample);
             }
         }
         *self
@@ -240,7 +220,12 @@ impl SampleSource for TarShards {
     fn field_path(&self, sample: &SampleSpec, field: &FieldSpec) -> String {
         let (shard, _) = shard::place(sample);
         match self.files.get(shard) {
-            Some(file) => format!("{}/{}", file.rel, sample.rel(field)),
+            Some(file) => format!(
+                "{}/{}.{}",
+                file.rel,
+                file.member_key(&sample.key),
+                field.source_ext
+            ),
             None => sample.rel(field),
         }
     }

@@ -99,7 +99,13 @@ impl<'a> TarReader<'a> {
     }
 
     fn field_path(&self, shard: usize, sample: &SampleSpec, field: &FieldSpec) -> String {
-        format!("{}/{}", self.files[shard].rel, sample.rel(field))
+        let file = &self.files[shard];
+        format!(
+            "{}/{}.{}",
+            file.rel,
+            file.member_key(&sample.key),
+            field.source_ext
+        )
     }
 
     /// A cursor on shard `index` that can reach offset `start`.
@@ -162,6 +168,7 @@ impl<'a> TarReader<'a> {
                 sample.key
             ),
         };
+        let member_key = self.files[shard].member_key(&sample.key);
         let bytes: &mut dyn TarBytes = match self.cursor(shard, start, hint)? {
             Cursor::Positioned(p, _) => p,
             Cursor::Stream(s) => s.as_mut(),
@@ -178,7 +185,7 @@ impl<'a> TarReader<'a> {
                 continue;
             };
             let Some(ext) = name
-                .strip_prefix(sample.key.as_str())
+                .strip_prefix(member_key)
                 .and_then(|rest| rest.strip_prefix('.'))
             else {
                 if crate::naming::split_key(name).is_ok() {

@@ -23,6 +23,15 @@ pub(super) struct ShardFile {
     pub rel: String,
     /// As shown in messages.
     pub full: String,
+    /// What goes before the keys of its samples (`pack --key-prefix`; empty: nothing).
+    pub key_prefix: String,
+}
+
+impl ShardFile {
+    /// The key of a sample of this shard as its members spell it (without the prefix).
+    pub fn member_key<'k>(&self, key: &'k str) -> &'k str {
+        key.strip_prefix(self.key_prefix.as_str()).unwrap_or(key)
+    }
 }
 
 /// Where a listed shard's tar bytes are read from.

@@ -157,7 +157,8 @@ fn groups_like_webdataset_and_leaves_out_what_readers_break_on() {
     let (_dir, source) = tree(&[("s-0.tar", &messy())]);
     let shards = open(&source, None);
     let listing = shards.samples().unwrap();
-    assert_eq!(keys(&listing.samples), ["d/a", "b", "e"]);
+    // `d/a` again, after other members: listed, and refused by the pack's key check.
+    assert_eq!(keys(&listing.samples), ["d/a", "b", "e", "d/a"]);
     let exts: Vec<&str> = listing.samples[0].fields.iter().map(|f| &*f.ext).collect();
     assert_eq!(exts, ["jpg.txt", "json"]);
     assert_eq!(&*listing.samples[0].fields[1].source_ext, "JSON");
@@ -180,10 +181,6 @@ fn groups_like_webdataset_and_leaves_out_what_readers_break_on() {
         (
             "s-0.tar/d/.hidden.txt",
             "member `d/.hidden.txt` is a hidden file",
-        ),
-        (
-            "s-0.tar/d/a.cls",
-            "repeats key `d/a` (first seen earlier in this shard, not contiguous",
         ),
         ("s-0.tar/d/a.lnk", "is a symbolic link, not a regular file"),
         ("s-0.tar/d/noext", "has no extension"),
@@ -307,18 +304,38 @@ fn gzip_and_zstd_shards_read_with_and_without_a_scratch_copy() {
 }
 
 #[test]
-fn a_key_in_two_shards_is_packed_once() {
+fn a_key_in_two_shards_is_refused_unless_prefixed() {
+    use crate::keys::{KeyPrefix, check_unique};
     let a = Tar::new().file("k.txt", b"a").file("j.txt", b"j").bytes();
     let b = Tar::new().file("k.txt", b"b").file("k.cls", b"1").bytes();
     let (_dir, source) = tree(&[("a.tar", &a), ("b.tar", &b)]);
-    let listing = open(&source, None).samples().unwrap();
-    assert_eq!(keys(&listing.samples), ["k", "j"]);
-    let paths: Vec<&str> = listing.skipped.iter().map(|s| s.path.as_str()).collect();
-    assert_eq!(paths, ["b.tar/k.cls", "b.tar/k.txt"]);
+    let shards = open(&source, None);
+    let listing = shards.samples().unwrap();
+    assert_eq!(keys(&listing.samples), ["k", "j", "k"]);
+    assert!(listing.skipped.is_empty());
+    let err = check_unique(&shards, &listing.samples, KeyPrefix::None)
+        .unwrap_err()
+        .to_string();
     assert!(
-        listing.skipped[0]
-            .reason
-            .contains("b.tar: member `k.cls` repeats key `k` (first seen in `a.tar`)")
+        err.contains("key `k` is used twice, by `a.tar/k.txt` and by `b.tar/k.cls`")
+            && err.contains("--key-prefix stem"),
+        "{err}"
+    );
+    // With the shard's name before each key, both samples are packed, each read from
+    // its own members.
+    let shards = open(&source, None).with_key_prefix(KeyPrefix::Stem);
+    let listing = shards.samples().unwrap();
+    assert_eq!(keys(&listing.samples), ["a/k", "a/j", "b/k"]);
+    check_unique(&shards, &listing.samples, KeyPrefix::Stem).unwrap();
+    let read = read_all(&shards, &listing.samples, &[2, 0]);
+    assert_eq!(
+        read[0].1,
+        [("cls".into(), b"1".to_vec()), ("txt".into(), b"b".to_vec())]
+    );
+    assert_eq!(read[1].1, [("txt".into(), b"a".to_vec())]);
+    assert_eq!(
+        shards.field_path(&listing.samples[2], &listing.samples[2].fields[0]),
+        "b.tar/k.cls"
     );
 }
 
