@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 use shardsmith_manifest::{Finding, FindingKind, Inspection};
 
-use super::{dir_of, fact_u64, join};
+use super::paths::{dir_of, fact_u64, join};
 
 /// Every DCP finding of the files of a checked directory.
 pub(super) fn check(

@@ -9,6 +9,9 @@ use serde_json::Value;
 use shardsmith_manifest::{Finding, FindingKind, Inspection};
 
 mod dcp;
+mod paths;
+
+use paths::{dir_of, fact_u64, join};
 
 /// A DeepSpeed tag directory: partition count, model-parallel size, file names.
 type TagDir = (Option<u64>, Option<u64>, BTreeSet<String>);
@@ -18,27 +21,11 @@ type IterDir = (BTreeSet<(u64, Option<u64>)>, Option<u64>, Option<u64>);
 /// Largest index or pointer file read.
 const MAX_SMALL_FILE: u64 = 64 << 20;
 
-pub(super) fn dir_of(rel: &str) -> &str {
-    rel.rsplit_once('/').map_or("", |(d, _)| d)
-}
-
-pub(super) fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
-
 fn read_small(root: &Path, rel: &str, files: &BTreeMap<String, u64>) -> Option<String> {
     if files.get(rel).is_none_or(|&s| s > MAX_SMALL_FILE) {
         return None;
     }
     std::fs::read_to_string(root.join(rel)).ok()
-}
-
-pub(super) fn fact_u64(i: &Inspection, key: &str) -> Option<u64> {
-    i.facts.get(key).and_then(Value::as_u64)
 }
 
 /// Every layout check.

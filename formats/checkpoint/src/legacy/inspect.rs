@@ -5,7 +5,8 @@
 use serde_json::json;
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
-use super::{Head, HeadError, Walk, head, head_findings};
+use super::head::{Head, HeadError, head, head_findings};
+use super::walk::Walk;
 use crate::pickled::MAX_PICKLE_FILE;
 use crate::report;
 use crate::torch::Reader;

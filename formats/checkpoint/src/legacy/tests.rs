@@ -1,4 +1,6 @@
-use super::*;
+use super::head::*;
+use super::problem::Problem;
+use super::walk::*;
 
 /// A legacy file as torch writes it: `{'w': <3 floats>, 'v': <the same tensor>}` with
 /// storage key `key_listed` in the key list and `count` in the storage's count.

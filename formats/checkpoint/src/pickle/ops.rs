@@ -1,7 +1,8 @@
 //! The opcodes of the pickle machine: each one builds inert nodes, nothing is imported
 //! or called.
 
-use super::{Machine, Node, R};
+use super::machine::{Machine, R};
+use super::node::Node;
 
 /// The opcodes `torch.load(weights_only=True)` runs (`torch/_weights_only_unpickler.py`,
 /// torch 2.15): the protocol-2 subset `torch.save` writes. A pickle using any other

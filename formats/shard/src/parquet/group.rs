@@ -24,9 +24,9 @@ use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
 use parquet::file::reader::Length;
 use parquet::file::serialized_reader::SerializedPageReader;
 
+use super::error::ReadError;
 use super::guard::guarded;
 use super::pages::{self, Dictionary};
-use super::rows::ReadError;
 use super::strict::StrictFile;
 
 /// Most bytes of decompressed pages a row group's decoding holds at once, by default.

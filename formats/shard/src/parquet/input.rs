@@ -20,8 +20,9 @@ use arrow_schema::DataType;
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped, TEMP_PREFIX};
 use shardsmith_store::InputSource;
 
+use super::error::ReadError;
 use super::nested;
-use super::rows::{ParquetFile, ReadError, Rows};
+use super::rows::{ParquetFile, Rows};
 use crate::columns::Encoding;
 use crate::content::Validation;
 use crate::keys::KeyPrefix;

@@ -11,7 +11,8 @@ use serde_json::Value;
 use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspector};
 use shardsmith_store::LocalFile;
 
-use super::rows::{ParquetFile, ReadError};
+use super::error::ReadError;
+use super::rows::ParquetFile;
 
 /// What shardsmith could not check in a file that is not damaged (encrypted, or too
 /// large to decode at once): a warning, never an error.

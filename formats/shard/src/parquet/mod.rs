@@ -9,6 +9,7 @@
 
 mod column;
 pub mod def;
+mod error;
 mod footer;
 mod group;
 mod guard;
@@ -31,6 +32,7 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
 pub use column::{ByteColumn, ColumnError};
+pub use error::ReadError;
 pub use group::{DECODE_LIMIT, DECODE_LIMIT_VAR, decode_limit, set_decode_limit};
 pub use guard::guarded;
 pub use inspect::ParquetInspector;
@@ -39,7 +41,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression as Codec, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-pub use rows::{ParquetFile, ReadError, Rows};
+pub use rows::{ParquetFile, Rows};
 use serde_json::{Value, json};
 pub use strict::StrictFile;
 

@@ -14,54 +14,12 @@ use std::collections::HashSet;
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
 use self::header::{checksum_ok, header_sum, parse_octal};
-use self::sparse::Sparse;
+use self::state::{Member, State};
 use super::ustar::pax::PaxInfo;
-use super::ustar::sparse::MapText;
 use super::ustar::{B, BLOCK, MAX_META, number};
 /// Most findings kept for one shard; the rest are counted in one last finding. A few
 /// KiB of a compressed shard can decompress to millions of identical bad headers.
 pub const MAX_FINDINGS: usize = 10_000;
-
-enum State {
-    Header,
-    Data {
-        remaining: u64,
-        member: Member,
-    },
-    Padding {
-        remaining: u64,
-        member: Member,
-    },
-    Meta {
-        remaining: u64,
-        pad: u64,
-        kind: u8,
-        /// The header's data; empty when it is over [`MAX_META`] and not read.
-        data: Vec<u8>,
-        size: u64,
-        at: u64,
-    },
-    /// Extended sparse headers after an old GNU sparse header.
-    SparseExtension(Box<Sparse>),
-    /// The map text (PAX format 1.0) at the start of a sparse member's data.
-    SparseText(Box<Sparse>, MapText),
-    End {
-        zero_start: u64,
-        zero_blocks: u64,
-        junk_at: Option<u64>,
-    },
-    Stopped,
-}
-
-#[derive(Clone)]
-struct Member {
-    name: String,
-    header_at: u64,
-    /// Offset of its data (after any extended sparse headers and map).
-    data_at: u64,
-    /// Bytes stored from `data_at` on.
-    size: u64,
-}
 
 /// Structural checker for one tar shard.
 pub struct TarInspector {
@@ -469,6 +427,7 @@ mod header;
 mod meta;
 mod names;
 mod sparse;
+mod state;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -18,6 +18,7 @@ use std::path::Path;
 
 use shardsmith_manifest::{Finding, FindingKind};
 
+pub(crate) use self::read::Cause;
 use self::read::{Chunk, Reader};
 use super::model::{Tensor, TensorError};
 use crate::dcp::meta::{self, Item};
@@ -25,34 +26,6 @@ use crate::dcp_coverage::ints;
 use crate::pickle::{self, Node, Pickle};
 use crate::pickled::MAX_PICKLE_FILE;
 use crate::values::TensorDtype;
-
-/// What kind of problem a chunk has, so that `verify` tells apart what another of its
-/// checks already reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Cause {
-    /// `.metadata` contradicts itself about it: no readable offsets and sizes, no
-    /// storage record (the coverage check names it).
-    Coverage,
-    /// Its data file is missing, outside the directory or not a regular file (the
-    /// layout check names it).
-    File,
-    /// Its bytes lie past the end of its file (the layout check names it).
-    PastEnd,
-    /// Its bytes are not a readable zip, blob or transformed stream (the data file's
-    /// inspector names the damage).
-    Container,
-    /// The stored data disagrees with `.metadata`: another shape, another dtype, not
-    /// one tensor.
-    Mismatch,
-    /// Something this reader does not read (a dtype, a tensor layout).
-    Unsupported,
-    /// Stored through a transform this reader does not read, or decoding to more than
-    /// `.metadata` allows (the data file's inspector names it).
-    Transform,
-    /// Not read: the items before it already spanned twice the data files' bytes,
-    /// which only overlapping items do (the layout check names the overlaps).
-    Overlap,
-}
 
 /// A chunk that cannot be read as `.metadata` declares it.
 #[derive(Debug)]

@@ -10,12 +10,39 @@ use std::rc::Rc;
 
 use super::super::containers::{safetensors_at, torch_archive};
 use super::super::model::{Encoded, Piece, Tensor, TensorError};
-use super::Cause;
 use crate::dcp::meta::Item;
 use crate::dcp::transform;
 use crate::safetensors::is_safetensors;
 use crate::values::TensorDtype;
 use crate::zip;
+
+/// What kind of problem a chunk has, so that `verify` tells apart what another of its
+/// checks already reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// `.metadata` contradicts itself about it: no readable offsets and sizes, no
+    /// storage record (the coverage check names it).
+    Coverage,
+    /// Its data file is missing, outside the directory or not a regular file (the
+    /// layout check names it).
+    File,
+    /// Its bytes lie past the end of its file (the layout check names it).
+    PastEnd,
+    /// Its bytes are not a readable zip, blob or transformed stream (the data file's
+    /// inspector names the damage).
+    Container,
+    /// The stored data disagrees with `.metadata`: another shape, another dtype, not
+    /// one tensor.
+    Mismatch,
+    /// Something this reader does not read (a dtype, a tensor layout).
+    Unsupported,
+    /// Stored through a transform this reader does not read, or decoding to more than
+    /// `.metadata` allows (the data file's inspector names it).
+    Transform,
+    /// Not read: the items before it already spanned twice the data files' bytes,
+    /// which only overlapping items do (the layout check names the overlaps).
+    Overlap,
+}
 
 /// A data file, opened once.
 struct DataFile {

@@ -10,23 +10,13 @@
 
 use shardsmith_manifest::FindingKind;
 
-use super::{Member, State, TarInspector};
+use super::TarInspector;
+use super::state::{Member, Sparse, State};
 use crate::webdataset::ustar::pax::PaxInfo;
 use crate::webdataset::ustar::sparse::{
     MAX_SEGMENTS, MapCheck, MapText, SparseError, old_gnu_extension,
 };
 use crate::webdataset::ustar::{B, BLOCK, Layout, MapFrom, cstr, layout};
-
-/// A sparse member whose extended headers or map text are being read.
-pub(super) struct Sparse {
-    pub member: Member,
-    /// The map's check; `None` when there is none to make, or once it failed.
-    check: Option<MapCheck>,
-    /// The map is the old GNU header's: extended sparse headers add to it.
-    header_map: bool,
-    /// The map is text at the start of the data (format 1.0).
-    text: bool,
-}
 
 impl TarInspector {
     fn sparse_error(&mut self, name: &str, at: u64, e: &SparseError) {

@@ -19,7 +19,7 @@
 use std::io::{self, Read};
 use std::sync::Arc;
 
-use super::{B, number};
+use super::field::{B, number};
 
 /// Most data segments one member's map may have for the input walk, which keeps the map
 /// to read the member (16 bytes a segment). `verify` checks maps of any length.
