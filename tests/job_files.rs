@@ -104,3 +104,30 @@ fn the_kubernetes_jobs_run_as_written_give_the_single_runs_bytes() {
     let (code, report) = s3.json(&["verify", "s3://shards/wds"]);
     assert_eq!(code, 0, "{report}");
 }
+
+/// samples/jobs/submit.sh where Slurm is not installed: it fails, says so, and prints
+/// no job ids (a failed sbatch with a real Slurm is in tests/slurm/more.rs).
+#[test]
+fn submit_sh_fails_when_sbatch_is_missing() {
+    let t = Tree::new();
+    // A PATH with what the script needs besides sbatch.
+    let dirname = Command::new("bash")
+        .args(["-c", "command -v dirname"])
+        .output()
+        .unwrap();
+    let dirname = text(&dirname.stdout).trim().to_string();
+    std::os::unix::fs::symlink(&dirname, t.join("dirname")).unwrap();
+    let submit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/jobs/submit.sh");
+    let o = Command::new("/bin/bash")
+        .arg(submit)
+        .env_clear()
+        .env("PATH", t.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr),
+        "submit.sh: sbatch not found: run this on a Slurm login node (nothing was submitted)\n"
+    );
+    assert_eq!(text(&o.stdout), "");
+}

@@ -19,14 +19,34 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export INPUT=${INPUT:-s3://raw/images} OUTPUT=${OUTPUT:-s3://shards/wds} TASKS=${TASKS:-8}
 q() { printf '%q' "$1"; }
-id() { echo "${1%%;*}"; } # --parsable prints ID or ID;CLUSTER
-list=$(id "$(sbatch --parsable "$@" --job-name=shardsmith-list \
+submitted=""
+# One sbatch; prints the job id (--parsable prints ID or ID;CLUSTER). A failed
+# submission fails the script, naming the jobs already submitted.
+submit() {
+    local out
+    if ! command -v sbatch >/dev/null; then
+        echo "submit.sh: sbatch not found: run this on a Slurm login node (nothing was submitted)" >&2
+        return 1
+    fi
+    if ! out=$(sbatch --parsable "$@") || [ -z "${out%%;*}" ]; then
+        if [ -n "$submitted" ]; then
+            echo "submit.sh: sbatch failed (see its message above); already submitted: job(s)$submitted: cancel them with \`scancel$submitted\`" >&2
+        else
+            echo "submit.sh: sbatch failed (see its message above); nothing was submitted" >&2
+        fi
+        return 1
+    fi
+    echo "${out%%;*}"
+}
+list=$(submit "$@" --job-name=shardsmith-list \
     --output=shardsmith-list-%j.out \
-    --wrap "shardsmith list $(q "$INPUT") -o $(q "$OUTPUT-files.tsv")")")
-array=$(id "$(sbatch --parsable "$@" --array=0-$((TASKS - 1)) \
-    --dependency=afterok:"$list" "$here/pack-array.sbatch")")
-merge=$(id "$(sbatch --parsable "$@" --dependency=afterok:"$array" \
+    --wrap "shardsmith list $(q "$INPUT") -o $(q "$OUTPUT-files.tsv")")
+submitted=" $list"
+array=$(submit "$@" --array=0-$((TASKS - 1)) \
+    --dependency=afterok:"$list" "$here/pack-array.sbatch")
+submitted="$submitted $array"
+merge=$(submit "$@" --dependency=afterok:"$array" \
     --job-name=shardsmith-merge --output=shardsmith-merge-%j.out \
-    --wrap "shardsmith merge $(q "$OUTPUT")")")
+    --wrap "shardsmith merge $(q "$OUTPUT")")
 echo "list: job $list; pack: array job $array (tasks 0-$((TASKS - 1))); merge: job $merge after all of them succeed"
 echo "jobs $list $array $merge"

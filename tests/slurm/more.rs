@@ -89,11 +89,11 @@ fn the_job_files_pack_bucket_to_bucket_as_one_process_packs_to_disk() {
     let submit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/jobs/submit.sh");
     let o = slurm
         .client("bash")
-        .arg(submit)
+        .arg(&submit)
         .args(["--cpus-per-task=1", "--mem=200M"])
         .current_dir(&logs)
         .envs(s3.env())
-        .env("PATH", path)
+        .env("PATH", &path)
         .env("SHARDSMITH_NO_PROGRESS", "1")
         .env("INPUT", "s3://raw/images")
         .env("OUTPUT", "s3://shards/wds")
@@ -103,6 +103,23 @@ fn the_job_files_pack_bucket_to_bucket_as_one_process_packs_to_disk() {
         .unwrap();
     assert!(o.status.success(), "submit.sh: {}", failed(&o));
     let out = text(&o.stdout);
+    // A submission Slurm refuses fails the script, saying nothing was submitted.
+    let bad = slurm
+        .client("bash")
+        .arg(&submit)
+        .arg("--partition=nosuch")
+        .current_dir(&logs)
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1), "submit.sh: {}", failed(&bad));
+    assert!(
+        text(&bad.stderr)
+            .ends_with("submit.sh: sbatch failed (see its message above); nothing was submitted\n"),
+        "{}",
+        failed(&bad)
+    );
+    assert!(!text(&bad.stdout).contains("jobs "), "{}", failed(&bad));
     let ids: Vec<String> = out
         .lines()
         .find_map(|l| l.strip_prefix("jobs "))
