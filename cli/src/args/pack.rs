@@ -188,12 +188,14 @@ pub struct PackArgs {
     #[arg(long, value_name = "N", requires = "shuffle", value_parser = parse_count)]
     pub seed: Option<u64>,
 
-    /// How to check file contents before packing
+    /// How to check file contents before packing [default: cheap for raw files, none
+    /// when converting WebDataset, MDS or Parquet]
     ///
     /// A file that fails is left out with its whole sample and listed (an error with
-    /// --strict). Example: `--validate full` decodes every JPEG and PNG.
-    #[arg(long, value_enum, default_value = "cheap", value_name = "LEVEL")]
-    pub validate: ValidateArg,
+    /// --strict). A conversion keeps every sample its readers read, whatever bytes a
+    /// field holds, unless asked. Example: `--validate full` decodes every JPEG and PNG.
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub validate: Option<ValidateArg>,
 
     /// Fail instead of leaving out any input (bad names, unreadable files, bad content)
     #[arg(long)]

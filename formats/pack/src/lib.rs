@@ -50,7 +50,7 @@ use shardsmith_store::OutputSink;
 use shardsmith_store::resume::Start;
 
 pub use self::error::{Error, Result};
-use self::left_out::first_cause;
+use self::left_out::{first_cause, validation_note};
 pub use self::observer::{NoProgress, PackObserver};
 pub use self::plan::ShardPlan;
 use self::run::Run;
@@ -217,10 +217,11 @@ fn list(
     if samples.is_empty() {
         let detail = match skipped.first() {
             Some(first) => format!(
-                ": all {} input file(s) were left out; first: `{}` {}",
+                ": all {} input file(s) were left out; first: `{}` {}{}",
                 skipped.len(),
                 first.path,
-                first.reason
+                first.reason,
+                validation_note(settings.validation)
             ),
             None => ": it holds no files".into(),
         };
@@ -309,10 +310,11 @@ fn write(run: &Run<'_>, samples: &[SampleSpec], mut skipped: Vec<Skipped>) -> Re
         return Err(shardsmith_shard::Error::EmptyInput {
             root: source.describe(),
             detail: format!(
-                ": every sample was left out while writing ({} input file(s)); first: `{}` {}",
+                ": every sample was left out while writing ({} input file(s)); first: `{}` {}{}",
                 skipped.len(),
                 skipped.first().map_or("", |s| s.path.as_str()),
                 skipped.first().map_or("", |s| s.reason.as_str()),
+                validation_note(run.settings.validation),
             ),
         }
         .into());

@@ -40,11 +40,11 @@ pub struct Resolved {
 pub fn resolve(args: &PackArgs) -> Result<Resolved> {
     let choice = FormatChoice::new(args.format, &format_options(args)?)?;
     let validation = match args.validate {
-        ValidateArg::None => Validation::None,
-        ValidateArg::Cheap => Validation::Cheap,
-        ValidateArg::Full => Validation::Full,
+        Some(ValidateArg::None) => Validation::None,
+        Some(ValidateArg::Cheap) | None => Validation::Cheap,
+        Some(ValidateArg::Full) => Validation::Full,
     };
-    let settings = PackSettings {
+    let mut settings = PackSettings {
         max_samples: args.max_samples,
         shuffle_seed: args.shuffle.then(|| args.seed.unwrap_or(0)),
         validation,
@@ -79,6 +79,7 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         let location = Location::Remote(remote.clone());
         let (tree, only) = input::tree(&location, files_from.as_deref())?;
         let kind = input::kind(args.input_format, tree.as_ref(), only.as_deref(), false)?;
+        settings.validation = validation_for(args.validate, kind, settings.validation);
         refuse_list(kind, args.files_from.is_some())?;
         refuse_prefix(kind, settings.key_prefix)?;
         let output = storage::location(&output_given)?;
@@ -117,6 +118,7 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         only.as_deref(),
         expanded.is_some(),
     )?;
+    settings.validation = validation_for(args.validate, kind, settings.validation);
     refuse_list(kind, args.files_from.is_some())?;
     refuse_prefix(kind, settings.key_prefix)?;
     match kind {
@@ -159,6 +161,16 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         scratch: scratch_dir(args, &output_given),
         settings,
     })
+}
+
+/// The content checks of a run: as asked, else `cheap` for raw files and none for a
+/// conversion, whose readers read a field whatever bytes it holds (a `jpg` that is
+/// not a JPEG is still read), so that a conversion keeps every sample they read.
+fn validation_for(asked: Option<ValidateArg>, kind: Kind, resolved: Validation) -> Validation {
+    match (asked, kind) {
+        (None, Kind::Parquet | Kind::Webdataset | Kind::Mds) => Validation::None,
+        _ => resolved,
+    }
 }
 
 /// `--files-from` names raw files or tar shards; Parquet and MDS inputs are read whole.
