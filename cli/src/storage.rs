@@ -144,7 +144,23 @@ impl Output {
     /// The output at `location` (a local directory is created, with its parents).
     pub fn create(location: &Location) -> Result<Self> {
         Ok(match location {
-            Location::Local(path) => Output::Local(LocalDir::create(path)?),
+            Location::Local(path) => {
+                // An output is a directory: say so, not the OS's "File exists".
+                if let Ok(meta) = std::fs::metadata(path)
+                    && !meta.is_dir()
+                {
+                    let shown = path.display().to_string();
+                    return Err(crate::output::CliError {
+                        kind: "not_a_directory",
+                        message: format!(
+                            "output `{shown}` is a file, not a directory: the output is a directory (created if missing) or an object store prefix; choose another"
+                        ),
+                        path: Some(shown),
+                    }
+                    .into());
+                }
+                Output::Local(LocalDir::create(path)?)
+            }
             Location::Remote(remote) => Output::Remote(ObjectDir::new(remote.clone())),
         })
     }

@@ -10,6 +10,9 @@ use crate::report;
 use crate::size::human_bytes;
 
 pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
+    if let shardsmith_store::Location::Local(path) = crate::storage::location(&args.output)? {
+        crate::output::need_directory(&path)?;
+    }
     if args.parts.is_empty()
         && let Some(status) = finish_tasks(args, printer)?
     {

@@ -341,12 +341,12 @@ fn summary(
         let secs = elapsed.as_secs_f64().max(1e-9);
         let read = report.input_bytes_read;
         out.push_str(&format!(
-            "tokenized {documents} documents ({}) into {tokens} tokens with {} in {} ({}/s, {:.2} M tokens/s)\n",
+            "tokenized {documents} documents ({}) into {tokens} tokens with {} in {} ({}/s, {})\n",
             human_bytes(m.input.as_ref().map_or(0, |i| i.bytes)),
             resolved.tokenizer.name(),
             seconds(elapsed),
             human_bytes((read as f64 / secs) as u64),
-            tokens as f64 / secs / 1e6,
+            token_rate(tokens as f64 / secs),
         ));
     }
     let dtype = m
@@ -409,5 +409,14 @@ fn json_report<'a>(
         tokens: m.totals.tokens,
         version: report::VERSION,
         vocab_size: resolved.tokenizer.vocab_size(),
+    }
+}
+
+/// Tokens per second: in millions, or as a plain count when that would print 0.00.
+fn token_rate(per_second: f64) -> String {
+    if per_second >= 5e3 {
+        format!("{:.2} M tokens/s", per_second / 1e6)
+    } else {
+        format!("{per_second:.0} tokens/s")
     }
 }

@@ -24,6 +24,20 @@ pub fn run(args: &VerifyArgs, printer: &Printer) -> Result<Status> {
         }
         shardsmith_store::Location::Local(_) => {
             crate::output::need_path(&args.path, "path")?;
+            if let Ok(meta) = std::fs::metadata(&args.path)
+                && !meta.is_dir()
+                && !meta.is_file()
+            {
+                let shown = args.path.display().to_string();
+                return Err(crate::output::CliError {
+                    kind: "not_a_file",
+                    message: format!(
+                        "`{shown}` is neither a directory nor a regular file (a device, a FIFO or a socket): verify checks a dataset directory or one file"
+                    ),
+                    path: Some(shown),
+                }
+                .into());
+            }
             if args.manifest.is_none()
                 && args.signature.is_none()
                 && super::hfcache::is_cache(&args.path)

@@ -347,7 +347,15 @@ impl<'a> Reader<'a> {
                         false
                     }
                 }
-                Open::Parquet(reader) => reader.next_into(file, &mut batch)?,
+                Open::Parquet(reader) => {
+                    let done = reader.next_into(file, &mut batch)?;
+                    // Read by ranges, not streamed: the file counts as read once done.
+                    if done {
+                        self.consumed
+                            .fetch_add(self.files[file].size, Ordering::Relaxed);
+                    }
+                    done
+                }
                 Open::Text => {
                     let input = &self.files[file];
                     let err = |e: io::Error| Error::io("reading input", &input.display, e);

@@ -166,10 +166,19 @@ impl Tokenizer {
     }
 
     fn load_hf(path: &Path, allow_special: bool) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io("reading tokenizer", path, e))?;
         let bad = |reason: String| Error::Tokenizer {
             name: path.display().to_string(),
             reason,
+        };
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
+            // A name that is neither built in nor a file: say which names are.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(bad(
+                    "is neither a built-in name (gpt2, r50k_base, p50k_base, cl100k_base, o200k_base) nor an existing tokenizer.json file (a Hugging Face model's, by path)".into(),
+                ));
+            }
+            Err(e) => return Err(Error::io("reading tokenizer", path, e)),
         };
         let mut tok = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| {
             bad(format!(
