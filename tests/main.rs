@@ -52,6 +52,7 @@ mod tokenize_runs;
 mod tokenize_verify;
 mod torch_dcp;
 mod torch_files;
+mod unfinished;
 mod util;
 mod verify;
 mod verify_nothing;

@@ -325,6 +325,14 @@ pub struct StageArgs {
     /// copy then goes unnoticed. Example: `--trust-existing`.
     #[arg(long)]
     pub trust_existing: bool,
+
+    /// Copy a source that holds an unfinished pack or tokenize run, as it is
+    ///
+    /// Without it, a source with a run's state and no manifest is refused: a copy of
+    /// part of a dataset, with a manifest of its own, would pass for the whole. Finish
+    /// the run instead (re-run the same command). Example: `--accept-unfinished`.
+    #[arg(long)]
+    pub accept_unfinished: bool,
 }
 
 #[derive(Debug, Args)]

@@ -32,6 +32,25 @@ pub enum Error {
         /// What it holds instead.
         reason: String,
     },
+    /// The place a dataset is read from failed with its own error (an object store
+    /// request, after its retries): its message, whole, and its kind.
+    #[error("{message}")]
+    Source {
+        /// The kind the source gives it (`storage`, `location`).
+        kind: &'static str,
+        /// The dataset's location.
+        location: String,
+        /// The source's message.
+        message: String,
+    },
+    /// The location holds nothing at all: a bucket or prefix that does not exist.
+    #[error("`{location}` holds no files: {advice}")]
+    Empty {
+        /// The dataset's location.
+        location: String,
+        /// What to check.
+        advice: String,
+    },
     /// A file name cannot be represented in a manifest.
     #[error("file name `{path}` is not valid UTF-8; rename it or leave it out of the directory")]
     NonUtf8Name {
@@ -48,6 +67,8 @@ impl Error {
             Error::BadManifest { .. } => "bad_manifest",
             Error::ForeignManifest { .. } => "foreign_manifest",
             Error::NonUtf8Name { .. } => "non_utf8_name",
+            Error::Source { kind, .. } => kind,
+            Error::Empty { .. } => "not_found",
         }
     }
 
@@ -58,6 +79,9 @@ impl Error {
             | Error::BadManifest { path, .. }
             | Error::ForeignManifest { path, .. }
             | Error::NonUtf8Name { path } => Some(path.display().to_string()),
+            Error::Source { location, .. } | Error::Empty { location, .. } => {
+                Some(location.clone())
+            }
         }
     }
 

@@ -14,6 +14,9 @@ pub enum FindingKind {
     UnlistedFile,
     /// A temporary file of an interrupted shardsmith run.
     LeftoverTempFile,
+    /// The state of a `pack` or `tokenize` run and no manifest: the run was killed,
+    /// failed or is still running, and the files are part of a dataset.
+    UnfinishedRun,
     /// Size differs from the manifest.
     SizeMismatch,
     /// SHA-256 differs from the manifest.

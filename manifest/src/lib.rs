@@ -28,6 +28,7 @@ mod inspect;
 mod model;
 pub mod scan;
 pub mod sums;
+pub mod unfinished;
 pub mod verify;
 pub mod walk;
 

@@ -30,4 +30,13 @@ pub struct ManifestArgs {
     /// Example: shardsmith manifest ./checkpoints/step_4000 --tensors
     #[arg(long)]
     pub tensors: bool,
+
+    /// Describe a directory that holds an unfinished pack or tokenize run, as it is
+    ///
+    /// Without it, a directory with a run's state and no manifest is refused: a
+    /// manifest of part of a dataset would pass it off as the whole, and the run could
+    /// no longer resume. Finish the run instead (re-run the same command).
+    /// Example: `--accept-unfinished`.
+    #[arg(long)]
+    pub accept_unfinished: bool,
 }

@@ -19,6 +19,11 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
         return run_remote(args, remote, printer);
     }
     crate::output::need_directory(&args.dir)?;
+    if !args.accept_unfinished
+        && let Some(run) = shardsmith_manifest::unfinished::in_directory(&args.dir)
+    {
+        return Err(unfinished(args.dir.display().to_string(), &run).into());
+    }
     let target = args
         .output
         .clone()
@@ -141,6 +146,22 @@ fn run_remote(
             remote.url("")
         );
     }
+    if !args.accept_unfinished && !exists {
+        let names = dir
+            .child(shardsmith_manifest::unfinished::STATE_DIR)?
+            .list()?;
+        let run = dir.read(shardsmith_manifest::unfinished::RUN_FILE)?;
+        let leased = dir
+            .size(shardsmith_manifest::unfinished::LEASE_FILE)?
+            .is_some();
+        if let Some(run) = shardsmith_manifest::unfinished::Unfinished::from_state(
+            Some(&names),
+            run.as_deref(),
+            leased,
+        ) {
+            return Err(unfinished(remote.url(""), &run).into());
+        }
+    }
     let tree = ObjectTree::new(remote.clone());
     let bar = printer.bytes_bar("hashing");
     let result = shardsmith_store::digest_all::manifest_of(
@@ -183,4 +204,19 @@ fn run_remote(
         warnings: &[],
     });
     Ok(Status::Clean)
+}
+
+/// The refusal to describe part of a dataset as a whole one.
+fn unfinished(
+    location: String,
+    run: &shardsmith_manifest::unfinished::Unfinished,
+) -> shardsmith_store::Error {
+    shardsmith_store::Error::Unfinished {
+        location,
+        what: run.describe(),
+        advice: format!(
+            "a manifest of it would pass part of a dataset off as the whole, and the run could no longer resume; {}; or add --accept-unfinished to describe the files as they are",
+            run.how_to_finish()
+        ),
+    }
 }

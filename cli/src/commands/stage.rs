@@ -38,6 +38,7 @@ pub fn run(args: &StageArgs, printer: &Printer) -> Result<Status> {
         &StageOptions {
             trust_existing: args.trust_existing,
             concurrency,
+            accept_unfinished: args.accept_unfinished,
         },
         &move |n| shown.inc(n),
     );

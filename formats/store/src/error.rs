@@ -46,6 +46,25 @@ pub enum Error {
     /// with other options, or was run twice at once.
     #[error("{0}")]
     Task(String),
+    /// The location holds an unfinished run (its state and no manifest): refused, so
+    /// that part of a dataset is never passed off as the whole.
+    #[error("`{location}` holds {what}; {advice}")]
+    Unfinished {
+        /// The location, as given.
+        location: String,
+        /// The run, in words ([`shardsmith_manifest::unfinished::Unfinished::describe`]).
+        what: String,
+        /// Why it is refused and what to do.
+        advice: String,
+    },
+    /// The location holds no file at all (a prefix or bucket that does not exist).
+    #[error("`{location}` holds no files: {advice}")]
+    Empty {
+        /// The location, as given.
+        location: String,
+        /// What to check.
+        advice: String,
+    },
     /// A manifest operation failed.
     #[error(transparent)]
     Manifest(#[from] shardsmith_manifest::Error),
@@ -60,6 +79,8 @@ impl Error {
             Error::Remote { .. } => "storage",
             Error::Location { .. } => "location",
             Error::Task(_) => "task",
+            Error::Unfinished { .. } => "unfinished_run",
+            Error::Empty { .. } => "not_found",
             Error::Manifest(e) => e.kind(),
         }
     }
@@ -71,6 +92,9 @@ impl Error {
             Error::OutputConflict { dir, .. } => Some(dir.clone()),
             Error::Remote { url, .. } | Error::Location { url, .. } => Some(url.clone()),
             Error::Task(_) => None,
+            Error::Unfinished { location, .. } | Error::Empty { location, .. } => {
+                Some(location.clone())
+            }
             Error::Manifest(e) => e.path(),
         }
     }

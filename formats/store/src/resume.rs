@@ -11,6 +11,8 @@
 //! final name always has one. A re-run with the same fingerprint keeps those shards and writes the rest; the
 //! manifest comes last, then the state is removed.
 
+use std::collections::BTreeMap;
+
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use shardsmith_manifest::{MANIFEST_FILE, Manifest, ManifestKind, SUMS_FILE, TEMP_PREFIX};
@@ -19,11 +21,31 @@ use crate::sink::OutputSink;
 use crate::{Error, Result};
 
 /// Directory holding the resume state inside the output.
-pub const STATE_DIR: &str = ".shardsmith-state";
+pub use shardsmith_manifest::unfinished::STATE_DIR;
 
+/// `run.json`: the fingerprint decides whether a re-run resumes; the command, format and
+/// options name the run in `verify`'s finding and what another run changed (files of
+/// older versions hold the fingerprint only).
 #[derive(Serialize, Deserialize)]
 struct RunState {
     fingerprint: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    format: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    options: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+impl RunState {
+    fn new(fingerprint: &str, job: &Job<'_>, candidate: &Manifest) -> Self {
+        Self {
+            fingerprint: fingerprint.to_string(),
+            command: Some(job.command.to_string()),
+            format: candidate.format.clone(),
+            options: Some(candidate.options.clone()),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -157,31 +179,66 @@ pub fn prepare(
             Err(_) => {}
         }
     } else if let Some(bytes) = sink.read(&run_file())? {
-        let same = serde_json::from_slice::<RunState>(&bytes)
-            .is_ok_and(|run| run.fingerprint == fingerprint);
-        if same {
+        let run = serde_json::from_slice::<RunState>(&bytes).ok();
+        if run
+            .as_ref()
+            .is_some_and(|run| run.fingerprint == fingerprint)
+        {
             remove_temp(sink, &entries)?;
             return Ok(Start::Resume);
         }
-        // A run that committed nothing leaves nothing to lose: start over.
-        let committed = entries.iter().any(|e| (job.is_own)(e));
+        // What the other run finished, under its own names (another prefix, another
+        // compression): a run that committed nothing leaves nothing to lose.
+        let finished = finished_files(sink)?;
+        let committed = !finished.is_empty() || entries.iter().any(|e| (job.is_own)(e));
         if committed && !force {
+            let changed = run.map_or_else(String::new, |run| run_difference(&run, candidate, job));
+            let changed = if changed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({changed})")
+            };
             return Err(conflict(format!(
-                "holds an unfinished {} run with other options or input; re-run that command to finish it, or use --force to start over",
-                job.command
+                "holds an unfinished {} run with other options or input{changed}; re-run that command to finish it, or use --force to start over (which deletes the {} file(s) it finished)",
+                job.command,
+                finished.len()
             )));
         }
+        old_files = finished;
     } else {
-        let foreign: Vec<&String> = entries
+        let present: Vec<&String> = entries
             .iter()
             .filter(|e| !e.starts_with(TEMP_PREFIX))
             .collect();
-        if !foreign.is_empty() && !force {
-            let shown: Vec<String> = foreign.iter().take(3).map(|e| format!("`{e}`")).collect();
+        let shown = |names: &[&String]| {
+            let mut shown: Vec<String> = names.iter().take(3).map(|e| format!("`{e}`")).collect();
+            if names.len() > 3 {
+                shown.push("...".into());
+            }
+            shown.join(", ")
+        };
+        // Files of no shardsmith run: a dataset written among them would fail `verify`
+        // (they are not in its manifest), so even --force does not write there.
+        let foreign: Vec<&String> = present
+            .iter()
+            .copied()
+            .filter(|e| !(job.is_own)(e) && *e != MANIFEST_FILE && *e != SUMS_FILE)
+            .collect();
+        if !foreign.is_empty() {
             return Err(conflict(format!(
-                "is not empty and holds no shardsmith dataset (found {}{}); use --force to write into it anyway, or choose an empty directory",
-                shown.join(", "),
-                if foreign.len() > 3 { ", ..." } else { "" }
+                "is not empty and holds no shardsmith dataset (found {}): a dataset written among other files would fail `verify`, as they are not in its manifest; choose an empty or new directory, or move those files out{}",
+                shown(&foreign),
+                if force {
+                    " (--force replaces only shardsmith's own files)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        if !present.is_empty() && !force {
+            return Err(conflict(format!(
+                "holds files named like this run's (found {}) but no manifest or run state; use --force to replace them, or choose an empty directory",
+                shown(&present)
             )));
         }
     }
@@ -198,11 +255,75 @@ pub fn prepare(
     remove_temp(sink, &entries)?;
     sink.write_atomic(
         &run_file(),
-        &json(&RunState {
-            fingerprint: fingerprint.to_string(),
-        }),
+        &json(&RunState::new(fingerprint, job, candidate)),
     )?;
     Ok(Start::Fresh)
+}
+
+/// What differs between the unfinished run recorded in `run.json` and this one, in
+/// words (empty when the record does not say: a run of an older version).
+fn run_difference(run: &RunState, candidate: &Manifest, job: &Job<'_>) -> String {
+    let (Some(format), Some(options)) = (&run.format, &run.options) else {
+        return String::new();
+    };
+    let mut old = candidate.clone();
+    old.format = Some(format.clone());
+    old.options = options.clone();
+    old.input = None;
+    let mut new = candidate.clone();
+    new.input = None;
+    let diff = difference(&old, &new, job);
+    if diff.is_empty() {
+        "the input files differ".into()
+    } else {
+        diff
+    }
+}
+
+/// The files the run whose state the output holds recorded as finished (each record
+/// holds the manifest entries of what it committed), that are there.
+pub fn finished_files(sink: &dyn OutputSink) -> Result<Vec<String>> {
+    let state = sink.child(STATE_DIR)?;
+    let mut out = std::collections::BTreeSet::new();
+    for name in state.list()? {
+        if !name.ends_with(".json") || name == "run.json" {
+            continue;
+        }
+        let Some(bytes) = state.read(&name)? else {
+            continue;
+        };
+        if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+            entry_paths(&value, &mut out);
+        }
+    }
+    let mut present = Vec::new();
+    for path in out {
+        if sink.size(&path)?.is_some() {
+            present.push(path);
+        }
+    }
+    Ok(present)
+}
+
+/// The `path` of every manifest entry (an object with `path`, `size` and `sha256`)
+/// inside `value`.
+fn entry_paths(value: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if let (Some(serde_json::Value::String(path)), true, true) = (
+                map.get("path"),
+                map.contains_key("size"),
+                map.contains_key("sha256"),
+            ) && !path.starts_with(TEMP_PREFIX)
+                && !path.contains("..")
+            {
+                out.insert(path.clone());
+            }
+            map.values().for_each(|v| entry_paths(v, out));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| entry_paths(v, out)),
+        _ => {}
+    }
 }
 
 /// Removes what earlier runs left behind; this process's own scratch files stay.
@@ -264,12 +385,15 @@ pub fn run_fingerprint(sink: &dyn OutputSink) -> Result<Option<String>> {
 }
 
 /// Records that a run with `fingerprint` is under way in the output.
-pub fn start_run(sink: &dyn OutputSink, fingerprint: &str) -> Result<()> {
+pub fn start_run(
+    sink: &dyn OutputSink,
+    fingerprint: &str,
+    job: &Job<'_>,
+    candidate: &Manifest,
+) -> Result<()> {
     sink.write_atomic(
         &run_file(),
-        &json(&RunState {
-            fingerprint: fingerprint.to_string(),
-        }),
+        &json(&RunState::new(fingerprint, job, candidate)),
     )
 }
 

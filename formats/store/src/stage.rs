@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use shardsmith_manifest::unfinished::{self, Unfinished};
 use shardsmith_manifest::{
     DEFAULT_CHUNK_SIZE, Digester, FileDigest, FileEntry, MANIFEST_FILE, Manifest, ManifestKind,
     SUMS_FILE, TEMP_PREFIX, sums,
@@ -24,6 +25,9 @@ pub struct StageOptions {
     pub trust_existing: bool,
     /// Files copied at once.
     pub concurrency: usize,
+    /// Copy a source that holds an unfinished run's state and no manifest (else refused),
+    /// writing a manifest of the files as they are.
+    pub accept_unfinished: bool,
 }
 
 /// A file that did not arrive as the manifest says.
@@ -61,6 +65,28 @@ pub struct StageReport {
     pub root_sha256: String,
 }
 
+/// The unfinished run whose state `src` holds (sources list no state, so it is read by
+/// name: its `run.json` and its lease).
+fn unfinished_source(src: &dyn InputSource) -> Result<Option<Unfinished>> {
+    let read = |rel: &str| -> Result<Option<Vec<u8>>> {
+        match src.open(rel) {
+            Ok(reader) => {
+                let mut bytes = Vec::new();
+                reader
+                    .take(1 << 20)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| Error::io("reading", src.display(rel), e))?;
+                Ok(Some(bytes))
+            }
+            Err(ReadError::Vanished) => Ok(None),
+            Err(e) => Err(read_failed(src, rel, e)),
+        }
+    };
+    let run = read(unfinished::RUN_FILE)?;
+    let leased = read(unfinished::LEASE_FILE)?.is_some();
+    Ok(Unfinished::from_state(None, run.as_deref(), leased))
+}
+
 fn read_failed(src: &dyn InputSource, rel: &str, e: ReadError) -> Error {
     Error::Io {
         op: "reading",
@@ -93,6 +119,26 @@ pub fn stage(
         Err(ReadError::Vanished) => None,
         Err(e) => return Err(read_failed(src, MANIFEST_FILE, e)),
     };
+    if manifest_bytes.is_none() {
+        if !options.accept_unfinished
+            && let Some(run) = unfinished_source(src)?
+        {
+            return Err(Error::Unfinished {
+                location: src.describe(),
+                what: run.describe(),
+                advice: format!(
+                    "a copy of it would pass for the whole dataset; {}, then stage it; or add --accept-unfinished to copy the files as they are",
+                    run.how_to_finish()
+                ),
+            });
+        }
+        if listing.files.is_empty() {
+            return Err(Error::Empty {
+                location: src.describe(),
+                advice: "nothing to stage; check the bucket, the prefix and the credentials' view of them".into(),
+            });
+        }
+    }
     let mut chunk_size = DEFAULT_CHUNK_SIZE;
     let (expected, manifest_bytes): (Vec<FileEntry>, Option<Vec<u8>>) = match manifest_bytes {
         Some(bytes) => {

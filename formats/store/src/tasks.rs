@@ -198,7 +198,7 @@ pub fn prepare(
             if foreign.len() > 3 { ", ..." } else { "" }
         )));
     }
-    resume::start_run(sink, fingerprint)?;
+    resume::start_run(sink, fingerprint, job, candidate)?;
     Ok(None)
 }
 

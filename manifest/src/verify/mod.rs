@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::scan::{FileRead, digest_file};
+use crate::unfinished;
 use crate::walk::{self, rel_string};
 use crate::{
     DEFAULT_CHUNK_SIZE, Error, FileContext, Finding, FindingKind, MANIFEST_FILE, Manifest, Result,
@@ -121,6 +122,10 @@ pub fn verify_path(
             }
         }
         None => {
+            let unfinished = unfinished::in_directory(path);
+            if let Some(u) = &unfinished {
+                report.findings.push(u.finding());
+            }
             let expected_sums: HashMap<String, String> = match &sums {
                 Some(Ok(lines)) => lines
                     .iter()
@@ -151,14 +156,17 @@ pub fn verify_path(
                 report.notes.push(
                     "no manifest and no SHA256SUMS: file digests were checked against the signature, and files of a known format by their structure".into(),
                 );
-            } else if report.manifest.is_none() {
+            } else if report.manifest.is_none() && unfinished.is_none() {
                 report.notes.push(
                     "no manifest and no SHA256SUMS: only files of a known format can be checked, by their structure; run `shardsmith manifest` when the data is written to make verification exact".into(),
                 );
             }
             for (rel, &size) in &present {
                 if is_temp(rel) {
-                    report.findings.push(unlisted_finding(rel));
+                    // The unfinished run's state is one finding, not one per file.
+                    if unfinished.is_none() || !unfinished::is_state(rel) {
+                        report.findings.push(unlisted_finding(rel));
+                    }
                     continue;
                 }
                 let sha256 = expected_sums.get(rel).cloned();

@@ -17,7 +17,9 @@ use super::coverage::{Seen, finish, nothing_to_verify};
 use super::judge::judge_manifest;
 use super::options::VerifyOptions;
 use super::report::{Expected, VerifyReport};
-use crate::{Digester, FileDigest, Finding, FindingKind, MANIFEST_FILE, Result, SUMS_FILE, sums};
+use crate::{
+    Digester, FileDigest, Finding, FindingKind, MANIFEST_FILE, Result, SUMS_FILE, sums, unfinished,
+};
 
 /// A dataset reached through something other than the local file system.
 pub trait ListedDataset: Sync {
@@ -47,11 +49,31 @@ pub fn verify_listed(
         .read_small(MANIFEST_FILE)
         .map_err(|e| crate::Error::io("reading manifest", &manifest_path, e))?;
     let Some(bytes) = bytes else {
-        report.findings.push(Finding::error(
-            FindingKind::MissingFile,
-            MANIFEST_FILE,
-            "a dataset in an object store is verified against its manifest and there is none; `shardsmith stage` it to local disk and verify it there, or write one with `shardsmith manifest`",
-        ));
+        let read = |rel: &str| {
+            dataset
+                .read_small(rel)
+                .map_err(|e| crate::Error::io("reading", Path::new(&shown).join(rel), e))
+        };
+        let run = read(unfinished::RUN_FILE)?;
+        let leased = read(unfinished::LEASE_FILE)?.is_some();
+        let unfinished = unfinished::Unfinished::from_state(None, run.as_deref(), leased);
+        // A bucket or prefix that does not exist is not a dataset without a manifest.
+        if unfinished.is_none() && dataset.files()?.is_empty() {
+            return Err(crate::Error::Empty {
+                location: shown,
+                advice: "nothing to verify: the bucket or prefix does not exist, or the credentials cannot list it".into(),
+            });
+        }
+        report.findings.push(
+            match unfinished {
+                Some(u) => u.finding(),
+                None => Finding::error(
+                    FindingKind::MissingFile,
+                    MANIFEST_FILE,
+                    "a dataset in an object store is verified against its manifest and there is none; `shardsmith stage` it to local disk and verify it there by its structure, or, if these files are the whole dataset, write one with `shardsmith manifest`",
+                ),
+            },
+        );
         return Ok(report);
     };
     let (manifest, _) =

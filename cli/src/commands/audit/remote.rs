@@ -73,7 +73,13 @@ impl RemoteRun<'_> {
 
 impl ListedRun for RemoteRun<'_> {
     fn files(&self) -> Result<Vec<(String, u64)>> {
-        ListedDataset::files(&self.tree)
+        // shardsmith's own leftovers are no part of a checkpoint.
+        let mut files = ListedDataset::files(&self.tree)?;
+        files.retain(|(rel, _)| {
+            !rel.split('/')
+                .any(|p| p.starts_with(shardsmith_manifest::TEMP_PREFIX))
+        });
+        Ok(files)
     }
 
     fn head(&self, rel: &str, n: u64) -> io::Result<Vec<u8>> {

@@ -212,17 +212,26 @@ fn foreign_directory_is_refused() {
         err.contains("holds no shardsmith dataset") && err.contains("`notes.txt`"),
         "{err}"
     );
-    run(
+    // A dataset among other files would fail `verify`: refused even with --force,
+    // which never deletes foreign files.
+    let err = run(
         input.path(),
         out.path(),
         &settings(8192).with(|s| s.force = true),
     )
-    .unwrap();
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("would fail `verify`")
+            && err.contains("(--force replaces only shardsmith's own files)"),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read(out.path().join("notes.txt")).unwrap(),
         b"mine",
         "--force never deletes foreign files"
     );
+    assert!(!out.path().join("manifest.json").exists());
 }
 
 /// A source whose listed file `bad` cannot be read.

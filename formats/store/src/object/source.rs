@@ -94,6 +94,12 @@ impl ObjectTree {
     /// Every object under the prefix but shardsmith's temporary and state entries,
     /// sorted.
     fn list_all(&self) -> Result<InputListing> {
+        self.list_prefix(false)
+    }
+
+    /// Every object under the prefix, sorted; shardsmith's temporary and state entries
+    /// only with `temp`.
+    fn list_prefix(&self, temp: bool) -> Result<InputListing> {
         let remote = &self.remote;
         let prefix = remote.key("");
         let prefix = (!prefix.as_ref().is_empty()).then_some(prefix);
@@ -107,7 +113,7 @@ impl ObjectTree {
                 let Some(rel) = remote.rel_of(&meta.location) else {
                     continue;
                 };
-                if rel.is_empty() || rel.split('/').any(|p| p.starts_with(TEMP_PREFIX)) {
+                if rel.is_empty() || (!temp && rel.split('/').any(|p| p.starts_with(TEMP_PREFIX))) {
                     continue;
                 }
                 listing.files.push(ListedFile {
@@ -461,14 +467,15 @@ impl shardsmith_manifest::verify::ListedDataset for ObjectTree {
 
     fn files(&self) -> shardsmith_manifest::Result<Vec<(String, u64)>> {
         // The dataset's own manifest and SHA256SUMS only: a merged dataset lists its
-        // parts' manifests among its files.
-        let listing = self.list_all().map_err(|e| {
-            shardsmith_manifest::Error::io(
-                "listing",
-                self.remote.url(""),
-                io::Error::other(e.to_string()),
-            )
-        })?;
+        // parts' manifests among its files. Leftovers of shardsmith runs are listed, as
+        // the local walk finds them.
+        let listing = self
+            .list_prefix(true)
+            .map_err(|e| shardsmith_manifest::Error::Source {
+                kind: e.kind(),
+                location: self.remote.url(""),
+                message: e.to_string(),
+            })?;
         Ok(listing
             .files
             .into_iter()
