@@ -305,3 +305,71 @@ fn the_progress_bar_tells_the_truth() {
         assert!(!frame.contains("ETA"), "{frame}");
     }
 }
+
+#[test]
+fn first_mistakes_get_the_reason_and_the_way_out() {
+    let t = Tree::new();
+    t.file("c.jsonl", "{\"text\": \"hello world\"}\n");
+    t.file("afile", "not a directory");
+    let e = json_error(&["tokenize", &t.s("c.jsonl"), &t.s("out"), "-t", "llama3"]);
+    assert_eq!(e["kind"], "tokenizer");
+    assert_eq!(
+        e["message"],
+        "tokenizer `llama3` is neither a built-in name (gpt2, r50k_base, p50k_base, cl100k_base, o200k_base) nor an existing tokenizer.json file (a Hugging Face model's, by path)"
+    );
+    let e = json_error(&["verify", "/dev/null"]);
+    assert_eq!(e["kind"], "not_a_file");
+    assert_eq!(
+        e["message"],
+        "`/dev/null` is neither a directory nor a regular file (a device, a FIFO or a socket): verify checks a dataset directory or one file"
+    );
+    let afile = t.s("afile");
+    for args in [
+        vec!["pack", samples().to_str().unwrap(), &afile],
+        vec!["tokenize", &t.s("c.jsonl"), &afile, "-t", "gpt2"],
+    ] {
+        let e = json_error(&args);
+        assert_eq!(e["kind"], "not_a_directory", "{e}");
+        assert_eq!(
+            e["message"],
+            format!(
+                "output `{afile}` is a file, not a directory: the output is a directory (created if missing) or an object store prefix; choose another"
+            )
+        );
+    }
+    let missing = t.s("nosuch");
+    let e = json_error(&["merge", &missing]);
+    assert_eq!(e["kind"], "not_found");
+    assert_eq!(e["message"], format!("`{missing}` does not exist"));
+}
+
+#[test]
+fn a_conversion_keeps_samples_whose_bytes_are_not_what_their_name_says() {
+    let t = Tree::new();
+    for i in 0..6 {
+        // Every reader reads a `jpg` field whatever bytes it holds.
+        t.file(&format!("raw/s{i}.jpg"), format!("not a jpeg {i}"));
+        t.file(&format!("raw/s{i}.cls"), format!("{i}"));
+    }
+    let (code, report) = run_json(&["pack", &t.s("raw"), &t.s("wds"), "--validate", "none"]);
+    assert_eq!(code, 0, "{report}");
+    // Raw files: checked by default, so every sample is left out, and the error says
+    // which checks and how to turn them off.
+    let e = json_error(&["pack", &t.s("raw"), &t.s("checked")]);
+    assert!(
+        e["message"].as_str().unwrap().ends_with(
+            "(the content checks of `--validate cheap` leave out a sample whose file fails them; `--validate none` packs every field as it is)"
+        ),
+        "{e}"
+    );
+    // A conversion keeps all six; asked for, the checks apply.
+    for format in ["webdataset", "mds", "parquet"] {
+        let out = t.s(&format!("to-{format}"));
+        let (code, report) = run_json(&["pack", &t.s("wds"), &out, "--format", format]);
+        assert_eq!(code, 0, "{format}: {report}");
+        assert_eq!(report["samples"], 6, "{format}: {report}");
+        assert_eq!(report["skipped"].as_array().unwrap().len(), 0, "{report}");
+    }
+    let e = json_error(&["pack", &t.s("wds"), &t.s("asked"), "--validate", "cheap"]);
+    assert_eq!(e["kind"], "empty_input", "{e}");
+}
