@@ -103,6 +103,14 @@ pub fn manifest(
 ) -> Result<Value, Refusal> {
     local(dir, "manifest")?;
     need_directory(dir)?;
+    if let Some(run) = shardsmith_manifest::unfinished::in_directory(dir) {
+        return Err(format!(
+            "`{}` holds {}; a manifest of it would pass part of a dataset off as the whole, and the run could no longer resume; {} (the CLI's `shardsmith manifest --accept-unfinished` describes the files as they are)",
+            dir.display(),
+            run.describe(),
+            run.how_to_finish()
+        ));
+    }
     let target = output.map_or_else(|| dir.join(MANIFEST_FILE), Path::to_path_buf);
     if target.exists() && !force {
         return Err(format!(

@@ -236,6 +236,20 @@ def test_manifest_refuses_to_replace_without_force(tmp_path):
     assert shardsmith.verify(d, manifest=out).ok
 
 
+def test_manifest_refuses_an_unfinished_run(tmp_path):
+    d = make_dataset(tmp_path / "ds")
+    state = d / ".shardsmith-state"
+    state.mkdir()
+    (state / "run.json").write_text('{"fingerprint": "x", "command": "pack"}')
+    (state / "plan-000000.json").write_text("{}")
+    with pytest.raises(shardsmith.ShardsmithError, match="holds an unfinished `pack` run"):
+        shardsmith.manifest(d)
+    assert not (d / "manifest.json").exists()
+    report = shardsmith.verify(d)
+    assert not report.ok
+    assert [f.kind for f in report.findings if f.kind == "unfinished_run"] == ["unfinished_run"]
+
+
 @needs_cli
 def test_manifest_writes_the_cli_bytes(tmp_path):
     ours = make_dataset(tmp_path / "ours")
