@@ -189,10 +189,9 @@ fn gcs_prefixes_are_verified_staged_packed_and_audited_as_local_disk_is() {
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("gs://data/out"), "{err}");
+    // Nothing arrived: the prefix holds no object, which verify names (exit 2) rather
+    // than calling it a dataset without its manifest.
     let (code, report) = gcs.json(&["verify", "gs://data/out"]);
-    assert_eq!(code, 1, "{report}");
-    assert_eq!(
-        report["findings"][0]["kind"], "missing_file",
-        "no manifest: {report}"
-    );
+    assert_eq!(code, 2, "{report}");
+    assert_eq!(report["error"]["kind"], "not_found", "{report}");
 }

@@ -33,14 +33,13 @@ fn interrupt_when(args: &[&str], until: impl Fn() -> bool) -> Option<i32> {
     child.wait().unwrap().code()
 }
 
+/// Files in `dir` whose names end in `suffix`, shardsmith's temporary files left out.
 fn count(dir: &Path, suffix: &str) -> usize {
     std::fs::read_dir(dir).map_or(0, |d| {
         d.filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(suffix)
+            let name = e.as_ref().unwrap().file_name();
+            let name = name.to_string_lossy();
+            name.ends_with(suffix) && !name.starts_with(".shardsmith-")
         })
         .count()
     })
@@ -85,7 +84,7 @@ fn assert_unfinished(report: &Value, command: &str, finished: usize) {
 #[test]
 fn an_interrupted_pack_is_never_ok_and_resumes_byte_identical() {
     let input = Tree::new();
-    for i in 0..160u64 {
+    for i in 0..320u64 {
         input.file(&format!("s{i:04}.bin"), noise(i, 250_000));
         input.file(&format!("s{i:04}.txt"), format!("caption {i}"));
     }
@@ -106,11 +105,13 @@ fn an_interrupted_pack_is_never_ok_and_resumes_byte_identical() {
     let code = interrupt_when(&pack, || count(&out, ".tar") >= 4);
     assert_eq!(code, Some(130), "stopped by SIGINT, not finished");
     assert!(!out.join("manifest.json").exists());
+    // A record is saved before its shard is renamed into place: the shard in flight
+    // may have one and no file (a resume checks the file).
     let finished = count(&out.join(".shardsmith-state"), ".json") - 1;
-    assert_eq!(
-        finished,
-        count(&out, ".tar"),
-        "one record per finished shard"
+    let shards = count(&out, ".tar");
+    assert!(
+        shards >= 4 && finished >= shards && finished <= shards + 1,
+        "{finished} {shards}"
     );
 
     // verify: exit 1, one finding naming the run and how to finish it.
@@ -157,7 +158,7 @@ fn an_interrupted_pack_is_never_ok_and_resumes_byte_identical() {
     let message = report["error"]["message"].as_str().unwrap();
     assert!(
         message.contains(&format!(
-            "holds an unfinished pack run with other options or input (prefix \"shard\" vs \"other\"); re-run that command to finish it, or use --force to start over (which deletes the {finished} file(s) it finished)"
+            "holds an unfinished pack run with other options or input (prefix \"shard\" vs \"other\"); re-run that command to finish it, or use --force to start over (which deletes the {shards} file(s) it finished)"
         )),
         "{message}"
     );
@@ -168,7 +169,7 @@ fn an_interrupted_pack_is_never_ok_and_resumes_byte_identical() {
     assert_eq!(code, 0, "{report}");
     assert_eq!(
         report["shards_resumed"].as_u64(),
-        Some(finished as u64),
+        Some(shards as u64),
         "{report}"
     );
     assert_eq!(snapshot(&out), want, "resumed run == uninterrupted run");
@@ -177,7 +178,7 @@ fn an_interrupted_pack_is_never_ok_and_resumes_byte_identical() {
 #[test]
 fn a_forced_run_with_other_names_leaves_no_old_shard_to_glob() {
     let input = Tree::new();
-    for i in 0..120u64 {
+    for i in 0..240u64 {
         input.file(&format!("s{i:04}.bin"), noise(i, 250_000));
     }
     let t = Tree::new();
@@ -225,7 +226,7 @@ fn a_forced_run_with_other_names_leaves_no_old_shard_to_glob() {
 #[test]
 fn an_interrupted_tokenize_is_never_ok_and_other_names_are_refused() {
     let t = Tree::new();
-    let docs: Vec<String> = (0..3000).map(|i| words(i, 300)).collect();
+    let docs: Vec<String> = (0..6000).map(|i| words(i, 300)).collect();
     t.file("corpus.jsonl", jsonl(&docs));
     let out = t.join("out");
     let out_s = t.s("out");
@@ -245,7 +246,10 @@ fn an_interrupted_tokenize_is_never_ok_and_other_names_are_refused() {
     let code = interrupt_when(&args, || count(&out, ".idx") >= 3);
     assert_eq!(code, Some(130), "stopped by SIGINT, not finished");
     let finished = count(&out.join(".shardsmith-state"), ".json") - 1;
-    assert!(finished >= 3);
+    assert!(
+        finished >= count(&out, ".idx") && count(&out, ".idx") >= 3,
+        "{finished}"
+    );
     let (code, report) = run_json(&["verify", &out_s]);
     assert_eq!(code, 1, "{report}");
     assert_unfinished(&report, "tokenize", finished);

@@ -59,7 +59,12 @@ impl Unfinished {
         let split = names.iter().any(|n| n == "tasks.json");
         let finished = names
             .iter()
-            .filter(|n| n.ends_with(".json") && *n != "run.json" && *n != "tasks.json")
+            .filter(|n| {
+                n.ends_with(".json")
+                    && *n != "run.json"
+                    && *n != "tasks.json"
+                    && !n.starts_with(crate::TEMP_PREFIX)
+            })
             .count();
         Some(Self {
             command,

@@ -85,30 +85,54 @@ pub trait OutputSink: Sync {
 }
 
 /// Temporary files and locks this process has open, so that an interrupted run can
-/// remove them ([`discard_temporaries`]) before it exits.
-static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+/// remove them ([`discard_temporaries`]) before it exits; once it has, no new one is
+/// created. Files are created under the lock, so none can appear between the removal
+/// and the exit.
+struct Live {
+    paths: Vec<PathBuf>,
+    stopping: bool,
+}
 
-fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+static LIVE: std::sync::Mutex<Live> = std::sync::Mutex::new(Live {
+    paths: Vec::new(),
+    stopping: false,
+});
+
+fn live() -> std::sync::MutexGuard<'static, Live> {
     LIVE.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn track(path: &Path) {
-    live().push(path.to_path_buf());
+/// Creates the temporary file or lock `path` with `open` and tracks it; refused once
+/// the process is stopping.
+fn create_tracked(path: &Path, open: impl FnOnce() -> io::Result<File>) -> io::Result<File> {
+    let mut live = live();
+    if live.stopping {
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "the run is stopping: no new file is created",
+        ));
+    }
+    let file = open()?;
+    live.paths.push(path.to_path_buf());
+    Ok(file)
 }
 
 fn untrack(path: &Path) {
     let mut live = live();
-    if let Some(i) = live.iter().rposition(|p| p == path) {
-        live.swap_remove(i);
+    if let Some(i) = live.paths.iter().rposition(|p| p == path) {
+        live.paths.swap_remove(i);
     }
 }
 
 /// Removes every temporary file and lock of this process's open sinks: for a signal
 /// handler, just before the process exits. Finished shards and their records stay, so
-/// the same command resumes. Returns how many were removed.
+/// the same command resumes. No temporary file is created after it. Returns how many
+/// were removed.
 pub fn discard_temporaries() -> usize {
-    let paths = std::mem::take(&mut *live());
+    let mut live = live();
+    live.stopping = true;
+    let paths = std::mem::take(&mut live.paths);
     paths.iter().filter(|p| fs::remove_file(p).is_ok()).count()
 }
 
@@ -266,14 +290,15 @@ impl OutputSink for LocalDir {
         // The process id keeps apart the tasks of a split run writing the same small file
         // (`run.json`) at the same moment.
         let temp = dir.join(format!("{TEMP_PREFIX}tmp-{}-{base}", std::process::id()));
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp)
-            .map_err(|e| Error::io("creating", &temp, e))?;
-        track(&temp);
+        let file = create_tracked(&temp, || {
+            fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&temp)
+        })
+        .map_err(|e| Error::io("creating", &temp, e))?;
         Ok(Box::new(LocalShardFile {
             file: Some(file),
             writeback: crate::writeback::Writeback::default(),
@@ -344,7 +369,16 @@ impl OutputSink for LocalDir {
         let file = File::create(&path).map_err(|e| Error::io("creating", &path, e))?;
         match file.try_lock() {
             Ok(()) => {
-                track(&path);
+                let mut live = live();
+                if live.stopping {
+                    let _ = file.unlock();
+                    return Err(Error::io(
+                        "locking",
+                        path,
+                        io::Error::new(io::ErrorKind::Interrupted, "the run is stopping"),
+                    ));
+                }
+                live.paths.push(path.clone());
                 Ok(Box::new(LockGuard { file, path }))
             }
             Err(fs::TryLockError::WouldBlock) => Err(Error::OutputConflict {
