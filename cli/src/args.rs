@@ -89,12 +89,21 @@ pub struct GlobalArgs {
 
     /// Retries of a failed object store request before the run fails [default: 10]
     ///
-    /// Throttling (429, 503 SlowDown), server errors and connection resets are retried
-    /// with exponential backoff and jitter: each wait is at least half a second and at
-    /// most 15 s, so the default rides out an outage of at least 5 s (typically about a
-    /// minute). Example: `--retries 20`.
+    /// Throttling (429, 503 SlowDown), server errors, timeouts and connection resets are
+    /// retried with exponential backoff and jitter: each wait is at least half a second
+    /// and at most 15 s. Every retry is said on stderr. A server that refuses every
+    /// connection is given up on after 5 s; `--storage-timeout` bounds the whole wait.
+    /// Example: `--retries 20`.
     #[arg(long, global = true, value_name = "N")]
     pub retries: Option<usize>,
+
+    /// Seconds a store may fail every request before the run gives up [default: 60]
+    ///
+    /// Counted from the first failure with no success since: a server that accepts
+    /// connections and never answers, or answers only errors, costs at most this long.
+    /// Each attempt also waits at most 30 s for an answer. Example: `--storage-timeout 300`.
+    #[arg(long, global = true, value_name = "SECS")]
+    pub storage_timeout: Option<f64>,
 
     /// One object store setting, overriding the environment (repeatable)
     ///

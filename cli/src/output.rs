@@ -233,6 +233,22 @@ pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(&'static str,
     }
 }
 
+/// The object store failure behind `err`, if one: its kind (`storage` or
+/// `credentials`) and location, from any error of the chain or a store error inside an
+/// `io::Error` of it.
+pub fn storage_cause(err: &anyhow::Error) -> Option<(&'static str, Option<String>)> {
+    err.chain().find_map(|cause| {
+        let (kind, path) = typed(cause).filter(|(kind, _)| *kind != "io").or_else(|| {
+            cause
+                .downcast_ref::<std::io::Error>()
+                .and_then(|io| io.get_ref())
+                .and_then(|inner| inner.downcast_ref::<shardsmith_store::Error>())
+                .map(|store| (store.kind(), store.path()))
+        })?;
+        matches!(kind, "storage" | "credentials").then_some((kind, path))
+    })
+}
+
 /// What `--json` prints when a command could not run (exit 2): one object on stdout
 /// with the error's stable kind, its message (the causes joined, each once), the path it
 /// is about when there is one, and the hint when there is one.
@@ -254,6 +270,12 @@ pub fn error_report<'a>(
             path = p;
             break;
         }
+    }
+    // A failed store is the cause, whatever wrapped it (a writer's `io::Error`, a
+    // format's error): one kind for it across commands.
+    if let Some((k, p)) = storage_cause(err) {
+        kind = Some(k);
+        path = p;
     }
     let message = match message.split_once("\nhint: ") {
         Some((m, _)) => m.to_string(),

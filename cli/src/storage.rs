@@ -24,6 +24,17 @@ pub fn configure(global: &GlobalArgs) -> Result<()> {
     if let Some(n) = global.retries {
         options.retries = n;
     }
+    if let Some(secs) = global.storage_timeout {
+        if !(secs.is_finite() && secs > 0.0) {
+            bail!(
+                "--storage-timeout must be a number of seconds above 0, e.g. --storage-timeout 300"
+            );
+        }
+        options.timeout = std::time::Duration::from_secs_f64(secs);
+    }
+    if !global.quiet {
+        options.on_retry = Some(retry_notice());
+    }
     for pair in &global.storage_option {
         let (key, value) = pair.split_once('=').with_context(|| {
             format!(
@@ -37,6 +48,28 @@ pub fn configure(global: &GlobalArgs) -> Result<()> {
     }
     let _ = OPTIONS.set(options);
     Ok(())
+}
+
+/// Says on stderr what is being retried: at most one line a second, with how many other
+/// retries it stands for, so that many requests failing at once are one line.
+fn retry_notice() -> shardsmith_store::OnRetry {
+    let last = std::sync::Mutex::new((None::<std::time::Instant>, 0u64));
+    std::sync::Arc::new(move |retry: &shardsmith_store::Retry| {
+        let mut last = last.lock().unwrap();
+        if last
+            .0
+            .is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(1))
+        {
+            last.1 += 1;
+            return;
+        }
+        let more = match std::mem::take(&mut last.1) {
+            0 => String::new(),
+            n => format!(" ({n} more retried since the last line)"),
+        };
+        last.0 = Some(std::time::Instant::now());
+        eprintln!("storage: {retry}{more}");
+    })
 }
 
 fn options() -> &'static StorageOptions {

@@ -33,6 +33,15 @@ pub enum Error {
         /// The store's answer, with any secret removed.
         message: String,
     },
+    /// The store could not be reached with any credentials: none were given and no
+    /// instance metadata service gave any.
+    #[error("`{url}`: {message}")]
+    Credentials {
+        /// The location, as a URL.
+        url: String,
+        /// What was looked for and how to give it.
+        message: String,
+    },
     /// A location that cannot be used: an unknown scheme, a bad URL, missing or invalid
     /// configuration.
     #[error("`{url}`: {message}")]
@@ -78,6 +87,7 @@ impl Error {
             Error::OutputConflict { .. } => "output_conflict",
             Error::Remote { .. } => "storage",
             Error::Location { .. } => "location",
+            Error::Credentials { .. } => "credentials",
             Error::Task(_) => "task",
             Error::Unfinished { .. } => "unfinished_run",
             Error::Empty { .. } => "not_found",
@@ -90,7 +100,9 @@ impl Error {
         match self {
             Error::Io { path, .. } => Some(path.display().to_string()),
             Error::OutputConflict { dir, .. } => Some(dir.clone()),
-            Error::Remote { url, .. } | Error::Location { url, .. } => Some(url.clone()),
+            Error::Remote { url, .. }
+            | Error::Location { url, .. }
+            | Error::Credentials { url, .. } => Some(url.clone()),
             Error::Task(_) => None,
             Error::Unfinished { location, .. } | Error::Empty { location, .. } => {
                 Some(location.clone())

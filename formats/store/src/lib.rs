@@ -28,6 +28,9 @@ mod writeback;
 pub use error::{Error, Result};
 pub use local::{LocalFile, LocalTree};
 #[cfg(feature = "object")]
-pub use object::{Location, ObjectDir, ObjectTree, StorageOptions};
+pub use object::{
+    DEFAULT_STORAGE_TIMEOUT, Location, ObjectDir, ObjectTree, OnRetry, REFUSED_FOR, Retry,
+    StorageOptions,
+};
 pub use sink::{LocalDir, OutputSink, ShardFile};
 pub use source::{InputListing, InputSource, ListedFile, Prefetched, RangeRead, ReadError};

@@ -28,8 +28,9 @@ pub trait ListedDataset: Sync {
     /// Its files with their sizes, `/`-separated, without its own `manifest.json` and
     /// `SHA256SUMS`.
     fn files(&self) -> Result<Vec<(String, u64)>>;
-    /// The bytes of a small file (the manifest, `SHA256SUMS`), `None` when absent.
-    fn read_small(&self, rel: &str) -> io::Result<Option<Vec<u8>>>;
+    /// The bytes of a small file (the manifest, `SHA256SUMS`), `None` when absent; a
+    /// failure of the place itself is [`crate::Error::Source`], with its kind.
+    fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>>;
     /// Streams one file.
     fn open(&self, rel: &str) -> io::Result<Box<dyn Read + Send>>;
 }
@@ -45,15 +46,9 @@ pub fn verify_listed(
     let mut report = VerifyReport::default();
     let shown = dataset.display();
     let manifest_path = Path::new(&shown).join(MANIFEST_FILE);
-    let bytes = dataset
-        .read_small(MANIFEST_FILE)
-        .map_err(|e| crate::Error::io("reading manifest", &manifest_path, e))?;
+    let bytes = dataset.read_small(MANIFEST_FILE)?;
     let Some(bytes) = bytes else {
-        let read = |rel: &str| {
-            dataset
-                .read_small(rel)
-                .map_err(|e| crate::Error::io("reading", Path::new(&shown).join(rel), e))
-        };
+        let read = |rel: &str| dataset.read_small(rel);
         let run = read(unfinished::RUN_FILE)?;
         let leased = read(unfinished::LEASE_FILE)?.is_some();
         let unfinished = unfinished::Unfinished::from_state(None, run.as_deref(), leased);
@@ -83,8 +78,7 @@ pub fn verify_listed(
     };
     let present: BTreeMap<String, u64> = dataset.files()?.into_iter().collect();
     let sums = dataset
-        .read_small(SUMS_FILE)
-        .map_err(|e| crate::Error::io("reading", Path::new(&shown).join(SUMS_FILE), e))?
+        .read_small(SUMS_FILE)?
         .map(|b| sums::parse(&String::from_utf8_lossy(&b)));
     if let Some(parsed) = &sums {
         check_sums(parsed, &manifest, &mut report);

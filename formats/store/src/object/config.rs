@@ -8,16 +8,18 @@ use std::time::Duration;
 
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::client::ClientConfigKey;
 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::path::Path as ObjectPath;
 use object_store::{BackoffConfig, ObjectStore, RetryConfig};
 use tokio::sync::Semaphore;
 
 use super::remote::{Remote, explain, redact};
+use super::watch::{Limits, OnRetry, Watched};
 use crate::{Error, Result};
 
 /// Settings shared by every object store location of a run.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct StorageOptions {
     /// `KEY=VALUE` pairs given with `--storage-option`, in `object_store`'s key names
     /// (`aws_endpoint`, `azure_storage_account_key`, `google_service_account`, …); they
@@ -28,6 +30,23 @@ pub struct StorageOptions {
     /// Retries of a failed request (throttling, 5xx, connection reset) before the run
     /// fails; with exponential backoff and jitter.
     pub retries: usize,
+    /// The longest a store may fail every request (no answer, refused connections,
+    /// server errors) before the run gives up on it; also the longest one request is
+    /// retried.
+    pub timeout: Duration,
+    /// Told of every request that failed and is tried again.
+    pub on_retry: Option<OnRetry>,
+}
+
+impl std::fmt::Debug for StorageOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageOptions")
+            .field("options", &self.options.len())
+            .field("io_concurrency", &self.io_concurrency)
+            .field("retries", &self.retries)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Requests in flight by default: S3 answers a small GET in tens of milliseconds, so
@@ -37,6 +56,10 @@ pub const DEFAULT_IO_CONCURRENCY: usize = 64;
 pub const DEFAULT_RETRIES: usize = 10;
 /// The first wait before a retry, and the least of every later one.
 pub const INIT_BACKOFF: Duration = Duration::from_millis(500);
+/// How long a store may fail every request before the run gives up, by default.
+pub const DEFAULT_STORAGE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest one attempt waits for an answer (object_store's own default).
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Default for StorageOptions {
     fn default() -> Self {
@@ -44,12 +67,29 @@ impl Default for StorageOptions {
             options: Vec::new(),
             io_concurrency: DEFAULT_IO_CONCURRENCY,
             retries: DEFAULT_RETRIES,
+            timeout: DEFAULT_STORAGE_TIMEOUT,
+            on_retry: None,
+        }
+    }
+}
+
+/// How to give credentials for `scheme`, for the "no credentials" message.
+pub(super) fn how_to_give(scheme: &str) -> &'static str {
+    match scheme {
+        "gs" => {
+            "Set GOOGLE_APPLICATION_CREDENTIALS=/path/to/key.json (or pass --storage-option google_service_account=/path/to/key.json); for a public bucket, pass --storage-option google_skip_signature=true."
+        }
+        "s3" | "s3a" => {
+            "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or pass --storage-option aws_access_key_id=… --storage-option aws_secret_access_key=…); for a public bucket, pass --storage-option aws_skip_signature=true."
+        }
+        _ => {
+            "Set AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_KEY (or pass them as --storage-option azure_storage_account_key=…); for a public container, pass --storage-option azure_skip_signature=true."
         }
     }
 }
 
 /// The variables looked for, per scheme, for the "missing credentials" message.
-fn variables(scheme: &str) -> &'static str {
+pub(super) fn variables(scheme: &str) -> &'static str {
     match scheme {
         "gs" => {
             "GOOGLE_SERVICE_ACCOUNT, GOOGLE_SERVICE_ACCOUNT_KEY, GOOGLE_APPLICATION_CREDENTIALS"
@@ -125,8 +165,23 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
             base: 2.0,
         },
         max_retries: options.retries,
-        retry_timeout: Duration::from_secs(300),
+        retry_timeout: options.timeout,
     };
+    let attempt = ATTEMPT_TIMEOUT
+        .min(options.timeout)
+        .max(Duration::from_millis(100));
+    let watched = |metadata: &[String]| {
+        Watched::new(
+            Limits {
+                timeout: options.timeout,
+                attempt,
+            },
+            options.on_retry.clone(),
+            metadata.to_vec(),
+        )
+    };
+    // Ours first, so that a `--storage-option timeout=…` given by the user wins.
+    let attempt_text = format!("{}ms", attempt.as_millis());
     // The bucket-level URL: the prefix is ours to apply, so one client serves all keys.
     let unknown = |key: &str, e: object_store::Error| {
         bad(format!(
@@ -134,9 +189,16 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
             explain(&e)
         ))
     };
+    let mut metadata: Vec<String> = super::watch::METADATA_HOSTS
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     let store: Arc<dyn ObjectStore> = match scheme.as_str() {
         "s3" | "s3a" => {
-            let mut builder = AmazonS3Builder::from_env().with_url(text);
+            let mut builder = AmazonS3Builder::from_env().with_url(text).with_config(
+                AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
+                &attempt_text,
+            );
             for (key, value) in &options.options {
                 let parsed: AmazonS3ConfigKey = key
                     .to_ascii_lowercase()
@@ -144,16 +206,36 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
                     .map_err(|e| unknown(key, e))?;
                 builder = builder.with_config(parsed, value);
             }
-            Arc::new(builder.with_retry(retry).build().map_err(|e| {
-                bad(format!(
-                    "{} (looked for {})",
-                    explain(&e),
-                    variables(&scheme)
-                ))
-            })?)
+            if let Some(endpoint) = builder.get_config_value(&AmazonS3ConfigKey::MetadataEndpoint)
+                && let Ok(url) = url::Url::parse(&endpoint)
+                && let Some(host) = url.host_str()
+            {
+                metadata.push(match url.port() {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host.to_string(),
+                });
+            }
+            Arc::new(
+                builder
+                    .with_retry(retry)
+                    .with_http_connector(watched(&metadata))
+                    .build()
+                    .map_err(|e| {
+                        bad(format!(
+                            "{} (looked for {})",
+                            explain(&e),
+                            variables(&scheme)
+                        ))
+                    })?,
+            )
         }
         "gs" => {
-            let mut builder = GoogleCloudStorageBuilder::from_env().with_url(text);
+            let mut builder = GoogleCloudStorageBuilder::from_env()
+                .with_url(text)
+                .with_config(
+                    GoogleConfigKey::Client(ClientConfigKey::Timeout),
+                    &attempt_text,
+                );
             if let Ok(path) = std::env::var("GOOGLE_APPLICATION_CREDENTIALS") {
                 builder = builder.with_application_credentials(path);
             }
@@ -164,16 +246,27 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
                     .map_err(|e| unknown(key, e))?;
                 builder = builder.with_config(parsed, value);
             }
-            Arc::new(builder.with_retry(retry).build().map_err(|e| {
-                bad(format!(
-                    "{} (looked for {})",
-                    explain(&e),
-                    variables(&scheme)
-                ))
-            })?)
+            Arc::new(
+                builder
+                    .with_retry(retry)
+                    .with_http_connector(watched(&metadata))
+                    .build()
+                    .map_err(|e| {
+                        bad(format!(
+                            "{} (looked for {})",
+                            explain(&e),
+                            variables(&scheme)
+                        ))
+                    })?,
+            )
         }
         _ => {
-            let mut builder = MicrosoftAzureBuilder::from_env().with_url(text);
+            let mut builder = MicrosoftAzureBuilder::from_env()
+                .with_url(text)
+                .with_config(
+                    AzureConfigKey::Client(ClientConfigKey::Timeout),
+                    &attempt_text,
+                );
             for (key, value) in &options.options {
                 let parsed: AzureConfigKey = key
                     .to_ascii_lowercase()
@@ -181,13 +274,19 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
                     .map_err(|e| unknown(key, e))?;
                 builder = builder.with_config(parsed, value);
             }
-            Arc::new(builder.with_retry(retry).build().map_err(|e| {
-                bad(format!(
-                    "{} (looked for {})",
-                    explain(&e),
-                    variables(&scheme)
-                ))
-            })?)
+            Arc::new(
+                builder
+                    .with_retry(retry)
+                    .with_http_connector(watched(&metadata))
+                    .build()
+                    .map_err(|e| {
+                        bad(format!(
+                            "{} (looked for {})",
+                            explain(&e),
+                            variables(&scheme)
+                        ))
+                    })?,
+            )
         }
     };
     let (base, prefix) = match scheme.as_str() {
@@ -206,6 +305,7 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
         prefix,
         base: redact(&base, &secrets),
         secrets,
+        metadata,
         limit: Arc::new(Semaphore::new(io_concurrency)),
         io_concurrency,
     })

@@ -14,14 +14,16 @@ mod lease;
 mod remote;
 mod sink;
 mod source;
+mod watch;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use config::StorageOptions;
+pub use config::{DEFAULT_STORAGE_TIMEOUT, StorageOptions};
 pub use remote::{Remote, runtime};
 pub use sink::ObjectDir;
 pub use source::ObjectTree;
+pub use watch::{OnRetry, REFUSED_FOR, Retry};
 
 use crate::{Error, Result};
 

@@ -15,7 +15,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{MultipartUpload, ObjectStore, ObjectStoreExt, PutPayload};
 use tokio::task::JoinHandle;
 
-use super::remote::{Remote, explain, is_not_found, runtime};
+use super::remote::{Remote, is_not_found, runtime};
 use crate::sink::{OutputSink, ShardFile};
 use crate::{Error, Result};
 
@@ -59,12 +59,10 @@ struct ObjectFile {
     done: bool,
 }
 
-fn io_error(remote: &Remote, op: &str, name: &str, e: &object_store::Error) -> io::Error {
-    io::Error::other(format!(
-        "{op} `{}`: {}",
-        remote.url(name),
-        remote.redact(&explain(e))
-    ))
+/// The store's error, carried through the `io::Error` the writers return, so that its
+/// kind (`storage`, `credentials`) reaches the report.
+fn io_error(remote: &Remote, op: &'static str, name: &str, e: &object_store::Error) -> io::Error {
+    io::Error::other(remote.error(op, name, e))
 }
 
 impl ObjectFile {

@@ -13,7 +13,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, TEMP_PREFIX};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
-use super::remote::{Remote, explain, is_not_found, runtime};
+use super::remote::{Remote, is_not_found, runtime};
 use crate::given;
 use crate::source::{InputListing, InputSource, ListedFile, Prefetched, RangeRead, ReadError};
 use crate::{Error, Result};
@@ -178,7 +178,7 @@ fn read_error(e: &object_store::Error, remote: &Remote) -> ReadError {
     if is_not_found(e) {
         ReadError::Vanished
     } else {
-        ReadError::Unreadable(remote.redact(&explain(e)))
+        ReadError::Unreadable(remote.explain(e))
     }
 }
 
@@ -473,7 +473,7 @@ impl shardsmith_manifest::verify::ListedDataset for ObjectTree {
             .list_prefix(true)
             .map_err(|e| shardsmith_manifest::Error::Source {
                 kind: e.kind(),
-                location: self.remote.url(""),
+                location: e.path().unwrap_or_else(|| self.remote.url("")),
                 message: e.to_string(),
             })?;
         Ok(listing
@@ -484,10 +484,15 @@ impl shardsmith_manifest::verify::ListedDataset for ObjectTree {
             .collect())
     }
 
-    fn read_small(&self, rel: &str) -> io::Result<Option<Vec<u8>>> {
-        self.remote
-            .get_small(rel)
-            .map_err(|e| io::Error::from(read_error(&e, &self.remote)))
+    fn read_small(&self, rel: &str) -> shardsmith_manifest::Result<Option<Vec<u8>>> {
+        self.remote.get_small(rel).map_err(|e| {
+            let e = self.remote.error("reading", rel, &e);
+            shardsmith_manifest::Error::Source {
+                kind: e.kind(),
+                location: e.path().unwrap_or_else(|| self.remote.url(rel)),
+                message: e.to_string(),
+            }
+        })
     }
 
     fn open(&self, rel: &str) -> io::Result<Box<dyn Read + Send>> {
