@@ -156,6 +156,9 @@ fn finish_tasks(args: &MergeArgs, printer: &Printer) -> Result<Option<Status>> {
         Some("tokenize") => shardsmith_tokens::task::finish(sink)?,
         _ => shardsmith_pack::task::finish(sink)?,
     };
+    for warning in &report.warnings {
+        printer.warn(warning);
+    }
     let m = &report.manifest;
     let contents = match m.totals.documents {
         Some(documents) => format!(

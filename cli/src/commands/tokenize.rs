@@ -208,6 +208,9 @@ pub fn run(args: &TokenizeArgs, printer: &Printer) -> Result<Status> {
     progress.bar.finish_and_clear();
     let report = result.map_err(|e| super::after_failure(e.into(), &output))?;
     let elapsed = started.elapsed();
+    for warning in &report.warnings {
+        printer.warn(warning);
+    }
     for skip in &report.manifest.skipped {
         printer.detail(&format!("skipped `{}`: {}", skip.path, skip.reason));
     }

@@ -344,7 +344,7 @@ fn finish(run: &Run<'_>, written: Written, mut manifest: Manifest) -> Result<Pac
         shards,
         skipped,
         shards_resumed,
-        warnings,
+        mut warnings,
     } = written;
     let shard_facts: Vec<(&str, &Value)> = shards
         .iter()
@@ -368,7 +368,7 @@ fn finish(run: &Run<'_>, written: Written, mut manifest: Manifest) -> Result<Pac
         )?);
     }
     manifest.skipped = skipped;
-    shardsmith_store::finish::seal(sink, &mut manifest)?;
+    warnings.extend(shardsmith_store::finish::seal(sink, &mut manifest)?);
     Ok(PackReport {
         shards_written: manifest.files.len() - shards_resumed,
         shards_resumed,

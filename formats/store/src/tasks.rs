@@ -58,6 +58,8 @@ pub struct FinishReport {
     pub sources: Vec<String>,
     /// Files renamed into place.
     pub renamed: usize,
+    /// What the user should know though the run was finished (state left behind).
+    pub warnings: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]

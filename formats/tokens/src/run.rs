@@ -31,6 +31,8 @@ pub struct TokenizeReport {
     pub already_complete: bool,
     /// Input bytes read by this run.
     pub input_bytes_read: u64,
+    /// What the user should know though the run succeeded (state left behind).
+    pub warnings: Vec<String>,
 }
 
 /// Tokenizes `inputs` into `sink`.
@@ -73,6 +75,7 @@ pub fn tokenize(
                 shards_resumed: 0,
                 already_complete: true,
                 input_bytes_read: 0,
+                warnings: Vec::new(),
             });
         }
         Start::Resume => true,
@@ -135,13 +138,16 @@ pub fn tokenize(
         manifest.files = out.records.iter().flat_map(|r| r.entries.clone()).collect();
         manifest.skipped = out.stats.skipped.clone();
         manifest.skipped_total = (out.stats.skipped_total > 0).then_some(out.stats.skipped_total);
-        shardsmith_store::finish::seal(sink, &mut manifest)?;
+        let warnings = shardsmith_store::finish::seal(sink, &mut manifest)?
+            .into_iter()
+            .collect();
         Ok(TokenizeReport {
             shards_written: out.records.len() - shards_resumed,
             shards_resumed,
             manifest,
             already_complete: false,
             input_bytes_read,
+            warnings,
         })
     })();
     if result.is_err() {

@@ -310,9 +310,15 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
     for (head, _) in &found {
         sink.remove(&task_dir(head.index))?;
     }
-    shardsmith_store::finish::seal(sink, &mut manifest)?;
-    tasks::clean_up(sink)?;
+    // Complete from here on: what cannot be cleared is said, not failed on.
+    let mut warnings: Vec<String> = shardsmith_store::finish::seal(sink, &mut manifest)?
+        .into_iter()
+        .collect();
+    if let Err(e) = tasks::clean_up(sink) {
+        warnings.push(shardsmith_store::finish::left_state(sink, &e));
+    }
     Ok(FinishReport {
+        warnings,
         manifest,
         tasks: found.len() as u32,
         sources,

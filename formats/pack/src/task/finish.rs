@@ -51,6 +51,7 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
             tasks: 0,
             sources: Vec::new(),
             renamed: 0,
+            warnings: Vec::new(),
         });
     }
     let found = records(sink)?;
@@ -121,9 +122,15 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
     }
     skipped.sort();
     manifest.skipped = skipped;
-    shardsmith_store::finish::seal(sink, &mut manifest)?;
-    tasks::clean_up(sink)?;
+    // Complete from here on: what cannot be cleared is said, not failed on.
+    let mut warnings: Vec<String> = shardsmith_store::finish::seal(sink, &mut manifest)?
+        .into_iter()
+        .collect();
+    if let Err(e) = tasks::clean_up(sink) {
+        warnings.push(shardsmith_store::finish::left_state(sink, &e));
+    }
     Ok(FinishReport {
+        warnings,
         manifest,
         tasks: count,
         sources,
