@@ -33,16 +33,26 @@ pub fn after_failure(err: anyhow::Error, output: &crate::storage::Output) -> any
         .chain()
         .find_map(crate::output::typed)
         .is_some_and(|(kind, _)| kind == "output_conflict");
-    if refused || !output.has_state() {
+    if refused {
         return err;
     }
-    anyhow::Error::new(crate::output::Hinted {
-        error: err,
-        hint: format!(
+    let hint = if output.has_state() {
+        format!(
             "`{}` keeps the shards this run finished: the same command resumes from them once the cause is fixed; to start over with other input or options, add --force",
             output.show("")
-        ),
-    })
+        )
+    } else if matches!(output, crate::storage::Output::Remote(_))
+        && crate::output::storage_cause(&err).is_some_and(|(kind, _)| kind == "storage")
+    {
+        // The store itself failed, so what it holds cannot be looked at now.
+        format!(
+            "once the store answers again, the same command resumes from the shards this run finished in `{}` (their state is kept there); to start over, add --force",
+            output.show("")
+        )
+    } else {
+        return err;
+    };
+    anyhow::Error::new(crate::output::Hinted { error: err, hint })
 }
 
 /// `{prefix}-{000000..000009}.tar`-style pattern for a list of shard names, when they
