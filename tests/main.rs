@@ -39,6 +39,7 @@ mod s3_audit;
 mod s3_faults;
 mod s3_pack;
 mod s3_verify;
+mod s3_waits;
 mod shell;
 mod sign;
 mod sign_interop;
