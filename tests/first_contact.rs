@@ -84,6 +84,20 @@ fn json_answers_on_every_exit_2_path() {
     let conflict = json_error(&["pack", samples().to_str().unwrap(), &t.s("busy")]);
     assert_eq!(conflict["kind"], "output_conflict", "{conflict}");
     assert_eq!(conflict["path"], t.s("busy").as_str());
+    // One kind per cause, whichever command meets it: a manifest that is there already
+    // is an output conflict as pack's is; what is not there is not_found.
+    t.file("done/a.txt", "a");
+    let (code, _) = run_json(&["manifest", &t.s("done")]);
+    assert_eq!(code, 0);
+    let again = json_error(&["manifest", &t.s("done")]);
+    assert_eq!(again["kind"], "output_conflict", "{again}");
+    assert_eq!(again["path"], t.s("done/manifest.json").as_str());
+    let none = json_error(&["pack", &t.s("shard-{0..1}.tar"), &t.s("out-b")]);
+    assert_eq!(none["kind"], "not_found", "{none}");
+    let not_mds = json_error(&["pack", &t.s("done"), &t.s("out-m"), "--input-format", "mds"]);
+    assert_eq!(not_mds["kind"], "bad_input", "{not_mds}");
+    let no_run = json_error(&["audit", &t.s("empty")]);
+    assert_eq!(no_run["kind"], "not_found", "{no_run}");
     // Without --json, nothing on stdout.
     let o = run(&["verify", &missing]);
     assert_eq!(o.status.code(), Some(2));

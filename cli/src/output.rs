@@ -171,6 +171,17 @@ impl std::fmt::Display for CliError {
 
 impl std::error::Error for CliError {}
 
+/// An error of `kind` about `path`, for the checks the CLI itself makes: the same kind
+/// a library error of that cause has.
+pub fn fail(kind: &'static str, path: impl std::fmt::Display, message: String) -> anyhow::Error {
+    CliError {
+        kind,
+        path: Some(path.to_string()),
+        message,
+    }
+    .into()
+}
+
 /// `path` must exist (a `not_found` error naming it as `role`, e.g. "input", otherwise).
 pub fn need_path(path: &std::path::Path, role: &str) -> anyhow::Result<()> {
     if std::fs::symlink_metadata(path).is_ok() {

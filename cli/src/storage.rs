@@ -115,7 +115,11 @@ fn file_at(path: &Path) -> Result<(Location, String)> {
         return Ok((location(Path::new(parent))?, name.to_string()));
     }
     let Location::Local(local) = location(path)? else {
-        bail!("`{text}` is not a file");
+        return Err(crate::output::fail(
+            "not_a_file",
+            text,
+            format!("`{text}` is not a file"),
+        ));
     };
     let name = local
         .file_name()
@@ -143,7 +147,13 @@ pub fn read_small(path: &Path) -> Result<Vec<u8>> {
         Location::Remote(remote) => {
             let mut reader = match ObjectTree::new(remote).open(&name) {
                 Ok(reader) => reader,
-                Err(ReadError::Vanished) => anyhow::bail!("`{shown}` does not exist"),
+                Err(ReadError::Vanished) => {
+                    return Err(crate::output::fail(
+                        "not_found",
+                        &shown,
+                        format!("`{shown}` does not exist"),
+                    ));
+                }
                 Err(e) => {
                     return Err(anyhow::Error::new(std::io::Error::from(e)))
                         .with_context(|| format!("reading `{shown}`"));

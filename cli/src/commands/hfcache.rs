@@ -25,7 +25,11 @@ fn check(path: &Path, printer: &Printer, what: &str) -> Result<CacheReport> {
     bar.finish_and_clear();
     match report {
         Some(report) => Ok(report),
-        None => bail!("`{}` is not a Hugging Face cache", path.display()),
+        None => Err(crate::output::fail(
+            "bad_input",
+            path.display(),
+            format!("`{}` is not a Hugging Face cache", path.display()),
+        )),
     }
 }
 

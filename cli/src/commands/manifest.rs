@@ -29,11 +29,15 @@ pub fn run(args: &ManifestArgs, printer: &Printer) -> Result<Status> {
         .clone()
         .unwrap_or_else(|| args.dir.join(MANIFEST_FILE));
     if target.exists() && !args.force {
-        bail!(
-            "`{}` already exists; use --force to replace it (or `shardsmith verify {}` to check against it)",
+        return Err(crate::output::fail(
+            "output_conflict",
             target.display(),
-            args.dir.display()
-        );
+            format!(
+                "`{}` already exists; use --force to replace it (or `shardsmith verify {}` to check against it)",
+                target.display(),
+                args.dir.display()
+            ),
+        ));
     }
     let started = Instant::now();
     let bar = printer.bytes_bar("hashing");
@@ -141,10 +145,14 @@ fn run_remote(
         None => dir.size(MANIFEST_FILE)?.is_some(),
     };
     if exists && !args.force {
-        bail!(
-            "`{target}` already exists; use --force to replace it (or `shardsmith verify {}` to check against it)",
-            remote.url("")
-        );
+        return Err(crate::output::fail(
+            "output_conflict",
+            &target,
+            format!(
+                "`{target}` already exists; use --force to replace it (or `shardsmith verify {}` to check against it)",
+                remote.url("")
+            ),
+        ));
     }
     if !args.accept_unfinished && !exists {
         let names = dir

@@ -7,7 +7,7 @@ mod remote;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use shardsmith_checkpoint::audit::{audit_listed, audit_run};
 use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 
@@ -60,10 +60,14 @@ pub fn run(args: &AuditArgs, printer: &Printer) -> Result<Status> {
     bar.finish_and_clear();
     let report = result?;
     if report.checkpoints.is_empty() {
-        bail!(
-            "no checkpoint found in `{}` (expected subdirectories such as global_step10/, iter_0000010/, checkpoint-500/, or files such as *.pt, *.safetensors)",
-            args.run_dir.display()
-        );
+        return Err(crate::output::fail(
+            "not_found",
+            args.run_dir.display(),
+            format!(
+                "no checkpoint found in `{}` (expected subdirectories such as global_step10/, iter_0000010/, checkpoint-500/, or files such as *.pt, *.safetensors)",
+                args.run_dir.display()
+            ),
+        ));
     }
     let elapsed = started.elapsed();
     let status = if report.ok() {

@@ -66,19 +66,27 @@ pub fn expand(input: &Path) -> Result<Option<Expanded>> {
     let paths: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
     let missing: Vec<&PathBuf> = paths.iter().filter(|p| !p.is_file()).collect();
     if missing.len() == paths.len() {
-        bail!(
-            "brace pattern `{text}` matches no file: none of its {} names exists (the first is `{}`)",
-            paths.len(),
-            paths[0].display()
-        );
+        return Err(crate::output::fail(
+            "not_found",
+            text,
+            format!(
+                "brace pattern `{text}` matches no file: none of its {} names exists (the first is `{}`)",
+                paths.len(),
+                paths[0].display()
+            ),
+        ));
     }
     if let Some(first) = missing.first() {
-        bail!(
-            "brace pattern `{text}` names {} missing file(s) of {}, the first `{}`: a conversion would leave those shards out",
-            missing.len(),
-            paths.len(),
-            first.display()
-        );
+        return Err(crate::output::fail(
+            "not_found",
+            first.display(),
+            format!(
+                "brace pattern `{text}` names {} missing file(s) of {}, the first `{}`: a conversion would leave those shards out",
+                missing.len(),
+                paths.len(),
+                first.display()
+            ),
+        ));
     }
     let mut common: PathBuf = match paths[0].parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -203,9 +211,13 @@ pub fn open(
                 );
             }
             if !is_mds_input(tree.as_ref(), only) {
-                bail!(
-                    "input `{display}` is not an MDS dataset: it has no index.json of streaming's format (version 2, mds shards)"
-                );
+                return Err(crate::output::fail(
+                    "bad_input",
+                    display,
+                    format!(
+                        "input `{display}` is not an MDS dataset: it has no index.json of streaming's format (version 2, mds shards)"
+                    ),
+                ));
             }
             Some(Box::new(
                 MdsDataset::open(tree, display, key_column, Some(scratch.to_path_buf()))?
