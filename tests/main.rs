@@ -24,6 +24,7 @@ mod interop_parquet;
 mod interop_wds_compressed;
 mod job_files;
 mod layers;
+mod licence;
 mod list;
 mod look;
 mod manifest_cmd;
