@@ -266,3 +266,87 @@ fn a_store_that_dies_during_a_pack_leaves_a_resume_hint_and_the_same_command_fin
     assert!(r["shards_resumed"].as_u64().unwrap() >= 1, "{r}");
     assert_eq!(snapshot(&bucket.join("wds")), want);
 }
+
+#[test]
+fn a_tokenize_whose_store_dies_is_unfinished_until_the_same_command_resumes_it() {
+    let Some(mut s3) = S3::start() else { return };
+    let bucket = s3.bucket("toks");
+    let t = Tree::new();
+    let docs: Vec<String> = (0..6000).map(|i| crate::tokenize::words(i, 300)).collect();
+    t.file("corpus.jsonl", crate::tokenize::jsonl(&docs));
+    let opts = [
+        "-t",
+        "gpt2",
+        "--format",
+        "megatron",
+        "--shard-tokens",
+        "20k",
+        "-j",
+        "1",
+    ];
+    let corpus = t.s("corpus.jsonl");
+    let local_dir = t.s("local");
+    let local = [
+        &["tokenize", corpus.as_str(), local_dir.as_str()][..],
+        &opts,
+    ]
+    .concat();
+    assert_eq!(run(&local).status.code(), Some(0));
+    let url = "s3://toks/gpt2";
+    let remote: Vec<&str> = [&["tokenize", corpus.as_str(), url][..], &opts, &["--json"]].concat();
+    let child = std::process::Command::new(bin())
+        .args(&remote)
+        .envs(s3.env())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let idx = || {
+        std::fs::read_dir(bucket.join("gpt2")).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".idx"))
+                .count()
+        })
+    };
+    while idx() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    s3.kill_and_restart(Duration::from_secs(9));
+    let o = child.wait_with_output().unwrap();
+    if o.status.code() == Some(0) {
+        // Finished before the server went down: nothing to learn from this run.
+        eprintln!("tokenize finished before the kill");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let r = report(&o);
+    assert_eq!(r["error"]["kind"], "storage", "{r}");
+    assert!(
+        r["error"]["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("the same command resumes")),
+        "{r}"
+    );
+    // Back up: the prefix is an unfinished run for verify, stage and manifest.
+    let (code, r) = s3.json(&["verify", url]);
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["findings"][0]["kind"], "unfinished_run", "{r}");
+    let dst = Tree::new();
+    let (code, r) = s3.json(&["stage", url, &dst.s("copy")]);
+    assert_eq!(
+        (code, r["error"]["kind"].as_str()),
+        (2, Some("unfinished_run"))
+    );
+    let (code, r) = s3.json(&["manifest", url]);
+    assert_eq!(
+        (code, r["error"]["kind"].as_str()),
+        (2, Some("unfinished_run"))
+    );
+    // The same command finishes it, byte-identical to a run that was never cut.
+    let o = s3.run(&remote);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(snapshot(&bucket.join("gpt2")), snapshot(&t.join("local")));
+    let (code, r) = s3.json(&["verify", url]);
+    assert_eq!(code, 0, "{r}");
+}
