@@ -58,3 +58,73 @@ fn json_goes_to_stdout_and_nothing_else_does() {
         Some(2)
     );
 }
+
+/// The flags `--help` lists under each heading (`Options:`, `Images (…):`, …).
+fn sections(help: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for line in help.lines() {
+        if !line.starts_with(' ') && line.ends_with(':') {
+            out.push((line.trim_end_matches(':').to_string(), Vec::new()));
+        } else if let Some((_, flags)) = out.last_mut() {
+            let item = line.trim_start();
+            // `  -j, --jobs <N>` or `      --force`: the long flag of an item line.
+            if line.starts_with("  ")
+                && item.starts_with('-')
+                && let Some(long) = item
+                    .split([' ', ','])
+                    .find(|w| w.starts_with("--") && w.len() > 2)
+            {
+                flags.push(long.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn help_headings_hold_only_their_own_flags() {
+    let pack = text(&run(&["pack", "--help"]).stdout);
+    let sections = sections(&pack);
+    let under = |flag: &str| {
+        sections
+            .iter()
+            .find(|(_, flags)| flags.iter().any(|f| f == flag))
+            .map(|(heading, _)| heading.as_str())
+            .unwrap_or_else(|| panic!("pack --help lists no {flag}:\n{pack}"))
+    };
+    for flag in [
+        "--format",
+        "--shard-size",
+        "--scratch-dir",
+        "--shuffle",
+        "--seed",
+        "--validate",
+        "--strict",
+        "--force",
+    ] {
+        assert_eq!(under(flag), "Options", "{flag}");
+    }
+    for flag in ["--image-size", "--resize-mode", "--image-format"] {
+        assert!(under(flag).starts_with("Images ("), "{flag}");
+    }
+    for flag in ["--task-index", "--task-count"] {
+        assert_eq!(
+            under(flag),
+            "Split runs (Slurm arrays, Kubernetes Indexed Jobs)",
+            "{flag}"
+        );
+    }
+    assert_eq!(under("--jobs"), "Global options");
+    let tokenize = text(&run(&["tokenize", "--help"]).stdout);
+    assert!(
+        tokenize.contains("\nSplit runs (Slurm arrays, Kubernetes Indexed Jobs):\n"),
+        "{tokenize}"
+    );
+    let top = text(&run(&["--help"]).stdout);
+    assert!(
+        top.contains(
+            " Pack raw files into shards, or convert WebDataset, MDS and Parquet, with a manifest\n"
+        ),
+        "{top}"
+    );
+}

@@ -117,7 +117,7 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Pack a directory of raw files into training shards, with a manifest
+    /// Pack raw files into shards, or convert WebDataset, MDS and Parquet, with a manifest
     ///
     /// Files are grouped into samples as WebDataset readers group tar members: the key
     /// is the path up to the first dot of the file name, the field is the rest,

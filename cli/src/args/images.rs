@@ -1,7 +1,5 @@
 //! `pack` image options: img2dataset's names and meanings.
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 
 use crate::size::parse_count;
@@ -119,16 +117,6 @@ pub struct ImageArgs {
     /// Store encoded images or decoded pixel arrays [default: image]
     #[arg(long, value_enum, value_name = "KIND")]
     pub image_as: Option<ImageAsArg>,
-
-    /// Directory for transformed images and decompressed input shards until their shard is written [default: the output directory, or the system's temporary directory for an object store]
-    ///
-    /// Every image is transformed once, before the shards are planned (the plan needs
-    /// their sizes); the scratch file holds about the output's size. Compressed input
-    /// shards (`.tar.gz`, `.tar.zst`, compressed MDS shards) are decompressed once into
-    /// scratch files, so they can be read in any order. Scratch files have no name and
-    /// vanish when the run ends, however it ends. Example: `--scratch-dir /local/nvme`.
-    #[arg(long, value_name = "DIR")]
-    pub scratch_dir: Option<PathBuf>,
 }
 
 impl ImageArgs {

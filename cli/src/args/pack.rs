@@ -171,12 +171,6 @@ pub struct PackArgs {
     #[arg(long, value_name = "N|SIZE")]
     pub row_group_size: Option<String>,
 
-    #[command(flatten)]
-    pub images: super::images::ImageArgs,
-
-    #[command(flatten)]
-    pub task: super::task::TaskArgs,
-
     /// Shuffle the sample order before sharding (deterministic: see --seed)
     ///
     /// Readers can only shuffle shards and small buffers; a global shuffle at pack time
@@ -204,4 +198,21 @@ pub struct PackArgs {
     /// Replace a different dataset already in OUTPUT (only shardsmith's own files are removed)
     #[arg(long)]
     pub force: bool,
+
+    /// Directory for transformed images and decompressed input shards until their shard is written [default: the output directory, or the system's temporary directory for an object store]
+    ///
+    /// Every image is transformed once, before the shards are planned (the plan needs
+    /// their sizes); the scratch file holds about the output's size. Compressed input
+    /// shards (`.tar.gz`, `.tar.zst`, compressed MDS shards) are decompressed once into
+    /// scratch files, so they can be read in any order. Scratch files have no name and
+    /// vanish when the run ends, however it ends. Example: `--scratch-dir /local/nvme`.
+    #[arg(long, value_name = "DIR")]
+    pub scratch_dir: Option<std::path::PathBuf>,
+
+    // Last: a flattened group's heading goes on to every flag after it.
+    #[command(flatten)]
+    pub images: super::images::ImageArgs,
+
+    #[command(flatten)]
+    pub task: super::task::TaskArgs,
 }

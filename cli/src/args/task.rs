@@ -4,6 +4,7 @@ use clap::Args;
 
 /// Splitting a `pack` or `tokenize` run into tasks (Slurm arrays, Kubernetes Indexed Jobs).
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Split runs (Slurm arrays, Kubernetes Indexed Jobs)")]
 pub struct TaskArgs {
     /// Run as task INDEX (0-based) of --task-count tasks sharing OUTPUT, or `auto`
     ///

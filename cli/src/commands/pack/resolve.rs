@@ -199,7 +199,7 @@ fn refuse_prefix(kind: Kind, prefix: KeyPrefix) -> Result<()> {
 /// their shard is written: `--scratch-dir`, else the output directory (the system's
 /// temporary directory for an object store output).
 fn scratch_dir(args: &PackArgs, output: &Path) -> PathBuf {
-    match &args.images.scratch_dir {
+    match &args.scratch_dir {
         Some(dir) => dir.clone(),
         None if storage::is_remote(output) => std::env::temp_dir(),
         None => output.to_path_buf(),
