@@ -163,7 +163,8 @@ fn rerun_is_a_no_op_and_other_options_are_refused_unless_forced() {
     assert_eq!(other.status.code(), Some(2));
     let err = text(&other.stderr);
     assert!(
-        err.contains("packed differently (shard_size 16384 vs 32768)") && err.contains("--force"),
+        err.contains("packed differently (`--shard-size 16KiB` vs `--shard-size 32KiB`)")
+            && err.contains("--force"),
         "{err}"
     );
     assert_eq!(

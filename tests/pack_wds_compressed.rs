@@ -215,7 +215,7 @@ fn left_out_samples_and_reruns_work_as_for_plain_tars() {
     ]);
     assert_eq!(other.status.code(), Some(2));
     assert!(
-        text(&other.stderr).contains("(compression \"zstd:7\" vs \"gz:6\")"),
+        text(&other.stderr).contains("(`--compression zstd:7` vs `--compression gz:6`)"),
         "{}",
         text(&other.stderr)
     );

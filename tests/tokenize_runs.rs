@@ -71,7 +71,7 @@ fn reruns_do_nothing_and_other_options_are_refused() {
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o.stderr);
     assert!(
-        err.contains("tokenized differently") && err.contains("eod true vs false"),
+        err.contains("tokenized differently") && err.contains("(no `--no-eod` vs `--no-eod`)"),
         "{err}"
     );
     let o = run(&[

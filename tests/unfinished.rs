@@ -158,7 +158,7 @@ fn an_interrupted_pack_is_never_ok_and_resumes_byte_identical() {
     let message = report["error"]["message"].as_str().unwrap();
     assert!(
         message.contains(&format!(
-            "holds an unfinished pack run with other options or input (prefix \"shard\" vs \"other\"); re-run that command to finish it, or use --force to start over (which deletes the {shards} file(s) it finished)"
+            "holds an unfinished pack run with other options or input (`--prefix shard` vs `--prefix other`); re-run that command to finish it, or use --force to start over (which deletes the {shards} file(s) it finished)"
         )),
         "{message}"
     );
@@ -205,7 +205,7 @@ fn a_forced_run_with_other_names_leaves_no_old_shard_to_glob() {
         report["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("(compression unset vs \"gz:6\")"),
+            .contains("(no `--compression` vs `--compression gz:6`)"),
         "{report}"
     );
     let forced = [&gz[..], &["--force"]].concat();
@@ -260,7 +260,7 @@ fn an_interrupted_tokenize_is_never_ok_and_other_names_are_refused() {
         report["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("with other options or input (prefix"),
+            .contains("with other options or input (`--prefix "),
         "{report}"
     );
     // --accept-unfinished is the explicit way to describe the files as they are.

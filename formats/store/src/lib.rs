@@ -14,6 +14,7 @@
 pub mod digest_all;
 mod error;
 pub mod finish;
+mod flags;
 pub mod given;
 pub mod local;
 #[cfg(feature = "object")]

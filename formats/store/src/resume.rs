@@ -101,22 +101,39 @@ pub fn difference(old: &Manifest, new: &Manifest, job: &Job<'_>) -> String {
         };
         parts.push(format!("it is {what}, not a {} output", job.command));
     }
+    // Named as the flags a user types, only those that differ: another format (or
+    // tokenizer) changes the options that follow from it, which are not named again.
     if old.format != new.format {
         parts.push(format!(
-            "format {} vs {}",
+            "`--format {}` vs `--format {}`",
             old.format.as_deref().unwrap_or("none"),
             new.format.as_deref().unwrap_or("none")
         ));
-    }
-    let keys: std::collections::BTreeSet<&String> =
-        old.options.keys().chain(new.options.keys()).collect();
-    for key in keys {
-        let (a, b) = (old.options.get(key), new.options.get(key));
-        if a != b {
-            let show = |v: Option<&serde_json::Value>| {
-                v.map_or_else(|| "unset".to_string(), ToString::to_string)
-            };
-            parts.push(format!("{key} {} vs {}", show(a), show(b)));
+    } else {
+        let tokenizer = old.options.get("tokenizer") != new.options.get("tokenizer");
+        let keys: std::collections::BTreeSet<&String> =
+            old.options.keys().chain(new.options.keys()).collect();
+        for key in keys {
+            let (a, b) = (old.options.get(key), new.options.get(key));
+            let eod = old.options.get("eod") != new.options.get("eod");
+            // The id follows from the token, and the token from --no-eod.
+            let derived = key == "eod_id"
+                || (eod && key == "eod_token")
+                || (tokenizer && matches!(key.as_str(), "vocab_size" | "dtype"));
+            let unset = |v: Option<&serde_json::Value>| v.is_none_or(serde_json::Value::is_null);
+            if a == b
+                || (unset(a) && unset(b))
+                || derived
+                || (key == "row_group_rows"
+                    && old.options.get("row_group_bytes") != new.options.get("row_group_bytes"))
+            {
+                continue;
+            }
+            parts.push(format!(
+                "{} vs {}",
+                crate::flags::flag(key, a),
+                crate::flags::flag(key, b)
+            ));
         }
     }
     if old.input != new.input {
