@@ -40,6 +40,8 @@ if ! tests/servers/slurm.sh install; then
         exit 1
     fi
 fi
+# The GitHub workflows (CI and release) cannot run here: actionlint checks them.
+tests/tools/actionlint.sh
 cargo test --release --locked --workspace "$@"
 # The wheels as users install them: `shardsmith` (the binary) and `shardsmith-api` (the
 # Python API), built by maturin from the same release build, installed into a fresh venv
