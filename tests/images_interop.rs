@@ -59,7 +59,8 @@ fn against_img2dataset(options: &[&str]) -> Option<Value> {
         .output()
         .unwrap();
     let stderr = text(&python_out.stderr);
-    // The per-image table (PSNR against img2dataset) is what the README's figures cite.
+    // The per-image table (PSNR against img2dataset) is what the figures of
+    // formats/image/README.md cite.
     eprintln!("pack {options:?}:\n{stderr}");
     assert!(
         python_out.status.success(),

@@ -10,6 +10,7 @@ mod conformance;
 mod convert;
 mod convert_interop;
 mod dcp_coverage;
+mod doc_links;
 mod failed_runs;
 mod faults;
 mod first_contact;

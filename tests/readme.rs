@@ -1,18 +1,39 @@
-//! Every example in the README runs as written: each ```console block's `$ ` lines are
-//! run in order, in one fresh temporary copy of `samples/` (as a reader following the
-//! README from the top would), with the `shardsmith` under test first on PATH, and what
-//! they print (stdout and stderr, as a terminal shows them) must be what the README
-//! shows, up to timings, throughput and a freshly generated key's id. Each ```sh block
-//! runs too and must exit 0, except the ones that build the project or run its suites
-//! (`cargo …`, `tests/…`), which the suite itself covers, and the `pip install` lines:
+//! Every example of the README and of every page it links to runs as written (issue 30:
+//! the reference moved out of the README into pages beside the code). Each page's
+//! ```console blocks' `$ ` lines are run in order, in a fresh temporary copy of `samples/`
+//! of its own (as a reader following that page from the top would; a page's blocks make
+//! what they use), with the `shardsmith` under test first on PATH, and what they print
+//! (stdout and stderr, as a terminal shows them) must be what the page shows, up to
+//! timings, throughput and a freshly generated key's id. Each ```sh block runs too and
+//! must exit 0, except the ones that build the project or run its suites (`cargo …`,
+//! `tests/…`, `.ci/…`), which the suite itself covers, and the `pip install` lines:
 //! tests/wheels.sh installs freshly built wheels into a fresh venv as they do, and runs
-//! the ```python examples there. `cargo run --release --` is run as the installed
-//! `shardsmith`.
+//! the ```python examples that import shardsmith there. `cargo run --release --` is run
+//! as the installed `shardsmith`. A failure names the page and the line.
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeSet;
+use std::path::Path;
 use std::process::Command;
 
+use crate::doc_links::{links, resolve, root};
 use crate::util::{bin, copy_dir, text};
+
+/// The pages whose examples run: the README and every page it links to (checked by
+/// `the_pages_are_the_readme_and_what_it_links_to`).
+const PAGES: &[&str] = &[
+    "README.md",
+    "cli/README.md",
+    "cli/python/README.md",
+    "formats/checkpoint/README.md",
+    "formats/image/README.md",
+    "formats/shard/README.md",
+    "formats/store/README.md",
+    "formats/tokens/README.md",
+    "manifest/README.md",
+    "samples/README.md",
+    "tests/README.md",
+    "tests/bench/README.md",
+];
 
 struct Block {
     /// 1-based line of the opening fence.
@@ -101,28 +122,22 @@ fn shell(dir: &Path, path: &str, command: &str) -> (Option<i32>, String) {
     (o.status.code(), text(&o.stdout))
 }
 
-#[test]
-fn every_readme_example_runs_as_written() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let work = tempfile::tempdir().unwrap();
-    copy_dir(&root.join("samples"), &work.path().join("samples"));
-    let bin_dir = bin().parent().unwrap().to_path_buf();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+/// Runs the examples of `page` in `work` (a fresh copy of `samples/` in it): how many
+/// commands ran, and a message for each that failed.
+fn run_page(page: &str, work: &Path, path: &str) -> (usize, Vec<String>) {
+    let doc = std::fs::read_to_string(root().join(page)).unwrap();
     let mut ran = 0;
     let mut failures = Vec::new();
-    for block in blocks(&readme) {
+    for block in blocks(&doc) {
         if !block.console {
             for line in &block.lines {
                 let command = line.split('#').next().unwrap().trim();
-                // `pip install shardsmith…` lines are run by tests/wheels.sh, which
-                // builds the wheels and installs them into a fresh venv.
+                // `pip install …` lines are run by tests/wheels.sh, which builds the
+                // wheels and installs them into a fresh venv; `tests/…` and `.ci/…`
+                // are the suites and the release build.
                 if command.is_empty()
                     || command.starts_with("tests/")
+                    || command.starts_with(".ci/")
                     || command.starts_with("pip ")
                 {
                     continue;
@@ -131,16 +146,16 @@ fn every_readme_example_runs_as_written() {
                 if !command.starts_with("shardsmith ") {
                     assert!(
                         command.starts_with("cargo "),
-                        "README line {}: unknown sh command `{command}`",
+                        "{page} line {}: unknown sh command `{command}`",
                         block.line
                     );
                     continue;
                 }
-                let (code, output) = shell(work.path(), &path, &command);
+                let (code, output) = shell(work, path, &command);
                 ran += 1;
                 if code != Some(0) {
                     failures.push(format!(
-                        "README line {}: `{command}` exited {code:?}:\n{output}",
+                        "{page} line {}: `{command}` exited {code:?}:\n{output}",
                         block.line
                     ));
                 }
@@ -151,7 +166,7 @@ fn every_readme_example_runs_as_written() {
         while i < block.lines.len() {
             let Some(command) = block.lines[i].strip_prefix("$ ") else {
                 failures.push(format!(
-                    "README line {}: output without a command",
+                    "{page} line {}: output without a command",
                     block.line + 1 + i
                 ));
                 i += 1;
@@ -164,20 +179,76 @@ fn every_readme_example_runs_as_written() {
                 expected.push(normalize(&block.lines[i]));
                 i += 1;
             }
-            let (_, output) = shell(work.path(), &path, command);
+            let (_, output) = shell(work, path, command);
             ran += 1;
             let got: Vec<String> = output.lines().map(normalize).collect();
             if got != expected {
                 failures.push(format!(
-                    "README line {at}: `{command}`\n--- README shows\n{}\n--- it prints\n{}",
+                    "{page} line {at}: `{command}`\n--- {page} shows\n{}\n--- it prints\n{}",
                     expected.join("\n"),
                     output.trim_end()
                 ));
             }
         }
     }
-    assert!(ran >= 10, "only {ran} README commands found");
+    (ran, failures)
+}
+
+#[test]
+fn every_example_of_every_page_runs_as_written() {
+    let root = root();
+    let bin_dir = bin().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // Each page in its own copy of samples/, the pages at once.
+    let results: Vec<(&str, usize, Vec<String>)> = std::thread::scope(|s| {
+        let runs: Vec<_> = PAGES
+            .iter()
+            .map(|&page| {
+                let (root, path) = (&root, &path);
+                s.spawn(move || {
+                    let work = tempfile::tempdir().unwrap();
+                    copy_dir(&root.join("samples"), &work.path().join("samples"));
+                    let (ran, failures) = run_page(page, work.path(), path);
+                    (page, ran, failures)
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let mut failures = Vec::new();
+    for (page, ran, page_failures) in results {
+        // The README's tour and the reference pages with examples must have them.
+        if page == "README.md" || page == "cli/README.md" {
+            assert!(ran >= 10, "only {ran} commands found in {page}");
+        }
+        failures.extend(page_failures);
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn the_pages_are_the_readme_and_what_it_links_to() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut linked: BTreeSet<String> = links(&readme)
+        .into_iter()
+        .filter(|(_, target)| !target.contains("://"))
+        .filter_map(|(_, target)| {
+            let path = target.split('#').next().unwrap().to_string();
+            path.ends_with(".md")
+                .then(|| resolve("README.md", &path))
+                .flatten()
+        })
+        .collect();
+    linked.insert("README.md".to_string());
+    let listed: BTreeSet<String> = PAGES.iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        listed, linked,
+        "PAGES must list the README and every page it links to, so their examples run"
+    );
 }
 
 #[test]

@@ -5,7 +5,8 @@
 #   - the CLI found on the venv's PATH: --version, a pack of samples/raw (its shards and
 #     manifest byte-identical to those of the cargo-built binary), a clean verify (exit 0)
 #     and a verify of a damaged copy (exit 1, naming the shard);
-#   - the README's ```python examples that import shardsmith, in a directory where `shards/` is that pack;
+#   - the ```python examples that import shardsmith, of every page (README.md, cli/python/README.md,
+#     ...), in a directory where `shards/` is that pack;
 #   - the API's pytest suite (cli/python/tests), with SHARDSMITH_BIN naming the venv's CLI
 #     so the API's findings and manifests are compared with the CLI's.
 # maturin and pytest come pinned from tests/interop/requirements-wheels.txt (cached).
@@ -74,21 +75,30 @@ errors = [f for f in report["findings"] if f["severity"] == "error"]
 assert errors and all(f["path"] == sys.argv[2] for f in errors), errors
 PY
 
-echo "== wheels: the README's Python examples, in a directory holding those shards"
-"$venv/bin/python" - README.md "$work/readme" <<'PY'
+echo "== wheels: the pages' Python examples, in a directory holding those shards"
+# Every .md page of the repository (outside target/ and hidden directories), as
+# tests/doc_links.rs finds them: the API's examples are on cli/python/README.md.
+"$venv/bin/python" - . "$work/readme" <<'PY'
 import os, re, sys
 
-blocks = re.findall(r"^```python\n(.*?)^```", open(sys.argv[1]).read(), re.M | re.S)
-blocks = [b for b in blocks if re.search(r"^import shardsmith$", b, re.M)]
-assert blocks, "no ```python block in the README imports shardsmith"
+pages = []
+for top, dirs, files in os.walk(sys.argv[1]):
+    dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "target")
+    pages += sorted(os.path.join(top, f) for f in files if f.endswith(".md"))
+blocks = []
+for page in pages:
+    found = re.findall(r"^```python\n(.*?)^```", open(page, encoding="utf-8").read(), re.M | re.S)
+    blocks += [(page, b) for b in found if re.search(r"^import shardsmith$", b, re.M)]
+assert blocks, "no ```python block of any page imports shardsmith"
 os.makedirs(sys.argv[2])
-for i, block in enumerate(blocks):
-    open(os.path.join(sys.argv[2], f"block{i}.py"), "w").write(block)
+for i, (page, block) in enumerate(blocks):
+    name = re.sub(r"[^A-Za-z0-9]+", "_", os.path.relpath(page, sys.argv[1]))
+    open(os.path.join(sys.argv[2], f"block{i}-{name}.py"), "w").write(block)
 PY
 for block in "$work"/readme/block*.py; do
     status=0
     (cd "$work" && "$venv/bin/python" "$block") || status=$?
-    [ "$status" = 0 ] || fail "README example $(basename "$block") exited $status"
+    [ "$status" = 0 ] || fail "the Python example $(basename "$block") exited $status"
 done
 
 echo "== wheels: the Python API (pytest, against the venv's CLI)"

@@ -128,7 +128,7 @@ def golden(s, out_dir, index, columns, key_column, compression, hashes, limit, s
 
 def compare_with_merge_index(s, out_dir, index):
     # merge_index(root) would read every .json below root, our parts' manifest.json
-    # included; the list form reads just the part indices (as the README advises).
+    # included; the list form reads just the part indices (as cli/README.md advises under merge).
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "out")
         os.makedirs(copy)

@@ -17,7 +17,7 @@ Checks:
   3. .tar.gz: webdataset.WebDataset reads the shard files themselves and yields exactly
      the expected samples, keys, fields and bytes, per shard in manifest order.
   4. .tar.zst: where Python's tarfile knows zstd (3.14+), the same. Elsewhere (the pinned
-     env's Python 3.11) WebDataset fails on them, as the README says, and webdataset's
+     env's Python 3.11) WebDataset fails on them, as cli/README.md says, and webdataset's
      own tar iteration and grouping, given the decompressed stream, yield exactly the
      expected samples.
 wids is not checked: it maps plain tars and reads no compressed shard.
@@ -134,7 +134,7 @@ def main():
     else:
         try:
             list(wds.WebDataset(shards[:1], shardshuffle=False))
-            check(False, "webdataset read a .tar.zst on a Python whose tarfile has no zstd: update the README")
+            check(False, "webdataset read a .tar.zst on a Python whose tarfile has no zstd: update cli/README.md (pack)")
         except Exception:  # noqa: BLE001  (tarfile.ReadError, wrapped or not)
             check(True, "")
         for entry, path in zip(manifest["files"], shards):

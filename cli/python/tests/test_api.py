@@ -85,7 +85,7 @@ def test_clean_dataset_verifies_ok(tmp_path):
         body = (d / f.path).read_bytes()
         assert f.size == len(body) and f.sha256 == hashlib.sha256(body).hexdigest()
     assert m.samples == 3 and m.tensors is None and m.warnings == []
-    # The root digest is the README's formula over the manifest written.
+    # The root digest is manifest/README.md's formula over the manifest written.
     data = json.loads((d / "manifest.json").read_text())
     root = data.pop("root_sha256")
     canon = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -182,7 +182,7 @@ def test_nothing_to_verify_is_a_finding_unless_allowed(tmp_path):
 
 
 def hub(root: pathlib.Path) -> pathlib.Path:
-    """The README's Hugging Face cache example."""
+    """The Hugging Face cache example of formats/checkpoint/README.md."""
     repo = root / "hub" / "models--acme--tiny"
     commit = "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432"
     for sub in ("blobs", "refs", f"snapshots/{commit}"):
@@ -406,7 +406,7 @@ def test_verify_releases_the_gil(tmp_path):
     assert after - before >= 5000
 
 
-# --- the README's pre-flight check --------------------------------------------------
+# --- the pre-flight check of cli/python/README.md ------------------------------------
 
 
 def preflight(path):

@@ -23,7 +23,8 @@ pub struct ErrorDetail {
     /// How to go on when there is more to say than the message, or null.
     pub hint: Option<String>,
     /// The error's stable snake_case kind: `usage` (arguments clap or the command
-    /// refused), `not_found`, `io`, `output_conflict`, ... (listed in the README).
+    /// refused), `not_found`, `io`, `output_conflict`, ... (listed in `cli/README.md`,
+    /// "Exit codes").
     pub kind: &'static str,
     /// The error and its causes on one line, each cause said once (without the hint).
     pub message: String,

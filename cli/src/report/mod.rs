@@ -1,6 +1,6 @@
 //! The `--json` reports: one typed struct per command, whose fields are the keys the
-//! README documents as a stable schema, and the error object every command prints when
-//! it cannot run (exit 2).
+//! reference pages (`cli/README.md` and the pages it links to) document as a stable
+//! schema, and the error object every command prints when it cannot run (exit 2).
 //!
 //! The reports print exactly as the `serde_json::json!` objects they replace: fields are
 //! declared in alphabetical order (the order `json!` objects print in, as the

@@ -1,5 +1,5 @@
-//! Writing token files, byte-exact with their consumers (`../README.md`, "On-disk
-//! formats"): Megatron `PREFIX.bin` + `PREFIX.idx`, nanoGPT raw tokens, llm.c's 1024-byte
+//! Writing token files, byte-exact with their consumers (`../README.md`, "Token
+//! files"): Megatron `PREFIX.bin` + `PREFIX.idx`, nanoGPT raw tokens, llm.c's 1024-byte
 //! header then tokens. Every file is hashed while written and becomes visible only when
 //! committed. Megatron's index is assembled at the end of each shard from a spill file of
 //! 4 bytes per document, so memory stays bounded whatever the shard holds.

@@ -73,7 +73,7 @@ class Finding:
     Attributes:
         kind: What kind of problem, exactly as the CLI's ``--json`` names it
             (``"hash_mismatch"``, ``"missing_file"``, ``"truncated"``, ...; see the
-            README's list of kinds).
+            list of kinds in manifest/README.md).
         severity: ``"error"`` (the data is not whole, or readers will misread it) or
             ``"warning"`` (worth knowing; readers still get the data).
         file: The file concerned, relative to the path checked (``"."`` for the
