@@ -223,3 +223,16 @@ fn links_are_found_outside_code_only() {
     );
     assert_eq!(resolve("README.md", "../outside.md"), None);
 }
+
+#[test]
+fn the_readme_reads_in_five_minutes_and_no_page_is_a_book() {
+    let root = root();
+    for page in markdown_files(&root) {
+        let size = std::fs::metadata(root.join(&page)).unwrap().len();
+        let limit = if page == "README.md" { 25_000 } else { 40_000 };
+        assert!(
+            size <= limit,
+            "{page} is {size} bytes, over {limit}: move reference text to a page beside its code"
+        );
+    }
+}
