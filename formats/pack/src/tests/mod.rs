@@ -182,7 +182,8 @@ fn rerun_is_complete_and_different_options_are_refused_unless_forced() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("packed differently") && err.contains("shard_size 8192 vs 1048576"),
+        err.contains("packed differently")
+            && err.contains("(`--shard-size 8KiB` vs `--shard-size 1MiB`)"),
         "{err}"
     );
     assert_eq!(snapshot(out.path()), before);
