@@ -135,6 +135,24 @@ fn secrets(options: &[(String, String)]) -> Vec<String> {
     out
 }
 
+/// The `--storage-option` pairs with their keys parsed as one store's configuration
+/// keys; `unknown` is the error for a key that store does not have.
+fn option_keys<'a, K: std::str::FromStr<Err = object_store::Error>>(
+    options: &'a [(String, String)],
+    unknown: &dyn Fn(&str, object_store::Error) -> Error,
+) -> Result<Vec<(K, &'a str)>> {
+    options
+        .iter()
+        .map(|(key, value)| {
+            let parsed = key
+                .to_ascii_lowercase()
+                .parse()
+                .map_err(|e| unknown(key, e))?;
+            Ok((parsed, value.as_str()))
+        })
+        .collect()
+}
+
 /// The client for `text` (a URL with a known object store scheme).
 pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
     let url = url::Url::parse(text).map_err(|e| Error::Location {
@@ -189,6 +207,14 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
             explain(&e)
         ))
     };
+    // A client that cannot be built lacks configuration: say where it was looked for.
+    let unbuilt = |e: object_store::Error| {
+        bad(format!(
+            "{} (looked for {})",
+            explain(&e),
+            variables(&scheme)
+        ))
+    };
     let mut metadata: Vec<String> = super::watch::METADATA_HOSTS
         .iter()
         .map(ToString::to_string)
@@ -199,12 +225,8 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
                 AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
                 &attempt_text,
             );
-            for (key, value) in &options.options {
-                let parsed: AmazonS3ConfigKey = key
-                    .to_ascii_lowercase()
-                    .parse()
-                    .map_err(|e| unknown(key, e))?;
-                builder = builder.with_config(parsed, value);
+            for (key, value) in option_keys::<AmazonS3ConfigKey>(&options.options, &unknown)? {
+                builder = builder.with_config(key, value);
             }
             if let Some(endpoint) = builder.get_config_value(&AmazonS3ConfigKey::MetadataEndpoint)
                 && let Ok(url) = url::Url::parse(&endpoint)
@@ -220,13 +242,7 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
                     .with_retry(retry)
                     .with_http_connector(watched(&metadata))
                     .build()
-                    .map_err(|e| {
-                        bad(format!(
-                            "{} (looked for {})",
-                            explain(&e),
-                            variables(&scheme)
-                        ))
-                    })?,
+                    .map_err(unbuilt)?,
             )
         }
         "gs" => {
@@ -239,25 +255,15 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
             if let Ok(path) = std::env::var("GOOGLE_APPLICATION_CREDENTIALS") {
                 builder = builder.with_application_credentials(path);
             }
-            for (key, value) in &options.options {
-                let parsed: GoogleConfigKey = key
-                    .to_ascii_lowercase()
-                    .parse()
-                    .map_err(|e| unknown(key, e))?;
-                builder = builder.with_config(parsed, value);
+            for (key, value) in option_keys::<GoogleConfigKey>(&options.options, &unknown)? {
+                builder = builder.with_config(key, value);
             }
             Arc::new(
                 builder
                     .with_retry(retry)
                     .with_http_connector(watched(&metadata))
                     .build()
-                    .map_err(|e| {
-                        bad(format!(
-                            "{} (looked for {})",
-                            explain(&e),
-                            variables(&scheme)
-                        ))
-                    })?,
+                    .map_err(unbuilt)?,
             )
         }
         _ => {
@@ -267,25 +273,15 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
                     AzureConfigKey::Client(ClientConfigKey::Timeout),
                     &attempt_text,
                 );
-            for (key, value) in &options.options {
-                let parsed: AzureConfigKey = key
-                    .to_ascii_lowercase()
-                    .parse()
-                    .map_err(|e| unknown(key, e))?;
-                builder = builder.with_config(parsed, value);
+            for (key, value) in option_keys::<AzureConfigKey>(&options.options, &unknown)? {
+                builder = builder.with_config(key, value);
             }
             Arc::new(
                 builder
                     .with_retry(retry)
                     .with_http_connector(watched(&metadata))
                     .build()
-                    .map_err(|e| {
-                        bad(format!(
-                            "{} (looked for {})",
-                            explain(&e),
-                            variables(&scheme)
-                        ))
-                    })?,
+                    .map_err(unbuilt)?,
             )
         }
     };

@@ -101,7 +101,7 @@ impl Remote {
             None => Error::Remote {
                 op,
                 url: self.url(rel),
-                message: self.explain(e),
+                message: self.redact(&explain(e)),
             },
         }
     }
