@@ -31,7 +31,7 @@ if ! command -v nasm >/dev/null; then
     echo "error: nasm not found: the release would decode JPEG without SIMD (apt-get install nasm)" >&2
     exit 1
 fi
-# The C dependencies (mimalloc, zstd, libjpeg-turbo, aws-lc) are compiled against musl.
+# The C dependencies (mimalloc, zstd, libjpeg-turbo, ring's assembly) are compiled against musl.
 export CC_x86_64_unknown_linux_musl=musl-gcc
 version=$(cargo metadata --format-version 1 --no-deps --locked |
     python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "shardsmith-cli"))')

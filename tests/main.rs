@@ -49,6 +49,7 @@ mod slurm;
 mod tar_gnu;
 mod tasks;
 mod tensors;
+mod tls;
 mod tokenize;
 mod tokenize_interop;
 mod tokenize_runs;

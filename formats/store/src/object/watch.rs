@@ -131,6 +131,10 @@ impl Watched {
 
 impl HttpConnector for Watched {
     fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        // reqwest's TLS takes the process's default rustls provider: ring (see the
+        // workspace Cargo.toml). Installing fails only when one is already installed,
+        // by us or by a program embedding this crate, and that one is then used.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let inner = ReqwestConnector::default().connect(options)?;
         Ok(HttpClient::new(Service {
             inner,
@@ -174,6 +178,23 @@ fn chain_text(e: &HttpError) -> String {
         source = err.source();
     }
     text
+}
+
+/// A server certificate that TLS refused, in words with what to do (not retried: no
+/// retry makes it trusted); `None` for any other failure.
+fn untrusted_certificate(e: &HttpError, url: &str) -> Option<Unusable> {
+    // The rustls error arrives wrapped by hyper and reqwest; its text is what stays:
+    // "invalid peer certificate: UnknownIssuer".
+    let text = chain_text(e);
+    let why = text
+        .split("invalid peer certificate: ")
+        .nth(1)?
+        .split(": ")
+        .next()?;
+    Some(Unusable(format!(
+        "{} presented a TLS certificate that is not trusted ({why}): add the CA that signed it to the system's trust store or name its PEM file in SSL_CERT_FILE; for a test server only, --storage-option allow_invalid_certificates=true",
+        host_of(url)
+    )))
 }
 
 /// What a failed attempt was, in words, and whether it was a refused connection.
@@ -313,6 +334,9 @@ impl Service {
                 (status.to_string(), false)
             }
             Err(e) => {
+                if let Some(unusable) = untrusted_certificate(e, &url) {
+                    return Err(HttpError::new(HttpErrorKind::Unknown, unusable));
+                }
                 if chain_text(e).contains("URL scheme is not allowed") {
                     return Err(HttpError::new(
                         HttpErrorKind::Unknown,
