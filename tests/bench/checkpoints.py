@@ -14,7 +14,6 @@ Inputs, generated in a temporary directory (deleted afterwards; --keep keeps the
 Each directory gets `shardsmith manifest` first, so verify is exact.
 """
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -29,9 +28,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 def cached_torch_python():
     """The test suite's torch env if it was made (tests/interop/setup_env.sh torch)."""
-    with open(os.path.join(REPO, "tests", "interop", "requirements-torch.txt"), "rb") as f:
-        key = hashlib.sha256(f.read()).hexdigest()[:16]
-    return os.path.expanduser(f"~/.cache/shardsmith/torch-{key}/bin/python")
+    setup = os.path.join(REPO, "tests", "interop", "setup_env.sh")
+    found = subprocess.run([setup, "--cached", "torch"], stdout=subprocess.PIPE, text=True)
+    return os.path.join(found.stdout.strip(), "bin", "python") if found.returncode == 0 else ""
 
 
 TORCH_PY = cached_torch_python()

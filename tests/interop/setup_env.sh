@@ -1,69 +1,100 @@
 #!/usr/bin/env bash
-# Builds (once) the pinned Python environment of reference tools used by the interop
-# tests and the benchmark, and prints its directory. Cached under
-# $HOME/.cache/shardsmith/interop-<hash of the requirement files>; re-running is instant.
+# Makes (once) the Python environment of one dependency group of tests/interop/pyproject.toml
+# and prints its directory. Every group is pinned, with hashes, in the one lock
+# tests/interop/uv.lock; each gets its own venv (their pins differ), cached under
+# $HOME/.cache/shardsmith/GROUP-<hash of the lock and the group>, so re-running is instant.
+# uv installs them (pinned below, itself installed from PyPI once): downloads run in
+# parallel and land in uv's cache, so making all five takes about two minutes, not six.
 #
-#   usage: tests/interop/setup_env.sh            -> prints the venv directory
-#          tests/interop/setup_env.sh signing    -> the model_signing venv (its own pins)
-#          tests/interop/setup_env.sh wheels     -> maturin and pytest (tests/wheels.sh)
-#          tests/interop/setup_env.sh images     -> the img2dataset venv (its own pins), for
-#                                                   make_images.py, check_images.py, bench images
-#          tests/interop/setup_env.sh torch      -> torch, its DCP and safetensors (its own pins),
-#                                                   the checkpoint writers and loaders of tests/torch_*
+#   usage: tests/interop/setup_env.sh [GROUP]   -> makes the venv, prints its directory
+#            interop (default)  the readers and writers (webdataset, wids, streaming, pyarrow, ...)
+#            torch              torch, its DCP and safetensors (tests/torch_*)
+#            images             img2dataset's resizer and scikit-image (pack --image-size)
+#            signing            the model_signing CLI
+#            wheels             maturin and pytest, and a wheelhouse of pytest for the offline
+#                               install of tests/wheels.sh
+#          tests/interop/setup_env.sh --cached GROUP  -> the directory if made, else exit 1
+#          tests/interop/setup_env.sh uv              -> the directory of the pinned uv
 #   then:  "$VENV/bin/python" ...  with PYTHONPATH=tests/interop/torchstub for wids/streaming
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 python=${PYTHON:-python3}
-# A venv of its own for one requirement file: own_venv NAME PIP-FLAGS CHECK-COMMAND
-own_venv() {
-    local name=$1 flags=$2 check=$3 key venv
-    key=$(sha256sum < "$here/requirements-$name.txt" | cut -c1-16)
-    venv="$HOME/.cache/shardsmith/$name-$key"
-    if [ ! -f "$venv/.complete" ]; then
-        rm -rf "$venv"
-        mkdir -p "$(dirname "$venv")"
-        "$python" -m venv "$venv" >&2
-        # shellcheck disable=SC2086  # flags is a word list
-        "$venv/bin/pip" install --quiet --disable-pip-version-check $flags -r "$here/requirements-$name.txt" >&2
-        (cd "$venv" && eval "$check") >&2
-        touch "$venv/.complete"
-    fi
-    echo "$venv"
+uv_version=0.13.9
+cache=$HOME/.cache/shardsmith
+
+# uv's directory, installed the first time (under a lock: tests/setup.sh makes the
+# groups at the same time).
+uv_dir() {
+    local dir=$cache/uv-$uv_version
+    mkdir -p "$cache"
+    (
+        flock 9
+        if [ ! -f "$dir/.complete" ]; then
+            rm -rf "$dir"
+            "$python" -m venv "$dir" >&2
+            "$dir/bin/pip" install --quiet --disable-pip-version-check "uv==$uv_version" >&2
+            touch "$dir/.complete"
+        fi
+    ) 9>"$cache/.uv-$uv_version.lock"
+    echo "$dir"
 }
-if [ "${1:-}" = signing ]; then
-    own_venv signing --no-deps 'bin/model_signing --version'
+
+# What a group's venv is checked with once made (in the venv's directory).
+check_of() {
+    case $1 in
+    interop) echo 'bin/python -c "import webdataset, pyarrow, numpy, safetensors, tiktoken, tokenizers, PIL"' ;;
+    torch) echo 'bin/python -c "import torch, torch.distributed.checkpoint, safetensors, numpy, zstandard"' ;;
+    images) echo 'NO_ALBUMENTATIONS_UPDATE=1 bin/python -c "import img2dataset.resizer, cv2, skimage.data, webdataset, PIL"' ;;
+    signing) echo 'bin/model_signing --version' ;;
+    wheels) echo 'bin/maturin --version && bin/python -m pytest --version' ;;
+    *) return 1 ;;
+    esac
+}
+
+venv_of() {
+    local key
+    key=$(cat "$here/uv.lock" "$here/pyproject.toml" - <<<"$1" | sha256sum | cut -c1-16)
+    if [ "$1" = interop ] && [ -n "${SHARDSMITH_INTEROP_VENV:-}" ]; then
+        echo "$SHARDSMITH_INTEROP_VENV"
+    else
+        echo "$cache/$1-$key"
+    fi
+}
+
+case ${1:-interop} in
+uv)
+    uv_dir
     exit 0
+    ;;
+--cached)
+    venv=$(venv_of "${2:?usage: $0 --cached GROUP}")
+    [ -f "$venv/.complete" ] && echo "$venv"
+    exit $?
+    ;;
+esac
+group=${1:-interop}
+check=$(check_of "$group") || { echo "error: no group \`$group\` in $here/pyproject.toml" >&2; exit 2; }
+venv=$(venv_of "$group")
+if [ ! -f "$venv/.complete" ]; then
+    uv=$(uv_dir)/bin/uv
+    rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
+    "$python" -m venv "$venv" >&2
+    # The group's pins, with their hashes, as the lock has them; --frozen: the lock is
+    # used as committed, never re-resolved.
+    "$uv" export --quiet --frozen --project "$here" --only-group "$group" --no-emit-project \
+        --format requirements-txt -o "$venv/pins.txt" >&2
+    "$uv" pip install --quiet --python "$venv/bin/python" --require-hashes --no-deps \
+        -r "$venv/pins.txt" >&2
+    (cd "$venv" && eval "$check") >&2
+    if [ "$group" = wheels ]; then
+        # pytest and its pins as wheel files: tests/wheels.sh installs them into a fresh
+        # venv with --no-index.
+        "$uv" export --quiet --frozen --project "$here" --only-group wheels --no-emit-project \
+            --no-emit-package maturin --format requirements-txt -o "$venv/wheelhouse.txt" >&2
+        "$venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+            --require-hashes -d "$venv/wheelhouse" -r "$venv/wheelhouse.txt" >&2
+    fi
+    touch "$venv/.complete"
 fi
-if [ "${1:-}" = wheels ]; then
-    # Also a wheelhouse of pytest and its pins, for the offline install into a fresh venv.
-    own_venv wheels --no-deps 'bin/maturin --version && bin/python -m pytest --version &&
-        grep -v "^maturin" "$here/requirements-wheels.txt" > wheelhouse.txt &&
-        bin/pip download --quiet --disable-pip-version-check --no-deps -d wheelhouse -r wheelhouse.txt'
-    exit 0
-fi
-if [ "${1:-}" = torch ]; then
-    # With dependencies (the nvidia-* wheels torch needs to import, even on the CPU).
-    own_venv torch "" 'bin/python -c "import torch, torch.distributed.checkpoint, safetensors, numpy, zstandard"'
-    exit 0
-fi
-if [ "${1:-}" = images ]; then
-    # With dependencies: every one is pinned in the file, so pip resolves to exactly it.
-    own_venv images "" 'NO_ALBUMENTATIONS_UPDATE=1 bin/python -c "import img2dataset.resizer, cv2, skimage.data, webdataset, PIL"'
-    exit 0
-fi
-key=$(cat "$here/requirements.txt" "$here/requirements-nodeps.txt" | sha256sum | cut -c1-16)
-venv="${SHARDSMITH_INTEROP_VENV:-$HOME/.cache/shardsmith/interop-$key}"
-if [ -f "$venv/.complete" ]; then
-    echo "$venv"
-    exit 0
-fi
-rm -rf "$venv"
-mkdir -p "$(dirname "$venv")"
-"$python" -m venv "$venv" >&2
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
-"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$here/requirements-nodeps.txt" >&2
-"$venv/bin/python" - >&2 <<'PY'
-import webdataset, pyarrow, numpy, safetensors, tiktoken, tokenizers, PIL  # noqa: F401
-PY
-touch "$venv/.complete"
 echo "$venv"
