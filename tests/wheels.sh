@@ -9,7 +9,7 @@
 #     ...), in a directory where `shards/` is that pack;
 #   - the API's pytest suite (cli/python/tests), with SHARDSMITH_BIN naming the venv's CLI
 #     so the API's findings and manifests are compared with the CLI's.
-# maturin and pytest come pinned from tests/interop/requirements-wheels.txt (cached).
+# maturin and pytest come pinned from the `wheels` group of tests/interop/uv.lock (cached).
 # The wheels reuse the release build of target/ (same profile and features), so after
 # `cargo test --release` only the binding crate and the binary's final link are built.
 #
@@ -35,6 +35,18 @@ ls "$work/dist/shardsmith-$version-"*.whl >/dev/null 2>&1 ||
 ls "$work/dist/shardsmith_api-$version-cp39-abi3-"*.whl >/dev/null 2>&1 ||
     fail "no abi3 shardsmith_api-$version wheel in $work/dist: $(ls "$work/dist")"
 ls "$work/dist" >&2
+# PyPI's page is the wheel's description: cli/PYPI.md, whose links are absolute (the
+# README's relative links would not resolve there).
+"$python" - "$work/dist"/shardsmith-"$version"-*.whl cli/PYPI.md <<'PY' || fail "the wheel's description is not cli/PYPI.md"
+import sys, zipfile
+
+wheel = zipfile.ZipFile(sys.argv[1])
+metadata = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+text = wheel.read(metadata).decode()
+assert "Description-Content-Type: text/markdown" in text, text[:2000]
+assert open(sys.argv[2]).read().strip() in text, "cli/PYPI.md not in METADATA"
+assert "](cli/" not in text and "](formats/" not in text, "a relative link in the description"
+PY
 
 echo "== wheels: a fresh venv, installed offline"
 "$python" -m venv "$work/venv"
