@@ -31,6 +31,18 @@ driver="$(rustc --print sysroot)/bin/clippy-driver"
 export RUSTC_WORKSPACE_WRAPPER="$driver"
 # How cargo clippy hands `-- -D warnings` to clippy-driver.
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+# A lint stage that cannot fail proves nothing: first a crate with a clippy warning must
+# fail to build this way.
+probe=$(mktemp -d "${TMPDIR:-/tmp}/shardsmith-clippy-probe.XXXXXX")
+mkdir "$probe/src"
+printf '[package]\nname = "probe"\nversion = "0.0.0"\nedition = "2021"\n' >"$probe/Cargo.toml"
+printf 'fn main() {\n    let v = vec![1];\n    println!("{}", v.len() == 0);\n}\n' >"$probe/src/main.rs"
+if cargo build --quiet --manifest-path "$probe/Cargo.toml" --target-dir "$probe/target" 2>"$probe/log"; then
+    echo "error: clippy-driver as the workspace wrapper did not refuse clippy::len_zero" >&2
+    exit 2
+fi
+grep -q "clippy::len_zero" "$probe/log" || { cat "$probe/log" >&2; exit 2; }
+rm -rf "$probe"
 
 # Set-up (pinned Python envs, servers, Slurm, cargo-fuzz, actionlint; cached under
 # $HOME/.cache/shardsmith) mostly waits on the network: it runs while the tests compile.
