@@ -64,6 +64,15 @@ if [ "${SHARDSMITH_CHECKPOINT_REGEN:-}" = 1 ]; then
     "$SHARDSMITH_TORCH_PYTHON" tests/fixtures/checkpoints/generate.py
 fi
 
+# The fuzz targets' build (nightly, instrumented: its own build of every dependency, about
+# 12 minutes of both cores) starts now at the lowest priority: it takes the CPU the tests
+# leave idle while they wait on Python, servers and timeouts, and then the wheels'.
+fuzz_log=$(mktemp "${TMPDIR:-/tmp}/shardsmith-fuzz-build.XXXXXX")
+# setsid: its own process group, so a failing suite stops it with all of its compilers.
+env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS setsid nice -n 19 tests/fuzz/run.sh --build >"$fuzz_log" 2>&1 &
+fuzz_build=$!
+trap 'kill -- -$fuzz_build 2>/dev/null || true; rm -f "$setup_env" "$fuzz_log"' EXIT
+
 stage "cargo test"
 cargo test --release --locked --workspace "$@"
 # The wheels as users install them: `shardsmith` (the binary) and `shardsmith-api` (the
@@ -74,6 +83,9 @@ tests/wheels.sh
 # Every parser of untrusted bytes, fuzzed for a short bounded time on its seed corpus
 # (nightly toolchain; cargo-fuzz pinned and cached under $HOME/.cache/shardsmith). The
 # fuzz build has its own flags and toolchain: no wrapper.
-stage "fuzzing"
+stage "fuzzing (waiting for its build)"
+# A failed build is rebuilt below, where its errors are printed.
+wait "$fuzz_build" || true
+cat "$fuzz_log"
 env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS tests/fuzz/run.sh 20
 stage "all passed"

@@ -6,6 +6,8 @@
 #
 #   usage: tests/fuzz/run.sh [SECONDS] [TARGET...]     (default: 20 s, every target)
 #          tests/fuzz/run.sh --install                 (cargo-fuzz only; tests/setup.sh)
+#          tests/fuzz/run.sh --build                   (install and build only; tests/run_all.sh
+#                                                       builds in the background during the tests)
 #
 # Targets run side by side, one per core (SHARDSMITH_FUZZ_JOBS, default nproc): each is
 # one single-threaded process, so on 2 cores 22 targets of 20 s take 4 minutes, not 8.
@@ -24,8 +26,11 @@
 # SHARDSMITH_FUZZ_SEED=0 to let libFuzzer pick a seed (long exploratory runs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-install_only=false
-[ "${1:-}" = --install ] && install_only=true
+mode=run
+case "${1:-}" in
+--install) mode=install ;;
+--build) mode=build ;;
+esac
 seconds="${1:-20}"
 shift || true
 seed="${SHARDSMITH_FUZZ_SEED:-1}"
@@ -36,7 +41,7 @@ if [ ! -x "$tool_root/bin/cargo-fuzz" ]; then
     echo "== installing cargo-fuzz $version under $tool_root"
     cargo install --quiet --locked cargo-fuzz --version "$version" --root "$tool_root"
 fi
-"$install_only" && exit 0
+[ "$mode" = install ] && exit 0
 export PATH="$tool_root/bin:$PATH"
 if ! cargo +nightly --version >/dev/null 2>&1; then
     echo "error: the nightly toolchain is missing (libFuzzer builds need it)" >&2
@@ -56,15 +61,13 @@ trap 'rm -rf "$work"' EXIT
 
 echo "== building the fuzz targets"
 start=$(date +%s)
-# --codegen-units 16: cargo-fuzz's default of one unit per crate makes every crate
-# compile on one core (12 minutes on 2 cores, against about 5); the targets then run
-# somewhat slower, which a 20-second run barely feels.
-if ! cargo +nightly fuzz build --fuzz-dir "$here" --sanitizer none --codegen-units 16 >"$work/build.log" 2>&1; then
+if ! cargo +nightly fuzz build --fuzz-dir "$here" --sanitizer none >"$work/build.log" 2>&1; then
     cat "$work/build.log"
     echo "error: the fuzz targets do not build" >&2
     exit 1
 fi
 echo "   built in $(($(date +%s) - start)) s"
+[ "$mode" = build ] && exit 0
 bin_dir="$here/target/x86_64-unknown-linux-gnu/release"
 keep="${SHARDSMITH_FUZZ_ARTIFACTS:-$HOME/.cache/shardsmith/fuzz-artifacts}"
 # fuzz_one TARGET: runs it; its report goes to $work/TARGET.report, and
