@@ -5,7 +5,13 @@
 use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git").args(args).output().ok()?;
+    // GIT_OPTIONAL_LOCKS=0: `git status` must not refresh the index file, which this
+    // script watches: each build would otherwise rerun it and recompile the crate.
+    let out = Command::new("git")
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
