@@ -180,13 +180,12 @@ fn chain_text(e: &HttpError) -> String {
     text
 }
 
-/// A server certificate that TLS refused, in words with what to do (not retried: no
+/// A server certificate that TLS refused (`chain`: the error's [`chain_text`]), in words with what to do (not retried: no
 /// retry makes it trusted); `None` for any other failure.
-fn untrusted_certificate(e: &HttpError, url: &str) -> Option<Unusable> {
+fn untrusted_certificate(chain: &str, url: &str) -> Option<Unusable> {
     // The rustls error arrives wrapped by hyper and reqwest; its text is what stays:
     // "invalid peer certificate: UnknownIssuer".
-    let text = chain_text(e);
-    let why = text
+    let why = chain
         .split("invalid peer certificate: ")
         .nth(1)?
         .split(": ")
@@ -334,10 +333,11 @@ impl Service {
                 (status.to_string(), false)
             }
             Err(e) => {
-                if let Some(unusable) = untrusted_certificate(e, &url) {
+                let chain = chain_text(e);
+                if let Some(unusable) = untrusted_certificate(&chain, &url) {
                     return Err(HttpError::new(HttpErrorKind::Unknown, unusable));
                 }
-                if chain_text(e).contains("URL scheme is not allowed") {
+                if chain.contains("URL scheme is not allowed") {
                     return Err(HttpError::new(
                         HttpErrorKind::Unknown,
                         Unusable(format!(
