@@ -10,8 +10,9 @@
 #   - the API's pytest suite (cli/python/tests), with SHARDSMITH_BIN naming the venv's CLI
 #     so the API's findings and manifests are compared with the CLI's.
 # maturin and pytest come pinned from the `wheels` group of tests/interop/uv.lock (cached).
-# The wheels reuse the release build of target/ (same profile and features), so after
-# `cargo test --release` only the binding crate and the binary's final link are built.
+# The wheels reuse the release build of target/ (same profile and features, which
+# tests/build/shared_features.py checks first), so after `cargo test --release` only pyo3,
+# the binding crate and the binary's final link are built.
 #
 #   usage: tests/wheels.sh          (run by tests/run_all.sh after the cargo tests)
 set -euo pipefail
@@ -26,8 +27,13 @@ fail() {
 }
 
 echo "== wheels: building shardsmith and shardsmith-api"
+# maturin builds each crate alone: with the workspace's features it links what the tests
+# built, instead of building arrow, parquet and our crates a second time.
+tests/build/shared_features.py || fail "a wheel would not reuse the test build (see above)"
 for project in cli cli/python; do
+    start=$SECONDS
     "$tools/bin/maturin" build --release --locked --quiet -m "$project/Cargo.toml" -o "$work/dist" >&2
+    echo "   $project built in $((SECONDS - start)) s"
 done
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 ls "$work/dist/shardsmith-$version-"*.whl >/dev/null 2>&1 ||
