@@ -235,8 +235,15 @@ ALLOWED = {
         "shardsmith-manifest",
     },
     # The Python API (cli/python): the libraries the CLI's verify, manifest and audit
-    # call, never the CLI crate itself.
-    "shardsmith-python": {"shardsmith-inspect", "shardsmith-checkpoint", "shardsmith-manifest"},
+    # call, never the CLI crate itself. store and signing are there, unused, for their
+    # features alone (the wheel reuses the test build: tests/build/shared_features.py).
+    "shardsmith-python": {
+        "shardsmith-inspect",
+        "shardsmith-checkpoint",
+        "shardsmith-manifest",
+        "shardsmith-store",
+        "shardsmith-signing",
+    },
 }
 CLI_ONLY = {"clap", "anyhow", "indicatif"}
 
