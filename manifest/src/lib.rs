@@ -21,6 +21,7 @@
 //! );
 //! ```
 
+mod commit;
 mod digest;
 mod error;
 mod finding;
@@ -32,6 +33,7 @@ pub mod unfinished;
 pub mod verify;
 pub mod walk;
 
+pub use commit::commit;
 pub use digest::{DEFAULT_CHUNK_SIZE, Digester, FileDigest, HashingWriter, hex, sha256_hex};
 pub use error::{Error, Result};
 pub use finding::{Finding, FindingKind, Severity};

@@ -177,15 +177,13 @@ pub fn write_directory_manifest(
     output: Option<&Path>,
     manifest: &Manifest,
 ) -> Result<std::path::PathBuf> {
-    let target = output.map_or_else(|| dir.join(MANIFEST_FILE), Path::to_path_buf);
-    if output.is_none() {
-        write_synced(
-            &dir.join(SUMS_FILE),
-            crate::sums::render(&manifest.files).as_bytes(),
-        )?;
+    match output {
+        Some(target) => write_synced(target, &manifest.to_json_bytes())?,
+        None => crate::commit(&manifest.files, &manifest.to_json_bytes(), |name, bytes| {
+            write_synced(&dir.join(name), bytes)
+        })?,
     }
-    write_synced(&target, &manifest.to_json_bytes())?;
-    Ok(target)
+    Ok(output.map_or_else(|| dir.join(MANIFEST_FILE), Path::to_path_buf))
 }
 
 /// Writes `bytes` to `path` through a synced temporary file beside it (under

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use shardsmith_inspect::Inspectors;
+use shardsmith_manifest::MANIFEST_FILE;
 use shardsmith_manifest::scan::scan_directory;
-use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, sums};
 
 use super::Status;
 use crate::args::ManifestArgs;
@@ -181,12 +181,14 @@ fn run_remote(
     bar.finish_and_clear();
     let manifest = result?;
     match &args.output {
-        Some(path) => std::fs::write(path, manifest.to_json_bytes())
+        // Atomically, as every manifest is written: never half of one at `path`.
+        Some(path) => shardsmith_manifest::scan::write_atomic(path, &manifest.to_json_bytes())
             .with_context(|| format!("writing `{}`", path.display()))?,
-        None => {
-            dir.write_atomic(SUMS_FILE, sums::render(&manifest.files).as_bytes())?;
-            dir.write_atomic(MANIFEST_FILE, &manifest.to_json_bytes())?;
-        }
+        None => shardsmith_manifest::commit(
+            &manifest.files,
+            &manifest.to_json_bytes(),
+            |name, bytes| dir.write_atomic(name, bytes),
+        )?,
     }
     let elapsed = started.elapsed();
     let rate = manifest.totals.bytes as f64 / elapsed.as_secs_f64().max(1e-9);

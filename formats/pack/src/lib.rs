@@ -41,13 +41,11 @@ mod write;
 use rayon::prelude::*;
 use serde_json::Value;
 use shardsmith_manifest::Skipped;
-use shardsmith_manifest::{
-    DEFAULT_CHUNK_SIZE, InputSummary, Manifest, ManifestKind, canonical_json, sha256_hex,
-};
+use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, InputSummary, Manifest, ManifestKind, sha256_hex};
 use shardsmith_shard::sample::SampleSource;
 use shardsmith_shard::{FormatChoice, SampleSpec, ShardFormat};
 use shardsmith_store::OutputSink;
-use shardsmith_store::resume::Start;
+use shardsmith_store::resume::{self, Start};
 
 pub use self::error::{Error, Result};
 use self::left_out::{first_cause, validation_note};
@@ -102,7 +100,7 @@ pub fn pack(
         }
         None => input_summary(source, &samples),
     });
-    let fingerprint = fingerprint(&manifest);
+    let fingerprint = resume::fingerprint(&manifest, None);
 
     if let Some(task) = &settings.task {
         let run = Run {
@@ -444,19 +442,6 @@ fn input_summary(source: &dyn SampleSource, samples: &[SampleSpec]) -> InputSumm
         bytes,
         listing_sha256: sha256_hex(&lines),
     }
-}
-
-/// Identifies a run: tool version, format, options and input listing.
-fn fingerprint(manifest: &Manifest) -> String {
-    let mut out = Vec::new();
-    let value = serde_json::json!({
-        "tool_version": manifest.tool_version,
-        "format": manifest.format,
-        "options": manifest.options,
-        "input": manifest.input,
-    });
-    canonical_json(&value, &mut out);
-    sha256_hex(&out)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use shardsmith_manifest::{
-    DEFAULT_CHUNK_SIZE, Digester, FileEntry, MANIFEST_FILE, Manifest, ManifestKind, SUMS_FILE, sums,
+    DEFAULT_CHUNK_SIZE, Digester, FileEntry, MANIFEST_FILE, Manifest, ManifestKind, SUMS_FILE,
 };
 
 use shardsmith_shard::mds::pyjson;
@@ -179,8 +179,9 @@ pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeRep
         .insert("merged_parts".into(), Value::from(names.clone()));
     manifest.recount();
     manifest.seal();
-    sink.write_atomic(SUMS_FILE, sums::render(&manifest.files).as_bytes())?;
-    sink.write_atomic(MANIFEST_FILE, &manifest.to_json_bytes())?;
+    shardsmith_manifest::commit(&manifest.files, &manifest.to_json_bytes(), |name, bytes| {
+        sink.write_atomic(name, bytes)
+    })?;
     Ok(MergeReport {
         manifest,
         parts: names,

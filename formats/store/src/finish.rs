@@ -2,9 +2,7 @@
 //! the manifest, write `SHA256SUMS`, write `manifest.json` last (its presence means the
 //! dataset is complete), then remove the resume state.
 
-use shardsmith_manifest::{
-    DEFAULT_CHUNK_SIZE, Digester, FileEntry, MANIFEST_FILE, Manifest, SUMS_FILE, sums,
-};
+use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, Digester, FileEntry, Manifest};
 
 use crate::{OutputSink, Result, resume};
 
@@ -26,8 +24,9 @@ pub fn write_entry(sink: &dyn OutputSink, name: &str, bytes: &[u8]) -> Result<Fi
 pub fn seal(sink: &dyn OutputSink, manifest: &mut Manifest) -> Result<Option<String>> {
     manifest.recount();
     manifest.seal();
-    sink.write_atomic(SUMS_FILE, sums::render(&manifest.files).as_bytes())?;
-    sink.write_atomic(MANIFEST_FILE, &manifest.to_json_bytes())?;
+    shardsmith_manifest::commit(&manifest.files, &manifest.to_json_bytes(), |name, bytes| {
+        sink.write_atomic(name, bytes)
+    })?;
     Ok(resume::clear(sink).err().map(|e| left_state(sink, &e)))
 }
 
@@ -44,6 +43,7 @@ pub fn left_state(sink: &dyn OutputSink, e: &crate::Error) -> String {
 mod tests {
     use super::*;
     use crate::{LocalDir, ShardFile};
+    use shardsmith_manifest::MANIFEST_FILE;
 
     /// A local directory whose removals fail, as a store that died just after the
     /// manifest was written.

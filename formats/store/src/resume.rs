@@ -393,6 +393,24 @@ pub fn save_done<R: Serialize>(
     sink.write_atomic(&sidecar_file(name), &json(&sidecar))
 }
 
+/// Identifies a run, so that a re-run resumes only the same run: the tool version,
+/// format, options and input listing of its manifest, and `command` where given
+/// (`tokenize`'s runs name theirs). The one formula for every producer.
+pub fn fingerprint(manifest: &Manifest, command: Option<&str>) -> String {
+    let mut value = serde_json::json!({
+        "tool_version": manifest.tool_version,
+        "format": manifest.format,
+        "options": manifest.options,
+        "input": manifest.input,
+    });
+    if let Some(command) = command {
+        value["kind"] = command.into();
+    }
+    let mut out = Vec::new();
+    shardsmith_manifest::canonical_json(&value, &mut out);
+    shardsmith_manifest::sha256_hex(&out)
+}
+
 /// The fingerprint of the run under way in the output (`run.json`), if any; an
 /// unreadable file reads as a fingerprint no run has.
 pub fn run_fingerprint(sink: &dyn OutputSink) -> Result<Option<String>> {
@@ -429,4 +447,49 @@ pub fn abandon(sink: &dyn OutputSink, is_own: &dyn Fn(&str) -> bool) {
 /// Removes the resume state once the manifest is written.
 pub fn clear(sink: &dyn OutputSink) -> Result<()> {
     sink.remove(STATE_DIR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shardsmith_manifest::{Digester, FileEntry, InputSummary};
+
+    fn manifest() -> Manifest {
+        let mut m = Manifest::new(ManifestKind::Pack, 1 << 20, Vec::new());
+        m.format = Some("webdataset".into());
+        m.options.insert("shard_size".into(), 1024.into());
+        m.input = Some(InputSummary {
+            files: 2,
+            bytes: 10,
+            listing_sha256: "ab".repeat(32),
+        });
+        m
+    }
+
+    #[test]
+    fn a_fingerprint_is_the_run_and_only_the_run() {
+        let base = fingerprint(&manifest(), None);
+        assert_eq!(base.len(), 64);
+        // What the run wrote does not move it: a resumed run has the same fingerprint.
+        let mut written = manifest();
+        written
+            .files
+            .push(FileEntry::new("a.tar", &Digester::new(1 << 20).finish()));
+        written.recount();
+        assert_eq!(fingerprint(&written, None), base);
+        // Each part of the run does.
+        let mut other = manifest();
+        other.format = Some("parquet".into());
+        assert_ne!(fingerprint(&other, None), base);
+        let mut other = manifest();
+        other.options.insert("shard_size".into(), 2048.into());
+        assert_ne!(fingerprint(&other, None), base);
+        let mut other = manifest();
+        other.input.as_mut().unwrap().bytes = 11;
+        assert_ne!(fingerprint(&other, None), base);
+        let mut other = manifest();
+        other.tool_version = "0.0.0-other".into();
+        assert_ne!(fingerprint(&other, None), base);
+        assert_ne!(fingerprint(&manifest(), Some("tokenize")), base);
+    }
 }

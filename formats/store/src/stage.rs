@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use shardsmith_manifest::unfinished::{self, Unfinished};
 use shardsmith_manifest::{
     DEFAULT_CHUNK_SIZE, Digester, FileDigest, FileEntry, MANIFEST_FILE, Manifest, ManifestKind,
-    SUMS_FILE, TEMP_PREFIX, sums,
+    SUMS_FILE, TEMP_PREFIX,
 };
 
 use crate::{Error, InputSource, OutputSink, ReadError, Result};
@@ -246,8 +246,9 @@ pub fn stage(
         }
     };
     let (manifest, _) = Manifest::parse(&manifest_bytes, Path::new(MANIFEST_FILE))?;
-    dst.write_atomic(SUMS_FILE, sums::render(&manifest.files).as_bytes())?;
-    dst.write_atomic(MANIFEST_FILE, &manifest_bytes)?;
+    shardsmith_manifest::commit(&manifest.files, &manifest_bytes, |name, bytes| {
+        dst.write_atomic(name, bytes)
+    })?;
     report.complete = true;
     report.root_sha256 = root;
     Ok(report)

@@ -4,9 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use shardsmith_manifest::{
-    DEFAULT_CHUNK_SIZE, InputSummary, Manifest, ManifestKind, canonical_json, sha256_hex,
-};
+use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, InputSummary, Manifest, ManifestKind, sha256_hex};
 
 use super::input::{Position, TextInput};
 use super::pipeline::{Output, pipeline};
@@ -184,7 +182,7 @@ pub(crate) fn candidate(
     manifest.format = Some(settings.format.name().into());
     manifest.options = options(settings, tokenizer, dtype, eod.as_ref());
     manifest.input = Some(input_summary(inputs));
-    let fingerprint = fingerprint(&manifest);
+    let fingerprint = resume::fingerprint(&manifest, Some("tokenize"));
     Ok(Candidate {
         manifest,
         fingerprint,
@@ -288,20 +286,6 @@ fn input_summary(inputs: &[TextInput]) -> InputSummary {
         bytes: inputs.iter().map(|f| f.size).sum(),
         listing_sha256: sha256_hex(&lines),
     }
-}
-
-/// Identifies a run: tool version, format, options and input listing.
-fn fingerprint(manifest: &Manifest) -> String {
-    let mut out = Vec::new();
-    let value = serde_json::json!({
-        "tool_version": manifest.tool_version,
-        "kind": "tokenize",
-        "format": manifest.format,
-        "options": manifest.options,
-        "input": manifest.input,
-    });
-    canonical_json(&value, &mut out);
-    sha256_hex(&out)
 }
 
 #[cfg(test)]

@@ -146,72 +146,16 @@ fn search(source: Box<dyn SampleSource>, key: &str) -> Result<Option<Found>> {
         .map(|i| (source, listing, i)))
 }
 
-/// One ustar member (GNU long-name record first when the name does not fit).
+/// One ustar member, through the shard writer's header (a GNU long-name record first
+/// when the name does not fit).
 fn write_member(out: &mut impl Write, name: &str, size: u64, data: &mut dyn Read) -> Result<()> {
+    use shardsmith_shard::webdataset::{write_member_header, write_padding};
     let err = "writing the tar to stdout";
-    if name.len() > 100 {
-        let mut long = name.as_bytes().to_vec();
-        long.push(0);
-        out.write_all(&header("././@LongLink", long.len() as u64, b'L'))
-            .context(err)?;
-        out.write_all(&long).context(err)?;
-        out.write_all(&vec![0u8; padding(long.len() as u64)])
-            .context(err)?;
-    }
-    out.write_all(&header(name, size, b'0')).context(err)?;
+    write_member_header(out, name, size).context(err)?;
     let copied = std::io::copy(&mut data.take(size), out).context(err)?;
     if copied != size {
         bail!("field `{name}` ended after {copied} of its {size} bytes");
     }
-    out.write_all(&vec![0u8; padding(size)]).context(err)?;
+    write_padding(out, size).context(err)?;
     Ok(())
-}
-
-fn padding(size: u64) -> usize {
-    ((512 - size % 512) % 512) as usize
-}
-
-fn header(name: &str, size: u64, kind: u8) -> [u8; 512] {
-    let mut h = [0u8; 512];
-    let bytes = name.as_bytes();
-    let n = bytes.len().min(100);
-    h[..n].copy_from_slice(&bytes[..n]);
-    let octal = |h: &mut [u8; 512], at: usize, width: usize, value: u64| {
-        let text = format!("{value:0w$o}", w = width - 1);
-        h[at..at + width - 1].copy_from_slice(text.as_bytes());
-    };
-    octal(&mut h, 100, 8, 0o644);
-    octal(&mut h, 108, 8, 0);
-    octal(&mut h, 116, 8, 0);
-    if size < 1 << 33 {
-        octal(&mut h, 124, 12, size);
-    } else {
-        // GNU base-256: fields of 8 GiB and more.
-        h[124] = 0x80;
-        h[128..136].copy_from_slice(&size.to_be_bytes());
-    }
-    octal(&mut h, 136, 12, 0);
-    h[156] = kind;
-    h[257..263].copy_from_slice(b"ustar\0");
-    h[263..265].copy_from_slice(b"00");
-    h[148..156].copy_from_slice(b"        ");
-    let sum: u64 = h.iter().map(|&b| u64::from(b)).sum();
-    let text = format!("{sum:06o}\0 ");
-    h[148..156].copy_from_slice(text.as_bytes());
-    h
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn headers_hold_any_size() {
-        let h = header("a/1.txt", 7, b'0');
-        assert_eq!(&h[124..136], b"00000000007\0");
-        assert_eq!(&h[257..263], b"ustar\0");
-        let big = header("a/1.bin", 10 << 30, b'0');
-        assert_eq!(big[124], 0x80);
-        assert_eq!(&big[128..136], &(10u64 << 30).to_be_bytes());
-    }
 }

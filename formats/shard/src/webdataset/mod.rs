@@ -151,12 +151,40 @@ pub fn member_header(name: &str, size: u64) -> io::Result<tar::Header> {
 
 const ZEROS: [u8; BLOCK as usize] = [0; BLOCK as usize];
 
+/// Writes a member's header: [`member_header`]'s, after a GNU long-name record
+/// (`././@LongLink`, what GNU tar and Python's tarfile write and read) when `name` is over
+/// 100 bytes. Shards never need the record (their names are refused first); `cat`'s tar
+/// of one sample can, and writes through this too.
+pub fn write_member_header(out: &mut dyn Write, name: &str, size: u64) -> io::Result<()> {
+    if name.len() > MAX_NAME {
+        let mut long = name.as_bytes().to_vec();
+        long.push(0);
+        let mut record = member_header("././@LongLink", long.len() as u64)?;
+        record.set_entry_type(tar::EntryType::GNULongName);
+        record.set_cksum();
+        out.write_all(record.as_bytes())?;
+        out.write_all(&long)?;
+        write_padding(out, long.len() as u64)?;
+        let mut cut = MAX_NAME;
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        return out.write_all(member_header(&name[..cut], size)?.as_bytes());
+    }
+    out.write_all(member_header(name, size)?.as_bytes())
+}
+
+/// The zeros that end a member of `size` bytes on a block boundary.
+pub fn write_padding(out: &mut dyn Write, size: u64) -> io::Result<()> {
+    out.write_all(&ZEROS[..(padded(size) - size) as usize])
+}
+
 impl ShardEncoder for TarEncoder {
     fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
         let out = self.sink(out)?;
         for field in fields {
             let name = format!("{key}.{}", field.ext);
-            out.write_all(member_header(&name, field.size)?.as_bytes())?;
+            write_member_header(out, &name, field.size)?;
             match &mut field.payload {
                 Payload::Bytes(bytes) => out.write_all(bytes)?,
                 Payload::Stream(reader) => {
@@ -169,8 +197,7 @@ impl ShardEncoder for TarEncoder {
                     }
                 }
             }
-            let pad = (padded(field.size) - field.size) as usize;
-            out.write_all(&ZEROS[..pad])?;
+            write_padding(out, field.size)?;
         }
         Ok(())
     }
@@ -327,6 +354,33 @@ mod tests {
                 .sum::<u32>()
         );
         assert!(member_header(&"x".repeat(101), 1).is_err());
+    }
+
+    #[test]
+    fn member_headers_hold_long_names_and_any_size() {
+        use std::io::Read;
+        let long = format!("{}/x.txt", "d".repeat(120));
+        let mut out = Vec::new();
+        write_member_header(&mut out, &long, 3).unwrap();
+        out.extend_from_slice(b"abc");
+        write_padding(&mut out, 3).unwrap();
+        out.extend_from_slice(&[0; 1024]);
+        assert_eq!(out.len() % BLOCK as usize, 0);
+        let mut archive = tar::Archive::new(&out[..]);
+        let mut entries = archive.entries().unwrap();
+        let mut entry = entries.next().unwrap().unwrap();
+        assert_eq!(entry.path().unwrap().to_str().unwrap(), long);
+        let mut text = String::new();
+        entry.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "abc");
+        drop(entry);
+        assert!(entries.next().is_none());
+        // 8 GiB and more: GNU base-256, as GNU tar writes it.
+        let mut big = Vec::new();
+        write_member_header(&mut big, "a/1.bin", 10 << 30).unwrap();
+        assert_eq!(big.len(), BLOCK as usize);
+        assert_eq!(big[124], 0x80);
+        assert_eq!(&big[128..136], &(10u64 << 30).to_be_bytes());
     }
 
     #[test]
