@@ -19,19 +19,40 @@ fn format_parser() -> impl clap::builder::TypedValueParser<Value = FormatKind> {
         .map(|name: String| FormatKind::from_name(&name).expect("a registered name"))
 }
 
-/// What INPUT holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// What INPUT holds (`--input-format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputFormatArg {
-    /// Told from the files: MDS when INPUT has an MDS index.json, Parquet when it holds only .parquet files, WebDataset when only tar shards (or INPUT is a brace pattern), else raw files
+    /// Told from the files.
     Auto,
-    /// A tree of raw files, grouped into samples by name
+    /// A tree of raw files.
     Files,
-    /// Parquet files: every row is a sample, every column a field
-    Parquet,
-    /// WebDataset tar shards (.tar, .tar.gz, .tgz, .tar.zst), samples grouped as webdataset groups them
-    Webdataset,
-    /// A MosaicML Streaming dataset: index.json (merged indices too) and its shards, any compression
-    Mds,
+    /// A dataset of one of the registry's formats.
+    Format(FormatKind),
+}
+
+/// `--input-format`: `auto`, `files`, then the registry's formats with what an input of
+/// each is as help.
+fn input_format_parser() -> impl clap::builder::TypedValueParser<Value = InputFormatArg> {
+    let fixed = [
+        PossibleValue::new("auto").help(
+            "Told from the files: MDS when INPUT has an MDS index.json, Parquet when it holds only .parquet files, WebDataset when only tar shards (or INPUT is a brace pattern), else raw files",
+        ),
+        PossibleValue::new("files").help("A tree of raw files, grouped into samples by name"),
+    ];
+    let formats = FormatKind::all().map(|kind| {
+        PossibleValue::new(kind.name())
+            .help(kind.def().input_summary())
+            .aliases(kind.def().aliases())
+    });
+    PossibleValuesParser::new(fixed.into_iter().chain(formats)).map(|name: String| {
+        match name.as_str() {
+            "auto" => InputFormatArg::Auto,
+            "files" => InputFormatArg::Files,
+            format => {
+                InputFormatArg::Format(FormatKind::from_name(format).expect("a registered name"))
+            }
+        }
+    })
 }
 
 /// What goes before the keys of each input file's samples.
@@ -79,7 +100,7 @@ pub struct PackArgs {
     /// samples in index order; typed columns keep their type where the output has types.
     /// Examples: `shardsmith pack ./c4-parquet ./c4-mds --format mds`, `shardsmith pack
     /// 'wds/shard-{000000..000146}.tar' ./mds --format mds --shard-size 64MiB`.
-    #[arg(long, value_enum, default_value = "auto", value_name = "KIND")]
+    #[arg(long, value_parser = input_format_parser(), default_value = "auto", value_name = "KIND")]
     pub input_format: InputFormatArg,
 
     /// Pack only the files listed in LIST (one path relative to INPUT per line; a file, an object URL, or `-` for stdin)

@@ -4,15 +4,17 @@
 //! [`crate::registry`], above them.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use shardsmith_manifest::{FileContext, Finding, Inspection, Inspector, Manifest};
+use shardsmith_store::InputSource;
 
 use crate::Result;
 use crate::columns::Encoding;
 use crate::format::ShardFormat;
-use crate::sample::SampleSpec;
+use crate::keys::KeyPrefix;
+use crate::sample::{SampleSource, SampleSpec};
 
 /// Smallest accepted shard size.
 pub const MIN_SHARD_SIZE: u64 = 4096;
@@ -94,8 +96,28 @@ impl FormatOptions {
     }
 }
 
-/// A shard format as the registry knows it: its name, defaults, options and how its
-/// files are recognised.
+/// How a dataset of a format is read as input (`pack`'s INPUT, the DATASET of `ls`,
+/// `cat` and `stats`).
+#[derive(Clone, Debug)]
+pub struct InputSpec<'a> {
+    /// The input as the user named it, for messages.
+    pub shown: &'a str,
+    /// The one file the input names, when it names a file rather than a directory.
+    pub only: Option<&'a str>,
+    /// The one shard to read (`cat --shard`), when not the whole dataset; keys stay
+    /// those of the whole dataset.
+    pub shard: Option<&'a str>,
+    /// The column that holds the sample key (tabular formats).
+    pub key_column: &'a str,
+    /// What goes before every key (`pack --key-prefix`).
+    pub key_prefix: KeyPrefix,
+    /// Where decompressed copies of compressed shards go, so that reads can go back;
+    /// `None`: a compressed shard is decompressed from its start for such a read.
+    pub scratch: Option<PathBuf>,
+}
+
+/// A shard format as the registry knows it: its name, defaults, options, how its
+/// files are recognised and how a dataset of it is read.
 pub trait FormatDef: Sync {
     /// The name `--format` takes and manifests record (`webdataset`).
     fn name(&self) -> &'static str;
@@ -105,6 +127,31 @@ pub trait FormatDef: Sync {
     }
     /// One line for `--help`.
     fn summary(&self) -> &'static str;
+    /// The format's name in messages (`MDS`).
+    fn title(&self) -> &'static str;
+    /// One line for `--input-format`'s help: what an input of this format is.
+    fn input_summary(&self) -> &'static str;
+    /// True when `source` (or the one file of it that `only` names) is a dataset of
+    /// this format ([`crate::FormatKind::detect_input`] asks every format).
+    fn is_input(&self, source: &dyn InputSource, only: Option<&str>) -> bool;
+    /// True when a dataset of this format is named by an index at its root (MDS's
+    /// `index.json`) rather than by what its files are: such a format is asked first,
+    /// since its index says what the dataset is whatever else lies beside it.
+    fn has_root_index(&self) -> bool {
+        false
+    }
+    /// The samples of a dataset of this format, read through `source`.
+    fn open_input(
+        &self,
+        source: Arc<dyn InputSource>,
+        spec: &InputSpec<'_>,
+    ) -> Result<Box<dyn SampleSource>>;
+    /// True when a list of files (`--files-from`, a brace pattern) can select the
+    /// dataset's shards; false when the dataset is read whole (through an index, or
+    /// as one table).
+    fn selects_files(&self) -> bool {
+        false
+    }
     /// Shard size when the user gives none.
     fn default_shard_size(&self) -> u64 {
         256 << 20

@@ -30,7 +30,7 @@ pub mod registry;
 pub mod sample;
 pub mod webdataset;
 
-pub use definition::{FormatDef, FormatOptions};
+pub use definition::{FormatDef, FormatOptions, InputSpec};
 pub use error::{Error, Result};
 pub use format::{ShardFormat, ShardOut};
 pub use registry::{FormatChoice, FormatKind};

@@ -1,14 +1,16 @@
-//! The shard formats `pack` can write: the list [`FORMATS`], above the formats and apart
-//! from the [`FormatDef`] trait each one implements (in [`crate::definition`]). Adding
-//! a format is one module implementing [`FormatDef`] and [`crate::ShardFormat`], plus
-//! one line in [`FORMATS`]. Everything else (the command line's `--format` values,
-//! which options apply, the default shard size, content sniffing for `verify`, the
+//! The shard formats `pack` can write and every command reads: the list [`FORMATS`],
+//! above the formats and apart from the [`FormatDef`] trait each one implements (in
+//! [`crate::definition`]). Adding a format is one module implementing [`FormatDef`] and
+//! [`crate::ShardFormat`], plus one line in [`FORMATS`]. Everything else (the command
+//! line's `--format` and `--input-format` values, which options apply, the default shard
+//! size, telling an input's format, opening it, content sniffing for `verify`, the
 //! inspector) is asked of the format through that trait.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use shardsmith_manifest::{FileContext, Inspector};
+use shardsmith_store::InputSource;
 
 use crate::columns::Encoding;
 use crate::definition::{Configured, FormatDef, FormatOptions, MIN_SHARD_SIZE, OptionName};
@@ -44,6 +46,16 @@ impl FormatKind {
         Self::all()
             .find(|k| k.0.sniff_name(path))
             .or_else(|| Self::all().find(|k| k.0.sniff_content(head)))
+    }
+
+    /// The format of the dataset `source` holds (or of the one file of it `only`
+    /// names), if any: the formats whose datasets have a root index first, then the
+    /// others in [`FORMATS`] order. The one probe order of every command that reads
+    /// shards (`pack` with `--input-format auto`, `ls`, `cat`, `stats`).
+    pub fn detect_input(source: &dyn InputSource, only: Option<&str>) -> Option<FormatKind> {
+        let indexed = Self::all().filter(|k| k.0.has_root_index());
+        let others = Self::all().filter(|k| !k.0.has_root_index());
+        indexed.chain(others).find(|k| k.0.is_input(source, only))
     }
 
     /// The format's definition.
@@ -200,6 +212,76 @@ mod tests {
             fields: vec![FieldSpec::new("arr", 200), FieldSpec::new("n", 2)],
             origin: 0,
         }]
+    }
+
+    /// A local tree holding `files` (empty files, but the MDS index has content).
+    fn tree(files: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for rel in files {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let content: &[u8] = if rel.ends_with("index.json") {
+                br#"{"version": 2, "shards": [{"format": "mds"}]}"#
+            } else {
+                b""
+            };
+            std::fs::write(path, content).unwrap();
+        }
+        dir
+    }
+
+    fn detected(files: &[&str], only: Option<&str>) -> Option<&'static str> {
+        let dir = tree(files);
+        let source = shardsmith_store::LocalTree::new(dir.path());
+        FormatKind::detect_input(&source, only).map(FormatKind::name)
+    }
+
+    #[test]
+    fn an_input_is_told_by_one_probe_order_and_at_most_one_format_claims_it() {
+        let cases: &[(&[&str], Option<&str>, Option<&str>)] = &[
+            (
+                &["shard-000000.tar", "shard-000001.tar.gz", "manifest.json"],
+                None,
+                Some("webdataset"),
+            ),
+            // img2dataset: tars with Parquet metadata and JSON stats beside them.
+            (
+                &["00000.tar", "00000.parquet", "00000_stats.json"],
+                None,
+                Some("webdataset"),
+            ),
+            (
+                &["a.parquet", "part/b.parquet", "SHA256SUMS"],
+                None,
+                Some("parquet"),
+            ),
+            (&["index.json", "shard.00000.mds"], None, Some("mds")),
+            (
+                &["index.json", "shard.00000.mds"],
+                Some("index.json"),
+                Some("mds"),
+            ),
+            (
+                &["shard-000000.tar"],
+                Some("shard-000000.tar"),
+                Some("webdataset"),
+            ),
+            (&["a.parquet"], Some("a.parquet"), Some("parquet")),
+            (&["img/1.jpg", "img/1.json", "shard-000000.tar"], None, None),
+            (&["notes.txt"], None, None),
+        ];
+        for (files, only, expected) in cases {
+            assert_eq!(detected(files, *only), *expected, "{files:?} {only:?}");
+            let dir = tree(files);
+            let source = shardsmith_store::LocalTree::new(dir.path());
+            let claims: Vec<&str> = FormatKind::all()
+                .filter(|k| k.def().is_input(&source, *only))
+                .map(FormatKind::name)
+                .collect();
+            assert!(claims.len() <= 1, "{files:?}: claimed by {claims:?}");
+        }
+        // An index names the dataset whatever lies beside it: MDS is asked first.
+        assert_eq!(detected(&["index.json", "x.tar"], None), Some("mds"));
     }
 
     #[test]

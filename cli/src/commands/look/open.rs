@@ -1,7 +1,7 @@
 //! Telling what a DATASET is (shards of WebDataset, MDS or Parquet, token files, a
 //! checkpoint) and opening it, through an input source that counts the bytes read.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,10 +11,8 @@ use anyhow::{Context, Result};
 use shardsmith_checkpoint::is_checkpoint_name;
 use shardsmith_checkpoint::listing::{TensorEntry, list_tensors};
 use shardsmith_manifest::{MANIFEST_FILE, Manifest};
-use shardsmith_shard::mds::input::{MdsDataset, is_mds_input};
-use shardsmith_shard::parquet::input::{ParquetRows, is_parquet_input};
 use shardsmith_shard::sample::SampleSource;
-use shardsmith_shard::webdataset::input::{TarShards, is_webdataset_input};
+use shardsmith_shard::{FormatKind, InputSpec};
 use shardsmith_store::{
     InputListing, InputSource, LocalTree, Location, ObjectTree, RangeRead, ReadError,
 };
@@ -23,33 +21,6 @@ use shardsmith_tokens::listing::{TokenFileSummary, summarize};
 use crate::args::DatasetArgs;
 use crate::output::CliError;
 use crate::storage;
-
-/// The shard formats whose samples `ls`, `cat` and `stats` read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ShardKind {
-    WebDataset,
-    Mds,
-    Parquet,
-}
-
-impl ShardKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ShardKind::WebDataset => "webdataset",
-            ShardKind::Mds => "mds",
-            ShardKind::Parquet => "parquet",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "webdataset" => ShardKind::WebDataset,
-            "mds" => ShardKind::Mds,
-            "parquet" => ShardKind::Parquet,
-            _ => return None,
-        })
-    }
-}
 
 /// What DATASET turned out to be.
 pub enum Dataset {
@@ -61,7 +32,7 @@ pub enum Dataset {
 
 /// A shard dataset, not yet opened: `open` reads it (all of it, or one shard).
 pub struct Shards {
-    pub kind: ShardKind,
+    pub kind: FormatKind,
     /// DATASET as given, for messages.
     pub shown: String,
     /// The one file DATASET named, when it named a file.
@@ -76,24 +47,15 @@ pub struct Shards {
 impl Shards {
     /// The dataset as a sample source; with `shard`, that shard alone.
     pub fn open(&self, shard: Option<&str>) -> Result<Box<dyn SampleSource>> {
-        let source: Arc<dyn InputSource> = self.counter.clone();
-        let only = shard.or(self.only.as_deref());
-        Ok(match self.kind {
-            ShardKind::Parquet => Box::new(ParquetRows::open(
-                source,
-                &self.shown,
-                only,
-                &self.key_column,
-            )?),
-            ShardKind::WebDataset => Box::new(TarShards::open(source, &self.shown, only, None)?),
-            ShardKind::Mds => {
-                let dataset = MdsDataset::open(source, &self.shown, &self.key_column, None)?;
-                match shard {
-                    Some(rel) => Box::new(dataset.only_shards(&BTreeSet::from([rel.to_string()]))),
-                    None => Box::new(dataset),
-                }
-            }
-        })
+        let spec = InputSpec {
+            shown: &self.shown,
+            only: self.only.as_deref(),
+            shard,
+            key_column: &self.key_column,
+            key_prefix: Default::default(),
+            scratch: None,
+        };
+        Ok(self.kind.def().open_input(self.counter.clone(), &spec)?)
     }
 
     /// Size of every file of the dataset, by path (a listing: no bytes are read).
@@ -290,22 +252,11 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
         Location::Local(path) => path.display().to_string(),
         remote => remote.display(),
     };
-    let only_ref = only.as_deref();
     let recorded = manifest
         .as_ref()
         .and_then(|m| m.format.as_deref())
-        .and_then(ShardKind::from_name);
-    let kind = recorded.or_else(|| {
-        if is_mds_input(&*tree, only_ref) {
-            Some(ShardKind::Mds)
-        } else if is_webdataset_input(&*tree, only_ref) {
-            Some(ShardKind::WebDataset)
-        } else if is_parquet_input(&*tree, only_ref) {
-            Some(ShardKind::Parquet)
-        } else {
-            None
-        }
-    });
+        .and_then(FormatKind::from_name);
+    let kind = recorded.or_else(|| FormatKind::detect_input(&*tree, only.as_deref()));
     if let Some(kind) = kind {
         return Ok(Dataset::Shards(Box::new(Shards {
             kind,

@@ -1,16 +1,15 @@
-//! What `pack` reads: the kind of input (raw files, Parquet rows, WebDataset shards, an
-//! MDS dataset) from `--input-format` or from the files themselves, brace patterns of
-//! shard names, and the sample source over it.
+//! What `pack` reads: the kind of input (raw files, or a dataset of one of the registry's
+//! formats) from `--input-format` or from the files themselves, brace patterns of shard
+//! names, and the sample source over it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use shardsmith_shard::keys::KeyPrefix;
-use shardsmith_shard::mds::input::{MdsDataset, is_mds_input};
-use shardsmith_shard::parquet::input::{ParquetRows, is_parquet_input};
 use shardsmith_shard::sample::SampleSource;
-use shardsmith_shard::webdataset::input::{TarShards, expand_braces, is_webdataset_input};
+use shardsmith_shard::webdataset::input::expand_braces;
+use shardsmith_shard::{FormatKind, InputSpec};
 use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
 
 use crate::args::InputFormatArg;
@@ -20,12 +19,8 @@ use crate::args::InputFormatArg;
 pub enum Kind {
     /// A tree of raw files, grouped into samples by name.
     Files,
-    /// Parquet files: rows are samples.
-    Parquet,
-    /// WebDataset tar shards (plain or compressed).
-    Webdataset,
-    /// A MosaicML Streaming dataset (`index.json` and its shards).
-    Mds,
+    /// A dataset of one of the registry's formats: its samples are read from its shards.
+    Shards(FormatKind),
 }
 
 impl Kind {
@@ -33,9 +28,16 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Files => "files",
-            Kind::Parquet => "parquet",
-            Kind::Webdataset => "webdataset",
-            Kind::Mds => "mds",
+            Kind::Shards(format) => format.name(),
+        }
+    }
+
+    /// True when a list of files (`--files-from`, a brace pattern) can select this
+    /// input's files: raw files, or the shards of a format whose shards stand alone.
+    pub fn selects_files(self) -> bool {
+        match self {
+            Kind::Files => true,
+            Kind::Shards(format) => format.def().selects_files(),
         }
     }
 }
@@ -155,26 +157,25 @@ pub fn tree(
     })
 }
 
-/// The kind of input: as `--input-format` says, else told from the files (an MDS
-/// `index.json` at the root; only Parquet files; only tar shards; else raw files).
+/// The kind of input: as `--input-format` says, else told from the files by the
+/// registry's one probe order (an MDS `index.json` at the root; only Parquet files; only
+/// tar shards), else raw files. A brace pattern names shards that a list can select.
 pub fn kind(
     arg: InputFormatArg,
     tree: &dyn InputSource,
     only: Option<&str>,
     brace: bool,
 ) -> Result<Kind> {
+    let listed = || FormatKind::all().find(|format| format.def().selects_files());
     let kind = match arg {
         InputFormatArg::Files => Kind::Files,
-        InputFormatArg::Parquet => Kind::Parquet,
-        InputFormatArg::Webdataset => Kind::Webdataset,
-        InputFormatArg::Mds => Kind::Mds,
-        InputFormatArg::Auto if brace => Kind::Webdataset,
-        InputFormatArg::Auto if is_mds_input(tree, only) => Kind::Mds,
-        InputFormatArg::Auto if is_parquet_input(tree, only) => Kind::Parquet,
-        InputFormatArg::Auto if is_webdataset_input(tree, only) => Kind::Webdataset,
-        InputFormatArg::Auto => Kind::Files,
+        InputFormatArg::Format(format) => Kind::Shards(format),
+        InputFormatArg::Auto if brace => Kind::Shards(listed().expect("a format of shard files")),
+        InputFormatArg::Auto => {
+            FormatKind::detect_input(tree, only).map_or(Kind::Files, Kind::Shards)
+        }
     };
-    if brace && kind != Kind::Webdataset {
+    if brace && !matches!(kind, Kind::Shards(format) if format.def().selects_files()) {
         bail!(
             "a brace pattern names WebDataset shards; --input-format {} does not apply to it",
             kind.name()
@@ -183,7 +184,7 @@ pub fn kind(
     Ok(kind)
 }
 
-/// The sample source over a Parquet, WebDataset or MDS input (`None` for raw files,
+/// The sample source over an input of the registry's formats (`None` for raw files,
 /// which `FileTree` groups), its keys prefixed as `key_prefix` says. `scratch` holds
 /// decompressed copies of compressed shards.
 pub fn open(
@@ -195,34 +196,16 @@ pub fn open(
     key_prefix: KeyPrefix,
     scratch: &Path,
 ) -> Result<Option<Box<dyn SampleSource>>> {
-    Ok(match kind {
-        Kind::Files => None,
-        Kind::Parquet => Some(Box::new(
-            ParquetRows::open(tree, display, only, key_column)?.with_key_prefix(key_prefix),
-        )),
-        Kind::Webdataset => Some(Box::new(
-            TarShards::open(tree, display, only, Some(scratch.to_path_buf()))?
-                .with_key_prefix(key_prefix),
-        )),
-        Kind::Mds => {
-            if only.is_some_and(|rel| !rel.ends_with("index.json")) {
-                bail!(
-                    "an MDS dataset is read from its directory (or its index.json), not from one shard `{display}`"
-                );
-            }
-            if !is_mds_input(tree.as_ref(), only) {
-                return Err(crate::output::fail(
-                    "bad_input",
-                    display,
-                    format!(
-                        "input `{display}` is not an MDS dataset: it has no index.json of streaming's format (version 2, mds shards)"
-                    ),
-                ));
-            }
-            Some(Box::new(
-                MdsDataset::open(tree, display, key_column, Some(scratch.to_path_buf()))?
-                    .with_key_prefix(key_prefix),
-            ))
-        }
-    })
+    let Kind::Shards(format) = kind else {
+        return Ok(None);
+    };
+    let spec = InputSpec {
+        shown: display,
+        only,
+        shard: None,
+        key_column,
+        key_prefix,
+        scratch: Some(scratch.to_path_buf()),
+    };
+    Ok(Some(format.def().open_input(tree, &spec)?))
 }

@@ -32,8 +32,8 @@ use resolve::{Resolved, resolve};
 pub fn uses_arrow(args: &PackArgs) -> bool {
     args.format.name() == "parquet"
         || match args.input_format {
-            InputFormatArg::Files | InputFormatArg::Webdataset | InputFormatArg::Mds => false,
-            InputFormatArg::Parquet => true,
+            InputFormatArg::Files => false,
+            InputFormatArg::Format(format) => format.name() == "parquet",
             // An object store input is not listed twice to decide an allocator setting.
             InputFormatArg::Auto => {
                 storage::is_remote(&args.input) || looks_like_parquet(&args.input)

@@ -126,8 +126,8 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
             "input `{}` is not a directory (raw files are packed from a directory tree)",
             args.input.display()
         ),
-        // The dataset is its directory; naming its index.json names it too.
-        Kind::Mds if input.is_file() => {
+        // The dataset is its directory; naming its index names it too.
+        Kind::Shards(format) if format.def().has_root_index() && input.is_file() => {
             input = input.parent().map(Path::to_path_buf).unwrap_or(input);
         }
         _ => {}
@@ -168,17 +168,21 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
 /// not a JPEG is still read), so that a conversion keeps every sample they read.
 fn validation_for(asked: Option<ValidateArg>, kind: Kind, resolved: Validation) -> Validation {
     match (asked, kind) {
-        (None, Kind::Parquet | Kind::Webdataset | Kind::Mds) => Validation::None,
+        (None, Kind::Shards(_)) => Validation::None,
         _ => resolved,
     }
 }
 
-/// `--files-from` names raw files or tar shards; Parquet and MDS inputs are read whole.
+/// `--files-from` names raw files or shards that stand alone (tar shards); an input
+/// read whole (Parquet, MDS) takes no list.
 fn refuse_list(kind: Kind, files_from: bool) -> Result<()> {
-    if files_from && matches!(kind, Kind::Parquet | Kind::Mds) {
+    if let Kind::Shards(format) = kind
+        && files_from
+        && !kind.selects_files()
+    {
         bail!(
             "--files-from selects raw files or WebDataset shards; it does not apply to {} input",
-            if kind == Kind::Mds { "MDS" } else { "Parquet" }
+            format.def().title()
         );
     }
     Ok(())

@@ -1,19 +1,21 @@
 //! MDS in the format registry: options, defaults and how its shards are told.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
 use shardsmith_manifest::{FileContext, Finding, Inspection, Inspector, Manifest};
+use shardsmith_store::InputSource;
 
 use super::codec::MdsCompression;
 use super::codec::parse_hashes;
+use super::input::{INDEX, MdsDataset, is_mds_input};
 use super::inspect::{MdsInspector, check_indices};
 use super::layout::MAX_SHARD;
 use super::{Mds, MdsOptions};
 use crate::columns::Encoding;
-use crate::definition::{Configured, FormatDef, FormatOptions, OptionName};
-use crate::sample::SampleSpec;
+use crate::definition::{Configured, FormatDef, FormatOptions, InputSpec, OptionName};
+use crate::sample::{SampleSource, SampleSpec};
 use crate::{Error, Result, ShardFormat};
 
 /// The registry entry of MDS.
@@ -45,6 +47,60 @@ impl FormatDef for Def {
 
     fn summary(&self) -> &'static str {
         "MosaicML Streaming shards (shard.NNNNN.mds[.EXT] + index.json), read by StreamingDataset"
+    }
+
+    fn title(&self) -> &'static str {
+        "MDS"
+    }
+
+    fn input_summary(&self) -> &'static str {
+        "A MosaicML Streaming dataset: index.json (merged indices too) and its shards, any compression"
+    }
+
+    fn is_input(&self, source: &dyn InputSource, only: Option<&str>) -> bool {
+        is_mds_input(source, only)
+    }
+
+    fn has_root_index(&self) -> bool {
+        true
+    }
+
+    /// The dataset is read through its `index.json` (samples in index order), so the
+    /// input names its directory or that file, never one shard.
+    fn open_input(
+        &self,
+        source: Arc<dyn InputSource>,
+        spec: &InputSpec<'_>,
+    ) -> Result<Box<dyn SampleSource>> {
+        let not_mds = |reason: &str| Error::BadInput {
+            path: spec.shown.to_string(),
+            reason: reason.to_string(),
+        };
+        if spec.only.is_some_and(|rel| rel != INDEX) {
+            return Err(not_mds(
+                "is one file of an MDS dataset, which is read from its directory (or its index.json), not from one shard",
+            ));
+        }
+        let opened = MdsDataset::open(
+            source.clone(),
+            spec.shown,
+            spec.key_column,
+            spec.scratch.clone(),
+        );
+        // Why an index cannot be read matters less than that there is none of streaming's
+        // format (asked only then: the index is not read twice).
+        let dataset = match opened {
+            Err(_) if !is_mds_input(source.as_ref(), spec.only) => {
+                return Err(not_mds(
+                    "is not an MDS dataset: it has no index.json of streaming's format (version 2, mds shards)",
+                ));
+            }
+            opened => opened?.with_key_prefix(spec.key_prefix),
+        };
+        Ok(match spec.shard {
+            Some(rel) => Box::new(dataset.only_shards(&BTreeSet::from([rel.to_string()]))),
+            None => Box::new(dataset),
+        })
     }
 
     /// MDSWriter's own default `size_limit` is 64 MiB (`1 << 26`).

@@ -4,12 +4,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use shardsmith_manifest::{FileContext, Inspector};
+use shardsmith_store::InputSource;
 
+use super::input::{ParquetRows, is_parquet_input};
 use super::inspect::ParquetInspector;
 use super::{Parquet, ParquetCompression, ParquetOptions};
 use crate::columns::Encoding;
-use crate::definition::{Configured, FormatDef, FormatOptions, OptionName};
-use crate::sample::SampleSpec;
+use crate::definition::{Configured, FormatDef, FormatOptions, InputSpec, OptionName};
+use crate::sample::{SampleSource, SampleSpec};
 use crate::{Error, Result, ShardFormat};
 
 /// The registry entry of Parquet.
@@ -32,6 +34,28 @@ impl FormatDef for Def {
 
     fn summary(&self) -> &'static str {
         "Parquet files (PREFIX-NNNNNN.parquet): a key column and one column per field"
+    }
+
+    fn title(&self) -> &'static str {
+        "Parquet"
+    }
+
+    fn input_summary(&self) -> &'static str {
+        "Parquet files: every row is a sample, every column a field"
+    }
+
+    fn is_input(&self, source: &dyn InputSource, only: Option<&str>) -> bool {
+        is_parquet_input(source, only)
+    }
+
+    fn open_input(
+        &self,
+        source: Arc<dyn InputSource>,
+        spec: &InputSpec<'_>,
+    ) -> Result<Box<dyn SampleSource>> {
+        let only = spec.shard.or(spec.only);
+        let rows = ParquetRows::open(source, spec.shown, only, spec.key_column)?;
+        Ok(Box::new(rows.with_key_prefix(spec.key_prefix)))
     }
 
     fn takes(&self) -> &'static [OptionName] {

@@ -4,13 +4,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use shardsmith_manifest::{FileContext, Inspector};
+use shardsmith_store::InputSource;
 
 use super::WebDataset;
 use super::compress::TarCompression;
+use super::input::{TarShards, is_webdataset_input};
 use super::unpack::ShardInspector;
 use crate::columns::Encoding;
-use crate::definition::{Configured, FormatDef, FormatOptions, OptionName};
-use crate::sample::SampleSpec;
+use crate::definition::{Configured, FormatDef, FormatOptions, InputSpec, OptionName};
+use crate::sample::{SampleSource, SampleSpec};
 use crate::{Error, Result, ShardFormat};
 
 /// The registry entry of WebDataset.
@@ -30,6 +32,34 @@ impl FormatDef for Def {
 
     fn summary(&self) -> &'static str {
         "WebDataset tar shards (PREFIX-NNNNNN.tar[.gz|.zst]), read by webdataset and wids; alias: wds"
+    }
+
+    fn title(&self) -> &'static str {
+        "WebDataset"
+    }
+
+    fn input_summary(&self) -> &'static str {
+        "WebDataset tar shards (.tar, .tar.gz, .tgz, .tar.zst), samples grouped as webdataset groups them"
+    }
+
+    fn is_input(&self, source: &dyn InputSource, only: Option<&str>) -> bool {
+        is_webdataset_input(source, only)
+    }
+
+    fn open_input(
+        &self,
+        source: Arc<dyn InputSource>,
+        spec: &InputSpec<'_>,
+    ) -> Result<Box<dyn SampleSource>> {
+        let only = spec.shard.or(spec.only);
+        let shards = TarShards::open(source, spec.shown, only, spec.scratch.clone())?;
+        Ok(Box::new(shards.with_key_prefix(spec.key_prefix)))
+    }
+
+    /// Shards are files of their own: a list (`--files-from`, a brace pattern) can
+    /// name some of them.
+    fn selects_files(&self) -> bool {
+        true
     }
 
     fn takes(&self) -> &'static [OptionName] {

@@ -39,7 +39,8 @@ use crate::keys::KeyPrefix;
 use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};
 use crate::{Error, Result};
 
-const INDEX: &str = "index.json";
+/// The index at the root of an MDS dataset.
+pub(crate) const INDEX: &str = "index.json";
 
 /// Largest `index.json` read (a million shards take about 500 MB).
 const MAX_INDEX: u64 = 1 << 30;
