@@ -492,4 +492,23 @@ mod tests {
         assert_ne!(fingerprint(&other, None), base);
         assert_ne!(fingerprint(&manifest(), Some("tokenize")), base);
     }
+
+    #[test]
+    fn tokenize_keeps_the_fingerprint_its_runs_recorded() {
+        // The formula tokenize had before it moved here: a run killed under it resumes.
+        let m = manifest();
+        let before = serde_json::json!({
+            "tool_version": m.tool_version,
+            "kind": "tokenize",
+            "format": m.format,
+            "options": m.options,
+            "input": m.input,
+        });
+        let mut out = Vec::new();
+        shardsmith_manifest::canonical_json(&before, &mut out);
+        assert_eq!(
+            fingerprint(&m, Some("tokenize")),
+            shardsmith_manifest::sha256_hex(&out)
+        );
+    }
 }
