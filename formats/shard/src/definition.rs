@@ -116,6 +116,14 @@ pub struct InputSpec<'a> {
     pub scratch: Option<PathBuf>,
 }
 
+impl InputSpec<'_> {
+    /// The one file to read, for formats whose shards stand alone: the shard asked for,
+    /// else the file the input names (`None`: every shard of the dataset).
+    pub fn one_file(&self) -> Option<&str> {
+        self.shard.or(self.only)
+    }
+}
+
 /// A shard format as the registry knows it: its name, defaults, options, how its
 /// files are recognised and how a dataset of it is read.
 pub trait FormatDef: Sync {

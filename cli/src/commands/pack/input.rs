@@ -31,15 +31,6 @@ impl Kind {
             Kind::Shards(format) => format.name(),
         }
     }
-
-    /// True when a list of files (`--files-from`, a brace pattern) can select this
-    /// input's files: raw files, or the shards of a format whose shards stand alone.
-    pub fn selects_files(self) -> bool {
-        match self {
-            Kind::Files => true,
-            Kind::Shards(format) => format.def().selects_files(),
-        }
-    }
 }
 
 /// A brace pattern of local shard names, expanded: the directory they share and their

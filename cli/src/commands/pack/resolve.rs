@@ -178,7 +178,7 @@ fn validation_for(asked: Option<ValidateArg>, kind: Kind, resolved: Validation) 
 fn refuse_list(kind: Kind, files_from: bool) -> Result<()> {
     if let Kind::Shards(format) = kind
         && files_from
-        && !kind.selects_files()
+        && !format.def().selects_files()
     {
         bail!(
             "--files-from selects raw files or WebDataset shards; it does not apply to {} input",

@@ -53,8 +53,7 @@ impl FormatDef for Def {
         source: Arc<dyn InputSource>,
         spec: &InputSpec<'_>,
     ) -> Result<Box<dyn SampleSource>> {
-        let only = spec.shard.or(spec.only);
-        let rows = ParquetRows::open(source, spec.shown, only, spec.key_column)?;
+        let rows = ParquetRows::open(source, spec.shown, spec.one_file(), spec.key_column)?;
         Ok(Box::new(rows.with_key_prefix(spec.key_prefix)))
     }
 

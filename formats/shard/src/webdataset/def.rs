@@ -51,8 +51,7 @@ impl FormatDef for Def {
         source: Arc<dyn InputSource>,
         spec: &InputSpec<'_>,
     ) -> Result<Box<dyn SampleSource>> {
-        let only = spec.shard.or(spec.only);
-        let shards = TarShards::open(source, spec.shown, only, spec.scratch.clone())?;
+        let shards = TarShards::open(source, spec.shown, spec.one_file(), spec.scratch.clone())?;
         Ok(Box::new(shards.with_key_prefix(spec.key_prefix)))
     }
 
