@@ -22,7 +22,7 @@ pub use manifest::ManifestArgs;
 pub use pack::{InputFormatArg, KeyPrefixArg, PackArgs, ValidateArg};
 pub use shell::{CompletionsArgs, ManArgs};
 pub use tokenize::{TokenFormatArg, TokenizeArgs};
-pub use verify::VerifyArgs;
+pub use verify::{VerifyArgs, parse_root};
 
 /// The command-line definitions, with the long `--version` text.
 pub fn command() -> clap::Command {

@@ -2,11 +2,10 @@
 //! warnings and errors on stderr.
 
 use std::io::{IsTerminal, Write};
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::args::GlobalArgs;
-use crate::progress::{Bar, Extra};
+use crate::progress::{Bar, Extra, Progress};
 
 /// How output is shown, decided once from the global flags and the terminal.
 #[derive(Clone, Copy, Debug)]
@@ -38,20 +37,6 @@ impl Printer {
     /// True with `--json` (one report on stdout, no summary).
     pub fn json(&self) -> bool {
         self.json
-    }
-
-    /// A byte progress bar, hidden unless stderr is a terminal and progress is wanted.
-    pub fn bytes_bar(&self, what: &str) -> Bar {
-        self.bytes_bar_with(what, Arc::new(String::new))
-    }
-
-    /// A byte progress bar with `extra` (counts read at every frame) after the bytes.
-    pub fn bytes_bar_with(&self, what: &str, extra: Extra) -> Bar {
-        if self.progress {
-            Bar::new(what, extra)
-        } else {
-            Bar::hidden()
-        }
     }
 
     /// Prints the human summary on stdout (not with --quiet or --json).
@@ -91,6 +76,17 @@ impl Printer {
     pub fn detail(&self, text: &str) {
         if self.verbose() {
             eprintln!("{text}");
+        }
+    }
+}
+
+impl Progress for Printer {
+    /// A bar hidden unless stderr is a terminal and progress is wanted.
+    fn bytes_bar_with(&self, what: &str, extra: Extra) -> Bar {
+        if self.progress {
+            Bar::new(what, extra)
+        } else {
+            Bar::hidden()
         }
     }
 }
@@ -170,6 +166,21 @@ impl std::fmt::Display for CliError {
 }
 
 impl std::error::Error for CliError {}
+
+/// Returns from the function with a [`CliError`] of `kind` about no one path: a check
+/// the command makes itself, e.g. `refuse!("setting", "--jobs must be at least 1")`.
+/// `kind` is one of the stable kinds `--json` reports (see `cli/README.md`).
+macro_rules! refuse {
+    ($kind:literal, $($message:tt)+) => {
+        return Err($crate::output::CliError {
+            kind: $kind,
+            path: None,
+            message: format!($($message)+),
+        }
+        .into())
+    };
+}
+pub(crate) use refuse;
 
 /// An error of `kind` about `path`, for the checks the CLI itself makes: the same kind
 /// a library error of that cause has.

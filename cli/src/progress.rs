@@ -16,6 +16,28 @@ use crate::size::human_bytes;
 /// Text drawn after the bytes, evaluated at every frame.
 pub type Extra = Arc<dyn Fn() -> String + Send + Sync>;
 
+/// Where a running command shows how far it got: the CLI's bars on a terminal
+/// ([`crate::output::Printer`]), or nothing ([`NoProgress`], the Python API).
+pub trait Progress: Sync {
+    /// A byte progress bar with `extra` (counts read at every frame) after the bytes.
+    fn bytes_bar_with(&self, what: &str, extra: Extra) -> Bar;
+
+    /// A byte progress bar labelled `what`.
+    fn bytes_bar(&self, what: &str) -> Bar {
+        self.bytes_bar_with(what, Arc::new(String::new))
+    }
+}
+
+/// Progress shown nowhere.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn bytes_bar_with(&self, _what: &str, _extra: Extra) -> Bar {
+        Bar::hidden()
+    }
+}
+
 /// No throughput before this much time has passed (the first blocks say nothing).
 const RATE_AFTER: Duration = Duration::from_secs(1);
 /// No ETA before this much time has passed.

@@ -5,10 +5,11 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use shardsmith_store::{LocalDir, Location, ObjectDir, OutputSink, StorageOptions};
 
 use crate::args::GlobalArgs;
+use crate::output::refuse;
 
 static OPTIONS: OnceLock<StorageOptions> = OnceLock::new();
 
@@ -17,7 +18,7 @@ pub fn configure(global: &GlobalArgs) -> Result<()> {
     let mut options = StorageOptions::default();
     if let Some(n) = global.io_concurrency {
         if n == 0 {
-            bail!("--io-concurrency must be at least 1");
+            refuse!("setting", "--io-concurrency must be at least 1");
         }
         options.io_concurrency = n;
     }
@@ -26,7 +27,8 @@ pub fn configure(global: &GlobalArgs) -> Result<()> {
     }
     if let Some(secs) = global.storage_timeout {
         if !(secs.is_finite() && secs > 0.0) {
-            bail!(
+            refuse!(
+                "setting",
                 "--storage-timeout must be a number of seconds above 0, e.g. --storage-timeout 300"
             );
         }

@@ -1,14 +1,16 @@
 //! `shardsmith._native`: the Rust half of the Python API (the `shardsmith-api` wheel).
 //!
-//! Three functions, `verify`, `manifest` and `audit`, each running the library calls
-//! the CLI's command runs ([`api`]) with the GIL released for the whole call, and
+//! Three functions, `verify`, `manifest` and `audit`, each running the CLI's command
+//! (its settings and run, from the `shardsmith_cli` library: [`api`]) with the GIL
+//! released for the whole call, and
 //! returning the command's `--json` report (and each finding's text) as JSON text that
 //! the pure-Python package `shardsmith` (`python/shardsmith/__init__.py`) turns into
 //! typed objects. Whatever the CLI reports with exit 2 raises `ShardsmithError` with
 //! the CLI's message; findings never raise. Nothing here prints or exits.
 //!
-//! Depends on the library crates only (manifest, checkpoint, inspect), never on the
-//! CLI crate, clap, anyhow or indicatif.
+//! Depends on the application library (`shardsmith_cli`) for the commands, so that the
+//! Python API and the CLI check, run and report the same way; it never draws progress
+//! bars (it passes `NoProgress`) and never prints.
 
 // No `allow(unsafe_code)`: pyo3 0.30's macro expansions pass the workspace's
 // `unsafe_code = "deny"`, and this crate writes no `unsafe` of its own.
@@ -59,21 +61,22 @@ fn verify(
     })
 }
 
-/// manifest(path, output=None, tensors=False, force=False) -> str
+/// manifest(path, output=None, tensors=False, force=False, accept_unfinished=False) -> str
 ///
 /// `shardsmith manifest PATH --json`: writes manifest.json (and SHA256SUMS) as the CLI
 /// does; returns its report, the files listed and the walk's findings, as JSON text.
 #[pyfunction]
-#[pyo3(signature = (path, output=None, tensors=false, force=false))]
+#[pyo3(signature = (path, output=None, tensors=false, force=false, accept_unfinished=false))]
 fn manifest(
     py: Python<'_>,
     path: PathBuf,
     output: Option<PathBuf>,
     tensors: bool,
     force: bool,
+    accept_unfinished: bool,
 ) -> PyResult<String> {
     run(py, move || {
-        api::manifest(&path, output.as_deref(), tensors, force)
+        api::manifest(&path, output.as_deref(), tensors, force, accept_unfinished)
     })
 }
 

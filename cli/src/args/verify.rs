@@ -57,7 +57,7 @@ pub struct VerifyArgs {
     pub allow_empty: bool,
 }
 
-fn parse_root(text: &str) -> Result<String, String> {
+pub fn parse_root(text: &str) -> Result<String, String> {
     if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(text.to_ascii_lowercase())
     } else {

@@ -4,12 +4,13 @@
 use std::io::Write;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use shardsmith_store::Location;
 use shardsmith_store::given;
 
 use super::Status;
 use crate::args::ListArgs;
+use crate::output::refuse;
 use crate::output::{Printer, seconds};
 use crate::report;
 use crate::size::human_bytes;
@@ -18,7 +19,10 @@ use crate::storage;
 pub fn run(args: &ListArgs, printer: &Printer) -> Result<Status> {
     let started = Instant::now();
     if printer.json() && args.output.is_none() {
-        bail!("--json needs -o LIST: without it the list itself is what goes to stdout");
+        refuse!(
+            "usage",
+            "--json needs -o LIST: without it the list itself is what goes to stdout"
+        );
     }
     let input = storage::location(&args.input)?;
     if let Location::Local(path) = &input {

@@ -6,6 +6,7 @@ use shardsmith_pack::merge::merge;
 use super::Status;
 use crate::args::MergeArgs;
 use crate::output::Printer;
+use crate::output::refuse;
 use crate::report;
 use crate::size::human_bytes;
 
@@ -31,7 +32,8 @@ pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
                         let text = p.to_string_lossy();
                         let name = text.strip_prefix(&base).unwrap_or(&text);
                         if name.is_empty() || name.contains('/') {
-                            anyhow::bail!(
+                            refuse!(
+                                "merge",
                                 "part `{text}` must be a prefix directly inside `{}`",
                                 remote.url("")
                             );
@@ -41,7 +43,8 @@ pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
                     .collect::<Result<Vec<_>>>()?
             };
             if names.is_empty() {
-                anyhow::bail!(
+                refuse!(
+                    "merge",
                     "no parts to merge in `{}` (no prefix inside holds a manifest.json)",
                     remote.url("")
                 );

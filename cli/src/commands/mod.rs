@@ -2,7 +2,6 @@
 
 pub mod audit;
 pub mod diff;
-pub mod hfcache;
 pub mod list;
 pub mod look;
 pub mod manifest;

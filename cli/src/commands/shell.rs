@@ -3,10 +3,11 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 use super::Status;
 use crate::args::{Command, CompletionsArgs, ManArgs};
+use crate::output::refuse;
 
 /// `completions SHELL`: the script on stdout.
 pub fn completions(args: &CompletionsArgs) -> Result<Status> {
@@ -35,7 +36,8 @@ pub fn man(args: &ManArgs) -> Result<Status> {
                     .display_name(title)
                     .version(env!("CARGO_PKG_VERSION"))
             }
-            None => bail!(
+            None => refuse!(
+                "usage",
                 "`{name}` is not a shardsmith command; the commands are {}",
                 Command::NAMES.join(", ")
             ),

@@ -14,6 +14,7 @@ use shardsmith_signing::{PrivateKey, PublicKey, SignatureReport};
 use super::Status;
 use crate::args::SignArgs;
 use crate::output::{Printer, seconds};
+use crate::progress::Progress as _;
 use crate::report;
 use crate::size::human_bytes;
 

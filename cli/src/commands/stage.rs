@@ -9,7 +9,9 @@ use shardsmith_store::stage::{StageOptions, stage};
 
 use super::Status;
 use crate::args::StageArgs;
+use crate::output::refuse;
 use crate::output::{Printer, seconds};
+use crate::progress::Progress as _;
 use crate::report;
 use crate::size::human_bytes;
 use crate::storage::{self, Output, source};
@@ -22,7 +24,11 @@ pub fn run(args: &StageArgs, printer: &Printer) -> Result<Status> {
     }
     let dst = storage::location(&args.dst)?;
     if src.display() == dst.display() {
-        anyhow::bail!("SRC and DST are the same location `{}`", src.display());
+        refuse!(
+            "output_conflict",
+            "SRC and DST are the same location `{}`",
+            src.display()
+        );
     }
     let concurrency = match &src {
         Location::Remote(remote) => remote.io_concurrency().min(32),

@@ -2,7 +2,8 @@
 //! with `--task-index auto` the variables a cluster engine sets. Reading them is opt-in,
 //! so that a `pack` run inside an array job for some other reason never splits itself.
 
-use anyhow::{Context, Result, bail};
+use crate::output::refuse;
+use anyhow::{Context, Result};
 use shardsmith_pack::TaskId;
 
 /// The task, from the flags and (for `auto`) the environment `env`.
@@ -22,7 +23,8 @@ pub fn resolve(
             .parse()
             .with_context(|| format!("--task-index `{index}`: expected a number or `auto`"))?;
         let Some(count) = count else {
-            bail!(
+            refuse!(
+                "task",
                 "--task-index {n} needs --task-count N: the number of tasks the run is split into"
             );
         };
@@ -48,7 +50,10 @@ pub fn resolve(
             (Some(n), _) => Ok((n, format!("{what}, --task-count {n}"))),
             (None, Some(n)) => Ok((n, format!("{what}, {how}={n}"))),
             (None, None) => {
-                bail!("--task-index auto found {what} but no task count: give --task-count N")
+                refuse!(
+                    "task",
+                    "--task-index auto found {what} but no task count: give --task-count N"
+                )
             }
         }
     };
@@ -67,7 +72,8 @@ pub fn resolve(
                     _ => true,
                 };
             if !from_zero || (found.is_none() && max.is_none()) {
-                bail!(
+                refuse!(
+                    "task",
                     "--task-index auto: this Slurm array runs indices {}..={} ({} task(s)), which does not say how many tasks the run has (a resubmitted index?); give --task-count N",
                     min.unwrap_or(id),
                     max.unwrap_or(id),
@@ -101,7 +107,8 @@ pub fn resolve(
             counted(format!("SLURM_PROCID={rank}"), found, "SLURM_NTASKS")?,
         )
     } else {
-        bail!(
+        refuse!(
+            "task",
             "--task-index auto: none of SLURM_ARRAY_TASK_ID (a Slurm array), JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_PROCID (srun) is set; give --task-index N --task-count M"
         );
     };

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use shardsmith_manifest::MANIFEST_FILE;
 use shardsmith_store::{Location, ObjectTree};
 use shardsmith_tokens::{
@@ -15,7 +15,9 @@ use shardsmith_tokens::{
 
 use super::{Status, brace_pattern};
 use crate::args::{TokenFormatArg, TokenizeArgs};
+use crate::output::refuse;
 use crate::output::{Printer, manifest_lines, resumed_line, seconds, skipped_lines};
+use crate::progress::Progress as _;
 use crate::report;
 use crate::size::human_bytes;
 use crate::storage::{self, Output};
@@ -31,7 +33,10 @@ struct Resolved {
 
 fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     if args.paths.len() < 2 {
-        bail!("give the input (files or directories) and then the output directory");
+        refuse!(
+            "usage",
+            "give the input (files or directories) and then the output directory"
+        );
     }
     let format = match args.format {
         TokenFormatArg::Megatron => TokenFormat::Megatron,
@@ -40,7 +45,10 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     };
     let eod = !args.no_eod;
     if !eod && args.eod_token.is_some() {
-        bail!("--eod-token names the end-of-document token, but --no-eod adds none");
+        refuse!(
+            "usage",
+            "--eod-token names the end-of-document token, but --no-eod adds none"
+        );
     }
     let mut settings = TokenizeSettings {
         format,
@@ -62,7 +70,8 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     )?;
     if let Some(task) = &task {
         if task.count == 0 || task.index >= task.count {
-            bail!(
+            refuse!(
+                "task",
                 "task index {} ({}) must be below the task count {}",
                 task.index,
                 task.source,
@@ -70,7 +79,8 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             );
         }
         if args.force {
-            bail!(
+            refuse!(
+                "usage",
                 "--force cannot be combined with a task index: each task would remove what the others wrote; empty the output first"
             );
         }
@@ -86,7 +96,8 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             let shown = remote.url("");
             let out = output.display();
             if out == shown || out.starts_with(&format!("{shown}/")) {
-                bail!(
+                refuse!(
+                    "output_conflict",
                     "output `{out}` is inside the input `{shown}`; choose an output outside the input"
                 );
             }
@@ -106,7 +117,8 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             let output = std::path::absolute(output)?;
             let out = output.canonicalize().unwrap_or_else(|_| output.clone());
             if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
-                bail!(
+                refuse!(
+                    "output_conflict",
                     "output `{}` and input `{}` overlap; choose an output outside the input",
                     args.output().display(),
                     input.display()
@@ -122,7 +134,11 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         let header = if format == TokenFormat::Llmc { 1024 } else { 0 };
         let tokens = size.saturating_sub(header) / dtype.size();
         if tokens == 0 {
-            bail!("--shard-size {size} holds no {} token", dtype.name());
+            refuse!(
+                "setting",
+                "--shard-size {size} holds no {} token",
+                dtype.name()
+            );
         }
         settings.shard_tokens = Some(tokens);
         settings.check()?;
@@ -284,20 +300,20 @@ fn run_task(
         text.push_str(&format!("  source    {}\n", task.source));
     }
     printer.summary(&text);
-    printer.report(&serde_json::json!({
-        "command": "tokenize",
-        "task": task.index,
-        "task_count": task.count,
-        "task_source": task.source,
-        "already_complete": report.already_complete,
-        "input_files": report.inputs.0.map(|(a, b)| [a, b]),
-        "documents": report.documents,
-        "tokens": report.tokens,
-        "files_written": report.written,
-        "files_resumed": report.resumed,
-        "seconds": started.elapsed().as_secs_f64(),
-        "version": report::VERSION,
-    }));
+    printer.report(&report::TokenizeTask {
+        already_complete: report.already_complete,
+        command: "tokenize",
+        documents: report.documents,
+        files_resumed: report.resumed,
+        files_written: report.written,
+        input_files: report.inputs.0.map(|(a, b)| [a, b]),
+        seconds: started.elapsed().as_secs_f64(),
+        task: task.index,
+        task_count: task.count,
+        task_source: &task.source,
+        tokens: report.tokens,
+        version: report::VERSION,
+    });
     Ok(Status::Clean)
 }
 

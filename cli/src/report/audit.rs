@@ -47,7 +47,7 @@ pub struct HfCacheAudit<'a> {
     pub command: &'static str,
     /// Every finding, sorted by path.
     #[serde(serialize_with = "sorted")]
-    pub findings: &'a [Finding],
+    pub findings: Vec<Finding>,
     /// True when every snapshot a ref names is present and intact (exit 0).
     pub ok: bool,
     /// The cache, as given.

@@ -14,6 +14,7 @@ mod audit;
 mod diff;
 mod error;
 mod list;
+mod look;
 mod manifest;
 mod merge;
 mod pack;
@@ -27,12 +28,16 @@ pub use audit::{Audit, HfCacheAudit};
 pub use diff::Diff;
 pub use error::{Error, ErrorDetail};
 pub use list::List;
+pub use look::{
+    DuplicateKeys, FieldStats, LsCheckpoint, LsSamples, LsShards, LsTokens, SampleRow, ShardRow,
+    ShardTotals, Stats, TensorRow, TokenFileRow,
+};
 pub use manifest::Manifest;
 pub use merge::Merge;
-pub use pack::Pack;
+pub use pack::{Pack, PackTask};
 pub use sign::{Sign, SignRefused};
 pub use stage::{Stage, StageMismatch};
-pub use tokenize::Tokenize;
+pub use tokenize::{Tokenize, TokenizeTask};
 pub use verify::Verify;
 
 pub use sorted::VERSION;

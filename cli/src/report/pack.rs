@@ -46,9 +46,25 @@ pub struct Pack<'a> {
     /// `plans` (`[first, end)` of the global plan) and `total_plans`; absent otherwise.
     /// The manifest fields are then empty: `merge` writes the manifest.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub task: Option<serde_json::Value>,
+    pub task: Option<PackTask<'a>>,
     /// The version of shardsmith.
     pub version: &'static str,
     /// Things worth telling the user (a sample larger than the shard size, ...).
     pub warnings: &'a [String],
+}
+
+/// The task of a split `pack` run, in [`Pack`].
+#[derive(Debug, Serialize)]
+pub struct PackTask<'a> {
+    /// Number of tasks.
+    pub count: u32,
+    /// This task's index (0-based).
+    pub index: u32,
+    /// `[first, end)` of this task's plans in the global plan.
+    pub plans: [usize; 2],
+    /// Where the index and count were read (`--task-index 3 --task-count 8`, a Slurm
+    /// array, ...).
+    pub source: &'a str,
+    /// Plans in the whole run.
+    pub total_plans: usize,
 }

@@ -69,7 +69,13 @@ fn pack_and_tokenize_print_in_key_order() {
         shards_resumed: 0,
         shards_written: 1,
         skipped: &skipped,
-        task: Some(serde_json::json!({"index": 1, "count": 2})),
+        task: Some(PackTask {
+            count: 2,
+            index: 1,
+            plans: [3, 6],
+            source: "--task-index 1 --task-count 2",
+            total_plans: 12,
+        }),
         version: VERSION,
         warnings: &warnings,
     });
@@ -239,7 +245,7 @@ fn verify_and_audit_print_in_key_order() {
     same_as_value(&HfCacheAudit {
         bytes_checked: 50,
         command: "audit",
-        findings: &findings,
+        findings: findings.clone(),
         ok: false,
         path: "hub".into(),
         repos: &repos,
@@ -312,6 +318,103 @@ fn diff_prints_in_key_order() {
         only_b: vec![],
         same: 2,
         seconds: 0.5,
+        version: VERSION,
+    });
+}
+
+#[test]
+fn ls_stats_and_task_reports_print_in_key_order() {
+    let fields = vec!["cls".to_string(), "jpg".to_string()];
+    same_as_value(&LsShards {
+        command: "ls",
+        kind: "webdataset",
+        shards: vec![ShardRow {
+            bytes: 10240,
+            fields,
+            first_key: "a",
+            last_key: "b",
+            name: "shard-000000.tar",
+            samples: 2,
+        }],
+        skipped: 0,
+        totals: ShardTotals {
+            bytes: 10240,
+            samples: 2,
+            shards: 1,
+        },
+        version: VERSION,
+    });
+    same_as_value(&LsSamples {
+        command: "ls",
+        kind: "mds",
+        samples: vec![SampleRow {
+            fields: [("txt", 5), ("cls", 1)].into_iter().collect(),
+            key: "a",
+            shard: "shard.00000.mds",
+        }],
+        skipped: 1,
+        version: VERSION,
+    });
+    same_as_value(&LsTokens {
+        command: "ls",
+        files: vec![TokenFileRow {
+            bytes: 8,
+            documents: None,
+            dtype: "uint16",
+            format: "nanogpt",
+            path: "train.bin",
+            tokens: 4,
+        }],
+        kind: "tokens",
+        version: VERSION,
+    });
+    same_as_value(&LsCheckpoint {
+        command: "ls",
+        kind: "checkpoint",
+        tensors: vec![TensorRow {
+            bytes: 16,
+            dtype: "F32",
+            file: "model.safetensors",
+            name: "w",
+            shape: &[2, 2],
+        }],
+        version: VERSION,
+    });
+    let stat = FieldStats {
+        bytes: 6,
+        max: 5,
+        median: 1,
+        min: 1,
+        p99: 5,
+        samples: 2,
+    };
+    same_as_value(&Stats {
+        bytes: 6,
+        command: "stats",
+        duplicate_keys: DuplicateKeys {
+            count: 1,
+            first: &["a".to_string()],
+            repeats: 1,
+        },
+        fields: [("txt", stat)].into_iter().collect(),
+        kind: "parquet",
+        samples: 2,
+        shards: 1,
+        skipped: 0,
+        version: VERSION,
+    });
+    same_as_value(&TokenizeTask {
+        already_complete: false,
+        command: "tokenize",
+        documents: 3,
+        files_resumed: 0,
+        files_written: 1,
+        input_files: Some([0, 2]),
+        seconds: 0.5,
+        task: 1,
+        task_count: 4,
+        task_source: "--task-index 1 --task-count 4",
+        tokens: 99,
         version: VERSION,
     });
 }

@@ -59,3 +59,34 @@ pub struct Tokenize<'a> {
     /// The tokenizer's vocabulary size.
     pub vocab_size: u32,
 }
+
+/// What `tokenize --json` prints for one task of a split run (the manifest is written
+/// by `merge`).
+#[derive(Debug, Serialize)]
+pub struct TokenizeTask<'a> {
+    /// True when the task's files were all there already: nothing was tokenized.
+    pub already_complete: bool,
+    /// Always `tokenize`.
+    pub command: &'static str,
+    /// Documents this task tokenized.
+    pub documents: u64,
+    /// Token files kept from an earlier attempt.
+    pub files_resumed: usize,
+    /// Token files this attempt wrote.
+    pub files_written: usize,
+    /// `[first, end)` of this task's input files in the run's list, or null when it
+    /// has none.
+    pub input_files: Option<[usize; 2]>,
+    /// Wall-clock seconds the command took.
+    pub seconds: f64,
+    /// This task's index (0-based).
+    pub task: u32,
+    /// Number of tasks.
+    pub task_count: u32,
+    /// Where the index and count were read.
+    pub task_source: &'a str,
+    /// Tokens this task wrote.
+    pub tokens: u64,
+    /// The version of shardsmith.
+    pub version: &'static str,
+}

@@ -479,6 +479,7 @@ def manifest(
     tensors: bool = False,
     *,
     force: bool = False,
+    accept_unfinished: bool = False,
 ) -> Manifest:
     """Hashes every file of a directory into ``manifest.json`` and ``SHA256SUMS``:
     ``shardsmith manifest DIR``, writing the same bytes.
@@ -495,19 +496,24 @@ def manifest(
             and the SHA-256 of its canonical form (``--tensors``).
         force: Replace an existing manifest (``--force``); without it an existing one
             raises ShardsmithError.
+        accept_unfinished: Describe a directory that holds an unfinished pack or
+            tokenize run as it is (``--accept-unfinished``); without it such a
+            directory raises ShardsmithError (finish the run instead: re-run it).
 
     Returns:
         A :class:`Manifest` describing what was written.
 
     Raises:
         ShardsmithError: ``path`` is not a directory, the manifest exists and
-            ``force`` is False, a file name is not UTF-8, a write failed.
+            ``force`` is False, it holds an unfinished run and ``accept_unfinished`` is
+            False, a file name is not UTF-8, a write failed.
     """
     payload = _native.manifest(
         _path(path, "path"),
         None if output is None else _path(output, "output"),
         bool(tensors),
         bool(force),
+        bool(accept_unfinished),
     )
     return Manifest(_json.loads(payload))
 

@@ -16,6 +16,10 @@ def verify(
     allow_empty: bool = False,
 ) -> str: ...
 def manifest(
-    path: str, output: Optional[str] = None, tensors: bool = False, force: bool = False
+    path: str,
+    output: Optional[str] = None,
+    tensors: bool = False,
+    force: bool = False,
+    accept_unfinished: bool = False,
 ) -> str: ...
 def audit(run_dir: str, deep: bool = False) -> str: ...

@@ -11,7 +11,7 @@ fn dataset() -> tempfile::TempDir {
 #[test]
 fn manifest_then_verify_clean_then_damaged() {
     let dir = dataset();
-    let made = manifest(dir.path(), None, false, false).unwrap();
+    let made = manifest(dir.path(), None, false, false, false).unwrap();
     assert_eq!(made["report"]["files"], 2);
     assert_eq!(made["report"]["bytes"], 5006);
     assert_eq!(made["files"][0][0], "a.bin");
@@ -52,8 +52,8 @@ fn manifest_then_verify_clean_then_damaged() {
 
 #[test]
 fn verify_report_has_the_cli_keys() {
-    let report = VerifyReport::default();
-    let value = verify_json(Path::new("d"), &report, 0.5);
+    let dir = dataset();
+    let value = verify(dir.path(), None, false, None, true).unwrap();
     let keys: Vec<&String> = value["report"].as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
@@ -79,7 +79,18 @@ fn verify_report_has_the_cli_keys() {
         ]
     );
     assert_eq!(value["report"]["ok"], true);
-    assert_eq!(value["report"]["path"], "d");
+    assert_eq!(value["report"]["path"], dir.path().display().to_string());
+}
+
+#[test]
+fn an_unfinished_run_is_refused_with_the_python_switch() {
+    let dir = dataset();
+    let state = dir.path().join(shardsmith_manifest::unfinished::STATE_DIR);
+    std::fs::create_dir(&state).unwrap();
+    std::fs::write(state.join("shard-000000.json"), b"{}").unwrap();
+    let err = manifest(dir.path(), None, false, false, false).unwrap_err();
+    assert!(err.contains("or add accept_unfinished=True"), "{err}");
+    assert!(manifest(dir.path(), None, false, false, true).is_ok());
 }
 
 #[test]
@@ -106,13 +117,13 @@ fn what_the_cli_exits_2_with_is_refused_in_its_words() {
     let parsed = verify(dir.path(), None, false, None, false).unwrap();
     assert_eq!(parsed["report"]["findings"][1]["kind"], "manifest_invalid");
     assert!(
-        manifest(dir.path(), None, false, false)
+        manifest(dir.path(), None, false, false, false)
             .unwrap_err()
             .contains("already exists; pass force=True")
     );
-    assert!(manifest(dir.path(), None, false, true).is_ok());
+    assert!(manifest(dir.path(), None, false, true, false).is_ok());
     assert_eq!(
-        manifest(&dir.path().join("a.bin"), None, false, false).unwrap_err(),
+        manifest(&dir.path().join("a.bin"), None, false, false, false).unwrap_err(),
         format!(
             "`{}` is not a directory",
             dir.path().join("a.bin").display()
@@ -134,5 +145,5 @@ fn what_the_cli_exits_2_with_is_refused_in_its_words() {
 fn message_joins_causes_once() {
     let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
     let err = shardsmith_manifest::Error::io("reading", "x", io);
-    assert_eq!(message(&err), "reading `x`: gone");
+    assert_eq!(message(&err.into()), "reading `x`: gone");
 }

@@ -7,22 +7,27 @@
 
 use std::io::{Read, Write};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use shardsmith_shard::content::Validation;
 use shardsmith_shard::sample::{Loaded, SampleListing, SampleSource};
 
 use super::open::{self, Dataset, Shards};
 use crate::args::CatArgs;
 use crate::commands::Status;
+use crate::output::refuse;
 use crate::output::{CliError, Printer};
 
 pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
     let shown = args.data.dataset.display().to_string();
     if printer.json() {
-        bail!("--json does not apply to `cat`: what it writes to stdout is the sample's own bytes");
+        refuse!(
+            "usage",
+            "--json does not apply to `cat`: what it writes to stdout is the sample's own bytes"
+        );
     }
     let Dataset::Shards(shards) = open::open(&args.data)? else {
-        bail!(
+        refuse!(
+            "bad_input",
             "`{shown}` holds token files or a checkpoint, not samples: `cat` reads WebDataset, MDS and Parquet shards"
         );
     };
@@ -71,7 +76,12 @@ pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
                 .iter()
                 .map(|s| format!("{}: {}", s.path, s.reason))
                 .collect();
-            bail!("sample `{}` cannot be read: {}", args.key, why.join("; "));
+            refuse!(
+                "bad_record",
+                "sample `{}` cannot be read: {}",
+                args.key,
+                why.join("; ")
+            );
         }
     };
     let mut out = std::io::stdout().lock();
@@ -154,7 +164,10 @@ fn write_member(out: &mut impl Write, name: &str, size: u64, data: &mut dyn Read
     write_member_header(out, name, size).context(err)?;
     let copied = std::io::copy(&mut data.take(size), out).context(err)?;
     if copied != size {
-        bail!("field `{name}` ended after {copied} of its {size} bytes");
+        refuse!(
+            "bad_record",
+            "field `{name}` ended after {copied} of its {size} bytes"
+        );
     }
     write_padding(out, size).context(err)?;
     Ok(())

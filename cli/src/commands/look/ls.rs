@@ -3,7 +3,6 @@
 use std::collections::BTreeSet;
 
 use anyhow::Result;
-use serde_json::{Value, json};
 use shardsmith_shard::sample::SampleListing;
 
 use super::open::{self, Dataset, Shards};
@@ -11,7 +10,7 @@ use super::text::{count, print, table, warn_skipped};
 use crate::args::LsArgs;
 use crate::commands::Status;
 use crate::output::Printer;
-use crate::report::VERSION;
+use crate::report::{self, VERSION};
 
 pub fn run(args: &LsArgs, printer: &Printer) -> Result<Status> {
     match open::open(&args.data)? {
@@ -32,25 +31,22 @@ pub fn run(args: &LsArgs, printer: &Printer) -> Result<Status> {
         }
         Dataset::Tokens(files) => {
             if printer.json() {
-                let files: Vec<Value> = files
-                    .iter()
-                    .map(|f| {
-                        json!({
-                            "bytes": f.bytes,
-                            "documents": f.documents,
-                            "dtype": f.dtype.name(),
-                            "format": f.format.name(),
-                            "path": f.path,
-                            "tokens": f.tokens,
+                printer.report(&report::LsTokens {
+                    command: "ls",
+                    files: files
+                        .iter()
+                        .map(|f| report::TokenFileRow {
+                            bytes: f.bytes,
+                            documents: f.documents,
+                            dtype: f.dtype.name(),
+                            format: f.format.name(),
+                            path: &f.path,
+                            tokens: f.tokens,
                         })
-                    })
-                    .collect();
-                printer.report(&json!({
-                    "command": "ls",
-                    "files": files,
-                    "kind": "tokens",
-                    "version": VERSION,
-                }));
+                        .collect(),
+                    kind: "tokens",
+                    version: VERSION,
+                });
                 return Ok(Status::Clean);
             }
             let mut rows = vec![header(&["FILE", "FORMAT", "DTYPE", "DOCUMENTS", "TOKENS"])];
@@ -68,26 +64,23 @@ pub fn run(args: &LsArgs, printer: &Printer) -> Result<Status> {
         }
         Dataset::Checkpoint(files) => {
             if printer.json() {
-                let tensors: Vec<Value> = files
-                    .iter()
-                    .flat_map(|(file, tensors)| {
-                        tensors.iter().map(move |t| {
-                            json!({
-                                "bytes": t.bytes,
-                                "dtype": t.dtype,
-                                "file": file,
-                                "name": t.name,
-                                "shape": t.shape,
+                printer.report(&report::LsCheckpoint {
+                    command: "ls",
+                    kind: "checkpoint",
+                    tensors: files
+                        .iter()
+                        .flat_map(|(file, tensors)| {
+                            tensors.iter().map(move |t| report::TensorRow {
+                                bytes: t.bytes,
+                                dtype: &t.dtype,
+                                file,
+                                name: &t.name,
+                                shape: &t.shape,
                             })
                         })
-                    })
-                    .collect();
-                printer.report(&json!({
-                    "command": "ls",
-                    "kind": "checkpoint",
-                    "tensors": tensors,
-                    "version": VERSION,
-                }));
+                        .collect(),
+                    version: VERSION,
+                });
                 return Ok(Status::Clean);
             }
             let mut rows = vec![header(&["FILE", "TENSOR", "DTYPE", "SHAPE", "BYTES"])];
@@ -168,28 +161,28 @@ fn per_shard(
             last.clone(),
             fields.join(","),
         ]);
-        json_shards.push(json!({
-            "bytes": bytes,
-            "fields": fields,
-            "first_key": first,
-            "last_key": last,
-            "name": g.name,
-            "samples": samples.len(),
-        }));
+        json_shards.push(report::ShardRow {
+            bytes,
+            fields,
+            first_key: first,
+            last_key: last,
+            name: &g.name,
+            samples: samples.len(),
+        });
     }
     if printer.json() {
-        printer.report(&json!({
-            "command": "ls",
-            "kind": shards.kind.name(),
-            "shards": json_shards,
-            "skipped": listing.skipped.len(),
-            "totals": {
-                "bytes": total_bytes,
-                "samples": listing.samples.len(),
-                "shards": groups.len(),
+        printer.report(&report::LsShards {
+            command: "ls",
+            kind: shards.kind.name(),
+            shards: json_shards,
+            skipped: listing.skipped.len(),
+            totals: report::ShardTotals {
+                bytes: total_bytes,
+                samples: listing.samples.len(),
+                shards: groups.len(),
             },
-            "version": VERSION,
-        }));
+            version: VERSION,
+        });
         return Ok(Status::Clean);
     }
     let mut text = table(&rows, &[false, true, true, false, false, false]);
@@ -212,26 +205,22 @@ fn samples(
     printer: &Printer,
 ) -> Result<Status> {
     if printer.json() {
-        let samples: Vec<Value> = listing
-            .samples
-            .iter()
-            .zip(containers)
-            .map(|(s, shard)| {
-                let fields: serde_json::Map<String, Value> = s
-                    .fields
-                    .iter()
-                    .map(|f| (f.ext.to_string(), Value::from(f.size)))
-                    .collect();
-                json!({"fields": fields, "key": s.key, "shard": shard})
-            })
-            .collect();
-        printer.report(&json!({
-            "command": "ls",
-            "kind": shards.kind.name(),
-            "samples": samples,
-            "skipped": listing.skipped.len(),
-            "version": VERSION,
-        }));
+        printer.report(&report::LsSamples {
+            command: "ls",
+            kind: shards.kind.name(),
+            samples: listing
+                .samples
+                .iter()
+                .zip(containers)
+                .map(|(s, shard)| report::SampleRow {
+                    fields: s.fields.iter().map(|f| (&*f.ext, f.size)).collect(),
+                    key: &s.key,
+                    shard,
+                })
+                .collect(),
+            skipped: listing.skipped.len(),
+            version: VERSION,
+        });
         return Ok(Status::Clean);
     }
     let mut rows = vec![header(&["KEY", "SHARD", "FIELDS"])];

@@ -7,28 +7,18 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use anyhow::{Result, bail};
-use serde_json::{Value, json};
+use anyhow::Result;
 
 use super::open::{self, Dataset};
 use super::text::{count, print, table, warn_skipped};
 use crate::args::StatsArgs;
 use crate::commands::Status;
 use crate::output::Printer;
-use crate::report::VERSION;
+use crate::output::refuse;
+use crate::report::{self, FieldStats, VERSION};
 
 /// Duplicate keys named in the report.
 const SHOWN_DUPLICATES: usize = 5;
-
-/// Distribution of one field's sizes.
-struct FieldStats {
-    samples: usize,
-    bytes: u64,
-    min: u64,
-    median: u64,
-    p99: u64,
-    max: u64,
-}
 
 /// The value at quantile `q` of `sorted` (nearest rank: the smallest value with at
 /// least `q` of the values at or below it).
@@ -52,7 +42,8 @@ fn distribution(mut sizes: Vec<u64>) -> FieldStats {
 pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
     let shown = args.data.dataset.display().to_string();
     let Dataset::Shards(shards) = open::open(&args.data)? else {
-        bail!(
+        refuse!(
+            "bad_input",
             "`{shown}` holds token files or a checkpoint, not samples: `stats` reads WebDataset, MDS and Parquet shards (`ls` lists token files and tensors)"
         );
     };
@@ -89,37 +80,21 @@ pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
         .collect();
     let total: u64 = fields.iter().map(|(_, f)| f.bytes).sum();
     if printer.json() {
-        let json_fields: serde_json::Map<String, Value> = fields
-            .iter()
-            .map(|(name, f)| {
-                (
-                    name.to_string(),
-                    json!({
-                        "bytes": f.bytes,
-                        "max": f.max,
-                        "median": f.median,
-                        "min": f.min,
-                        "p99": f.p99,
-                        "samples": f.samples,
-                    }),
-                )
-            })
-            .collect();
-        printer.report(&json!({
-            "bytes": total,
-            "command": "stats",
-            "duplicate_keys": {
-                "count": duplicates.len(),
-                "first": duplicates.iter().take(SHOWN_DUPLICATES).collect::<Vec<_>>(),
-                "repeats": repeats,
+        printer.report(&report::Stats {
+            bytes: total,
+            command: "stats",
+            duplicate_keys: report::DuplicateKeys {
+                count: duplicates.len(),
+                first: &duplicates[..duplicates.len().min(SHOWN_DUPLICATES)],
+                repeats,
             },
-            "fields": json_fields,
-            "kind": shards.kind.name(),
-            "samples": listing.samples.len(),
-            "shards": containers,
-            "skipped": listing.skipped.len(),
-            "version": VERSION,
-        }));
+            fields: fields.iter().map(|(name, f)| (*name, *f)).collect(),
+            kind: shards.kind.name(),
+            samples: listing.samples.len(),
+            shards: containers,
+            skipped: listing.skipped.len(),
+            version: VERSION,
+        });
         return Ok(Status::Clean);
     }
     let mut text = format!(

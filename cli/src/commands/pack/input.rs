@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use shardsmith_shard::keys::KeyPrefix;
 use shardsmith_shard::sample::SampleSource;
 use shardsmith_shard::webdataset::input::expand_braces;
@@ -13,6 +13,7 @@ use shardsmith_shard::{FormatKind, InputSpec};
 use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
 
 use crate::args::InputFormatArg;
+use crate::output::refuse;
 
 /// What INPUT holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +52,8 @@ pub fn expand(input: &Path) -> Result<Option<Expanded>> {
         return Ok(None);
     }
     if Location::is_remote(text) || text.contains("://") {
-        bail!(
+        refuse!(
+            "usage",
             "input `{text}`: brace patterns are expanded for local paths only; for an object store give the prefix that holds the shards (every .tar below it is read)"
         );
     }
@@ -93,7 +95,10 @@ pub fn expand(input: &Path) -> Result<Option<Expanded>> {
                 _ => PathBuf::from("."),
             };
             if common == Path::new(".") && !absolute(path).starts_with(absolute(&common)) {
-                bail!("brace pattern `{text}` names files under different roots");
+                refuse!(
+                    "usage",
+                    "brace pattern `{text}` names files under different roots"
+                );
             }
         }
     }
@@ -167,7 +172,8 @@ pub fn kind(
         }
     };
     if brace && !matches!(kind, Kind::Shards(format) if format.def().selects_files()) {
-        bail!(
+        refuse!(
+            "usage",
             "a brace pattern names WebDataset shards; --input-format {} does not apply to it",
             kind.name()
         );

@@ -249,14 +249,12 @@ fn json_report<'a>(
         shards_resumed: report.shards_resumed,
         shards_written: report.shards_written,
         skipped: &m.skipped,
-        task: report.task.as_ref().map(|t| {
-            serde_json::json!({
-                "count": t.task.count,
-                "index": t.task.index,
-                "plans": [t.plans.start, t.plans.end],
-                "source": t.task.source,
-                "total_plans": t.total_plans,
-            })
+        task: report.task.as_ref().map(|t| report::PackTask {
+            count: t.task.count,
+            index: t.task.index,
+            plans: [t.plans.start, t.plans.end],
+            source: &t.task.source,
+            total_plans: t.total_plans,
         }),
         version: report::VERSION,
         warnings: &report.warnings,

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use shardsmith_pack::PackObserver;
 
 use crate::output::Printer;
+use crate::progress::Progress as _;
 
 pub(super) struct Progress {
     pub(super) bar: crate::progress::Bar,

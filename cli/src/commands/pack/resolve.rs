@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use shardsmith_image::{ImageOptions, OutputFormat, ResizeMode, Size, StoreAs};
 use shardsmith_pack::PackSettings;
 use shardsmith_pack::images::ImageSettings;
@@ -19,6 +19,7 @@ use super::input::{self, Kind};
 use crate::args::{
     ImageArgs, ImageAsArg, ImageFormatArg, KeyPrefixArg, PackArgs, ResizeModeArg, ValidateArg,
 };
+use crate::output::refuse;
 use crate::size::{parse_count, parse_size};
 use crate::storage;
 
@@ -67,7 +68,8 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
     let output_given = args.output.clone();
     let expanded = input::expand(&args.input)?;
     if expanded.is_some() && args.files_from.is_some() {
-        bail!(
+        refuse!(
+            "usage",
             "INPUT is a brace pattern of shards; --files-from would name the shards a second way"
         );
     }
@@ -86,7 +88,8 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         let input_url = remote.url("");
         let output_url = output.display();
         if output_url == input_url || output_url.starts_with(&format!("{input_url}/")) {
-            bail!(
+            refuse!(
+                "output_conflict",
                 "output `{output_url}` is inside the input `{input_url}`: shards would be listed among the files they are made of; choose an output prefix outside the input"
             );
         }
@@ -122,7 +125,8 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
     refuse_list(kind, args.files_from.is_some())?;
     refuse_prefix(kind, settings.key_prefix)?;
     match kind {
-        Kind::Files if !input.is_dir() => bail!(
+        Kind::Files if !input.is_dir() => refuse!(
+            "not_a_directory",
             "input `{}` is not a directory (raw files are packed from a directory tree)",
             args.input.display()
         ),
@@ -134,13 +138,15 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
     }
     let output_abs = absolute(&args.output)?;
     if output_abs == input {
-        bail!(
+        refuse!(
+            "output_conflict",
             "output `{}` is the input directory; choose another output",
             args.output.display()
         );
     }
     if input.starts_with(&output_abs) {
-        bail!(
+        refuse!(
+            "output_conflict",
             "output `{}` contains the input `{}`: shards would be written among the files they are made of; choose an output directory that is not a parent of the input",
             args.output.display(),
             args.input.display()
@@ -180,7 +186,8 @@ fn refuse_list(kind: Kind, files_from: bool) -> Result<()> {
         && files_from
         && !format.def().selects_files()
     {
-        bail!(
+        refuse!(
+            "usage",
             "--files-from selects raw files or WebDataset shards; it does not apply to {} input",
             format.def().title()
         );
@@ -192,7 +199,8 @@ fn refuse_list(kind: Kind, files_from: bool) -> Result<()> {
 /// paths, unique already.
 fn refuse_prefix(kind: Kind, prefix: KeyPrefix) -> Result<()> {
     if kind == Kind::Files && prefix != KeyPrefix::None {
-        bail!(
+        refuse!(
+            "usage",
             "--key-prefix applies to Parquet, WebDataset and MDS inputs, whose keys come from inside their files; the keys of raw files are their paths, unique already"
         );
     }
@@ -309,7 +317,7 @@ fn format_options(args: &PackArgs) -> Result<FormatOptions> {
             .insert(field.to_ascii_lowercase(), encoding)
             .is_some()
         {
-            bail!("--column `{field}` is given twice");
+            refuse!("usage", "--column `{field}` is given twice");
         }
     }
     if let Some(text) = &args.row_group_size {
