@@ -17,6 +17,7 @@ pub mod progress;
 pub mod report;
 pub mod size;
 pub mod storage;
+pub mod task;
 mod version;
 
 use std::process::ExitCode;

@@ -10,7 +10,6 @@ pub mod pack;
 pub mod shell;
 pub mod sign;
 pub mod stage;
-pub mod task;
 pub mod tokenize;
 pub mod verify;
 

@@ -63,7 +63,7 @@ fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         threads: rayon::current_num_threads(),
     };
     settings.check()?;
-    let task = super::task::resolve(
+    let task = crate::task::resolve(
         args.task.task_index.as_deref(),
         args.task.task_count,
         &|name| std::env::var(name).ok(),

@@ -51,7 +51,7 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         validation,
         strict: args.strict,
         force: args.force,
-        task: crate::commands::task::resolve(
+        task: crate::task::resolve(
             args.task.task_index.as_deref(),
             args.task.task_count,
             &|name| std::env::var(name).ok(),
