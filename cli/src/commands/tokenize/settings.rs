@@ -1,0 +1,144 @@
+//! `tokenize`'s arguments resolved and checked before any output is touched: the
+//! format and its options, the split run's task, the inputs listed, the tokenizer loaded.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use shardsmith_store::{Location, ObjectTree};
+use shardsmith_tokens::{
+    InputRoot, TextInput, TokenFormat, TokenizeSettings, Tokenizer, TokenizerSpec,
+};
+
+use crate::args::{TokenFormatArg, TokenizeArgs};
+use crate::output::refuse;
+use crate::storage;
+
+/// `tokenize` arguments resolved and checked before any output is touched.
+pub(super) struct Resolved {
+    pub(super) inputs: Vec<TextInput>,
+    pub(super) output: Location,
+    pub(super) tokenizer: Tokenizer,
+    pub(super) settings: TokenizeSettings,
+    pub(super) task: Option<shardsmith_store::tasks::TaskId>,
+}
+
+pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
+    if args.paths.len() < 2 {
+        refuse!(
+            "usage",
+            "give the input (files or directories) and then the output directory"
+        );
+    }
+    let format = match args.format {
+        TokenFormatArg::Megatron => TokenFormat::Megatron,
+        TokenFormatArg::Nanogpt => TokenFormat::Nanogpt,
+        TokenFormatArg::Llmc => TokenFormat::Llmc,
+    };
+    let eod = !args.no_eod;
+    if !eod && args.eod_token.is_some() {
+        refuse!(
+            "usage",
+            "--eod-token names the end-of-document token, but --no-eod adds none"
+        );
+    }
+    let mut settings = TokenizeSettings {
+        format,
+        field: args.field.clone(),
+        shard_tokens: args.shard_tokens.0,
+        prefix: args.prefix.clone(),
+        eod,
+        eod_token: args.eod_token.clone(),
+        allow_special: args.allow_special,
+        strict: args.strict,
+        force: args.force,
+        threads: rayon::current_num_threads(),
+    };
+    settings.check()?;
+    let task = crate::task::resolve(
+        args.task.task_index.as_deref(),
+        args.task.task_count,
+        &|name| std::env::var(name).ok(),
+    )?;
+    if let Some(task) = &task {
+        if task.count == 0 || task.index >= task.count {
+            refuse!(
+                "task",
+                "task index {} ({}) must be below the task count {}",
+                task.index,
+                task.source,
+                task.count
+            );
+        }
+        if args.force {
+            refuse!(
+                "usage",
+                "--force cannot be combined with a task index: each task would remove what the others wrote; empty the output first"
+            );
+        }
+    }
+    let output = storage::location(args.output())?;
+    if let Location::Local(path) = &output {
+        std::path::absolute(path)
+            .with_context(|| format!("output `{}` is not a valid path", path.display()))?;
+    }
+    let mut roots = Vec::with_capacity(args.inputs().len());
+    for input in args.inputs() {
+        if let Location::Remote(remote) = storage::location(input)? {
+            let shown = remote.url("");
+            let out = output.display();
+            if out == shown || out.starts_with(&format!("{shown}/")) {
+                refuse!(
+                    "output_conflict",
+                    "output `{out}` is inside the input `{shown}`; choose an output outside the input"
+                );
+            }
+            let (tree, file) = ObjectTree::for_remote(remote)?;
+            roots.push(InputRoot {
+                source: Arc::new(tree),
+                display: shown,
+                file,
+            });
+            continue;
+        }
+        crate::output::need_path(input, "input")?;
+        let full = input
+            .canonicalize()
+            .with_context(|| format!("input `{}` cannot be opened", input.display()))?;
+        if let Location::Local(output) = &output {
+            let output = std::path::absolute(output)?;
+            let out = output.canonicalize().unwrap_or_else(|_| output.clone());
+            if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
+                refuse!(
+                    "output_conflict",
+                    "output `{}` and input `{}` overlap; choose an output outside the input",
+                    args.output().display(),
+                    input.display()
+                );
+            }
+        }
+        roots.push(InputRoot::local(input)?);
+    }
+    let inputs = shardsmith_tokens::input::list(&roots)?;
+    let tokenizer = Tokenizer::load(&TokenizerSpec::parse(&args.tokenizer), args.allow_special)?;
+    if let Some(size) = args.shard_size {
+        let dtype = format.dtype(tokenizer.vocab_size())?;
+        let header = if format == TokenFormat::Llmc { 1024 } else { 0 };
+        let tokens = size.saturating_sub(header) / dtype.size();
+        if tokens == 0 {
+            refuse!(
+                "setting",
+                "--shard-size {size} holds no {} token",
+                dtype.name()
+            );
+        }
+        settings.shard_tokens = Some(tokens);
+        settings.check()?;
+    }
+    Ok(Resolved {
+        task,
+        inputs,
+        output,
+        tokenizer,
+        settings,
+    })
+}
