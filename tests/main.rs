@@ -36,6 +36,7 @@ mod pack_wds_compressed;
 mod parquet;
 mod parquet_readers;
 mod readme;
+mod report_schema;
 mod s3;
 mod s3_audit;
 mod s3_faults;

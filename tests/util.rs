@@ -72,7 +72,7 @@ pub fn run(args: &[&str]) -> Output {
     cmd().args(args).output().expect("the binary runs")
 }
 
-/// Runs with `--json` and parses stdout.
+/// Runs with `--json`, parses stdout and checks it against the reports' JSON Schema.
 pub fn run_json(args: &[&str]) -> (i32, Value) {
     let mut all = args.to_vec();
     all.push("--json");
@@ -84,6 +84,7 @@ pub fn run_json(args: &[&str]) -> (i32, Value) {
             text(&out.stderr)
         )
     });
+    crate::report_schema::check(&value);
     (out.status.code().unwrap_or(-1), value)
 }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 /// What kind of problem a [`Finding`] is. Serialized in snake_case; the names are part
 /// of the `--json` interface and stay stable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum FindingKind {
@@ -147,6 +148,7 @@ impl FindingKind {
 
 /// How serious a finding is: errors make `verify` exit 1, warnings do not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// The data is not whole, or readers will misread it.
@@ -157,6 +159,7 @@ pub enum Severity {
 
 /// One problem found in a dataset: data, not an error.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Finding {
     /// What kind of problem.
     pub kind: FindingKind,

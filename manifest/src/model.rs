@@ -168,6 +168,7 @@ pub struct Totals {
 
 /// An input that was left out.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Skipped {
     /// Path relative to the input root.
     pub path: String,

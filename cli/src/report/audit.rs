@@ -1,5 +1,6 @@
 //! `audit --json`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use shardsmith_checkpoint::audit::CheckpointStatus;
 use shardsmith_checkpoint::hfcache::RepoStatus;
@@ -8,7 +9,7 @@ use shardsmith_manifest::Finding;
 use super::sorted::sorted;
 
 /// What `audit --json` prints when the audit ran (exit 0 or 1).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Audit<'a> {
     /// Bytes read over every checkpoint.
     pub bytes_checked: u64,
@@ -39,7 +40,7 @@ pub struct Audit<'a> {
 }
 
 /// What `audit --json` prints for a Hugging Face cache (exit 0 or 1).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct HfCacheAudit<'a> {
     /// Blob bytes read.
     pub bytes_checked: u64,

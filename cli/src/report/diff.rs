@@ -1,12 +1,13 @@
 //! `diff --json`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use shardsmith_checkpoint::tensors::Entry;
 use shardsmith_checkpoint::tensors::ValueDiff;
 use shardsmith_checkpoint::tensors::diff::{Change, Changed, EntryReport, TensorInfo};
 
 /// A tensor as `diff --json` names it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct DiffTensor {
     /// dtype, safetensors spelling (`F32`, `BF16`).
     pub dtype: String,
@@ -30,7 +31,7 @@ impl From<&TensorInfo> for DiffTensor {
 }
 
 /// How the values of a changed tensor differ (`--values`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct DiffValues {
     /// Differing elements equal as numbers: other NaN payloads, +0 against -0.
     pub bit_only: u64,
@@ -63,7 +64,7 @@ impl From<&ValueDiff> for DiffValues {
 }
 
 /// A pair of tensors that differ.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct DiffChange {
     /// A's tensor.
     pub a: DiffTensor,
@@ -92,7 +93,7 @@ impl From<&Changed> for DiffChange {
 }
 
 /// A value beside the tensors (not a tensor) as `diff --json` names it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct DiffEntry {
     /// A's value, Python-like and short, or null when only B has it.
     pub a: Option<String>,
@@ -113,7 +114,7 @@ impl DiffEntry {
 }
 
 /// How the values beside the tensors compare (they do not decide `identical`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct DiffEntries {
     /// Values under the same name that differ.
     pub changed: Vec<DiffEntry>,
@@ -151,7 +152,7 @@ impl From<&EntryReport> for DiffEntries {
 }
 
 /// What `diff --json` prints.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Diff {
     /// The first checkpoint, as given.
     pub a: String,

@@ -1,10 +1,11 @@
 //! The object `--json` prints when a command cannot run (exit 2).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// What a command that could not run prints with `--json`: one object on stdout, so a
 /// `| jq` pipeline always gets an answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Error<'a> {
     /// The subcommand that was run (`pack`, `verify`, ...), or `""` when the arguments
     /// named none.
@@ -18,7 +19,7 @@ pub struct Error<'a> {
 }
 
 /// The error of an [`Error`] report.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ErrorDetail {
     /// How to go on when there is more to say than the message, or null.
     pub hint: Option<String>,

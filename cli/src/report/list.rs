@@ -1,12 +1,13 @@
 //! `list --json`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use shardsmith_manifest::Skipped;
 
 use super::sorted::sorted;
 
 /// What `list --json` prints (the list itself went to `-o LIST`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct List<'a> {
     /// Bytes of the files listed.
     pub bytes: u64,

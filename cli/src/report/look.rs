@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// `ls --json` of token files: one entry per file.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct LsTokens<'a> {
     /// Always `ls`.
     pub command: &'static str,
@@ -18,7 +19,7 @@ pub struct LsTokens<'a> {
 }
 
 /// One token file of [`LsTokens`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct TokenFileRow<'a> {
     /// Bytes of the token file.
     pub bytes: u64,
@@ -35,7 +36,7 @@ pub struct TokenFileRow<'a> {
 }
 
 /// `ls --json` of a checkpoint: one entry per tensor.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct LsCheckpoint<'a> {
     /// Always `ls`.
     pub command: &'static str,
@@ -48,7 +49,7 @@ pub struct LsCheckpoint<'a> {
 }
 
 /// One tensor of [`LsCheckpoint`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct TensorRow<'a> {
     /// Bytes of its elements.
     pub bytes: u64,
@@ -63,7 +64,7 @@ pub struct TensorRow<'a> {
 }
 
 /// `ls --json` of shards: one entry per shard.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct LsShards<'a> {
     /// Always `ls`.
     pub command: &'static str,
@@ -80,7 +81,7 @@ pub struct LsShards<'a> {
 }
 
 /// One shard of [`LsShards`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ShardRow<'a> {
     /// Bytes of the shard file.
     pub bytes: u64,
@@ -97,7 +98,7 @@ pub struct ShardRow<'a> {
 }
 
 /// The totals of [`LsShards`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ShardTotals {
     /// Bytes of the shard files.
     pub bytes: u64,
@@ -108,7 +109,7 @@ pub struct ShardTotals {
 }
 
 /// `ls -l --json`: one entry per sample.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct LsSamples<'a> {
     /// Always `ls`.
     pub command: &'static str,
@@ -123,7 +124,7 @@ pub struct LsSamples<'a> {
 }
 
 /// One sample of [`LsSamples`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct SampleRow<'a> {
     /// Each field's name and size in bytes.
     pub fields: BTreeMap<&'a str, u64>,
@@ -134,7 +135,7 @@ pub struct SampleRow<'a> {
 }
 
 /// `stats --json`: field size distributions and duplicate keys.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Stats<'a> {
     /// Bytes of every field of every sample.
     pub bytes: u64,
@@ -157,7 +158,7 @@ pub struct Stats<'a> {
 }
 
 /// The duplicate keys of [`Stats`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct DuplicateKeys<'a> {
     /// Keys that repeat.
     pub count: usize,
@@ -168,7 +169,7 @@ pub struct DuplicateKeys<'a> {
 }
 
 /// The size distribution of one field over the samples that have it.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
 pub struct FieldStats {
     /// Total bytes.
     pub bytes: u64,

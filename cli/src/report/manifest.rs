@@ -1,12 +1,13 @@
 //! `manifest --json`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use shardsmith_manifest::{Finding, Skipped};
 
 use super::sorted::sorted;
 
 /// What `manifest --json` prints when the manifest was written.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Manifest<'a> {
     /// Bytes of the files listed.
     pub bytes: u64,

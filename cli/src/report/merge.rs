@@ -1,9 +1,10 @@
 //! `merge --json`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// What `merge --json` prints when the parts were merged.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Merge<'a> {
     /// Bytes of every file the root manifest lists.
     pub bytes: u64,

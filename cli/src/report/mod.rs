@@ -18,6 +18,7 @@ mod look;
 mod manifest;
 mod merge;
 mod pack;
+pub mod schema;
 mod sign;
 mod sorted;
 mod stage;

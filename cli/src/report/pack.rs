@@ -1,12 +1,13 @@
 //! `pack --json`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use shardsmith_manifest::Skipped;
 
 use super::sorted::sorted;
 
 /// What `pack --json` prints when the run succeeded.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Pack<'a> {
     /// True when the output already held this exact dataset and nothing was written.
     pub already_complete: bool,
@@ -54,7 +55,7 @@ pub struct Pack<'a> {
 }
 
 /// The task of a split `pack` run, in [`Pack`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct PackTask<'a> {
     /// Number of tasks.
     pub count: u32,

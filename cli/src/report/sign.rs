@@ -1,13 +1,14 @@
 //! `sign --json`: one report when the files were signed, another when the checks
 //! before signing found problems.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use shardsmith_manifest::Finding;
 
 use super::sorted::sorted;
 
 /// What `sign --json` prints when the bundle was written.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Sign {
     /// Bytes read and verified before signing, or null with `--no-checks`.
     pub bytes_checked: Option<u64>,
@@ -36,7 +37,7 @@ pub struct Sign {
 
 /// What `sign --json` prints when verification before signing found problems (exit 1,
 /// nothing signed).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct SignRefused<'a> {
     /// Always `sign`.
     pub command: &'static str,

@@ -1,9 +1,10 @@
 //! `stage --json`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// What `stage --json` prints.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Stage {
     /// Bytes copied by this run.
     pub bytes_copied: u64,
@@ -36,7 +37,7 @@ pub struct Stage {
 }
 
 /// One file that did not match.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct StageMismatch {
     /// The first differing byte range `[start, end)`, when chunk CRCs narrow it.
     pub bytes: Option<[u64; 2]>,

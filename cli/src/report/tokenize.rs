@@ -1,12 +1,13 @@
 //! `tokenize --json`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use shardsmith_manifest::Skipped;
 
 use super::sorted::sorted;
 
 /// What `tokenize --json` prints when the run succeeded.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Tokenize<'a> {
     /// True when the output already held this exact dataset and nothing was written.
     pub already_complete: bool,
@@ -62,7 +63,7 @@ pub struct Tokenize<'a> {
 
 /// What `tokenize --json` prints for one task of a split run (the manifest is written
 /// by `merge`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct TokenizeTask<'a> {
     /// True when the task's files were all there already: nothing was tokenized.
     pub already_complete: bool,

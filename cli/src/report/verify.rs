@@ -1,5 +1,6 @@
 //! `verify --json`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use shardsmith_manifest::Finding;
 use shardsmith_manifest::verify::Coverage;
@@ -8,7 +9,7 @@ use shardsmith_signing::SignatureReport;
 use super::sorted::sorted;
 
 /// What `verify --json` prints when verification ran (exit 0 or 1).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Verify<'a> {
     /// Bytes read.
     pub bytes_checked: u64,

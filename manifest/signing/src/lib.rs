@@ -88,6 +88,7 @@ pub fn write_bundle(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// What a signature check found.
 #[derive(Clone, Debug, Default, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SignatureReport {
     /// The bundle's own signature verified with the given key.
     pub valid: bool,

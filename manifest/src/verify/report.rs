@@ -9,6 +9,7 @@ use crate::{FileEntry, Finding};
 /// What the files read were checked against, counted per file (a file can count under
 /// a digest and under structure).
 #[derive(Clone, Debug, Default, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Coverage {
     /// Files whose size and SHA-256 were compared with the manifest.
     pub manifest: u64,

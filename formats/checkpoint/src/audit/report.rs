@@ -6,6 +6,7 @@ use shardsmith_manifest::{Finding, FindingKind};
 
 /// One checkpoint of the run and what verifying it found.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CheckpointStatus {
     /// Name in the run directory (`global_step10`, `checkpoint-500`, `ckpt_1000.pt`).
     pub name: String,

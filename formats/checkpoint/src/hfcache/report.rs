@@ -6,6 +6,7 @@ use shardsmith_manifest::{Finding, FindingKind};
 
 /// One snapshot of one repository.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SnapshotStatus {
     /// The snapshot's directory name: the commit hash.
     pub commit: String,
@@ -25,6 +26,7 @@ pub struct SnapshotStatus {
 
 /// One repository of the cache.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RepoStatus {
     /// `model`, `dataset` or `space`.
     pub kind: String,
