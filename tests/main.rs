@@ -1,4 +1,6 @@
 //! Integration tests of the `shardsmith` binary: one test binary, one module per area.
+//! A test that needs an env, a server, root or Slurm is ignored with its cost:
+//! `cargo test` runs the rest, tests/run_all.sh everything (tests/README.md).
 
 mod audit;
 mod azure;
