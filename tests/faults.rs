@@ -34,7 +34,10 @@ impl Tmpfs {
                     Ok(o) => text(&o.stderr),
                     Err(e) => e.to_string(),
                 };
-                missing("fault", &format!("cannot mount a tmpfs (run as root): {why}"));
+                missing(
+                    "fault",
+                    &format!("cannot mount a tmpfs (run as root): {why}"),
+                );
                 None
             }
         }
