@@ -75,6 +75,7 @@ fn run_measured(args: &[&str]) -> (std::process::Output, u64) {
 }
 
 #[test]
+#[ignore = "needs root: it mounts a tmpfs"]
 fn a_directory_of_a_million_entries_packs_and_verifies_in_bounded_memory() {
     // Empty files: a million pages of 4 KiB would not be small.
     let Some(fs) = Tmpfs::mount("3g") else { return };

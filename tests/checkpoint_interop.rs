@@ -20,6 +20,7 @@ fn header_file(header: &str, data: usize) -> Vec<u8> {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn the_reference_reader_agrees_with_our_verdicts() {
     if python().is_none() {
         return;

@@ -1,7 +1,8 @@
 //! Faults, injected for real: a full output disk in the middle of a shard (a small
 //! tmpfs), a read-only output, inputs that change or vanish between planning and
-//! writing, and SIGTERM/SIGINT. Mounting needs root: outside CI these tests say they did
-//! not run; under CI they fail without it.
+//! writing, and SIGTERM/SIGINT. Mounting needs root, so these tests are ignored unless
+//! asked for (tests/README.md); asked for without root, they say they did not run, and
+//! fail under CI.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -17,7 +18,7 @@ pub struct Tmpfs {
 
 impl Tmpfs {
     /// Mounts a tmpfs of `size` (`2m`, `1g`); `None` (after saying why) when this
-    /// machine does not allow it outside CI.
+    /// machine does not allow it and [`missing`] lets the test pass.
     pub fn mount(size: &str) -> Option<Self> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("mnt");
@@ -33,11 +34,10 @@ impl Tmpfs {
                     Ok(o) => text(&o.stderr),
                     Err(e) => e.to_string(),
                 };
-                assert!(
-                    std::env::var_os("CI").is_none(),
-                    "fault test needs root to mount a tmpfs under CI: {why}"
+                missing(
+                    "fault",
+                    &format!("cannot mount a tmpfs (run as root): {why}"),
                 );
-                eprintln!("fault test NOT RUN: cannot mount a tmpfs (run as root): {why}");
                 None
             }
         }
@@ -97,6 +97,7 @@ fn visible_shards_are_whole(dir: &Path) -> usize {
 }
 
 #[test]
+#[ignore = "needs root: it mounts a tmpfs"]
 fn a_full_disk_mid_shard_stops_cleanly_and_a_rerun_completes_identically() {
     let Some(fs) = Tmpfs::mount("2m") else { return };
     let input = Tree::new();
@@ -136,6 +137,7 @@ fn a_full_disk_mid_shard_stops_cleanly_and_a_rerun_completes_identically() {
 }
 
 #[test]
+#[ignore = "needs root: it mounts a tmpfs"]
 fn a_read_only_output_is_refused_with_the_path() {
     let Some(fs) = Tmpfs::mount("1m") else { return };
     fs.remount("ro");
@@ -194,6 +196,7 @@ fn wait_for_temp(out: &Path, shard: &str, child: &mut Child) {
 }
 
 #[test]
+#[ignore = "needs root: it mounts a tmpfs"]
 fn an_input_that_changes_or_vanishes_after_planning_is_named_and_never_packed() {
     let Some(fs) = Tmpfs::mount("1g") else { return };
     let input = slow_input(&fs);
@@ -258,6 +261,7 @@ fn tar_names(path: &Path) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs root: it mounts a tmpfs"]
 fn sigterm_and_sigint_remove_temporaries_and_the_rerun_resumes_identically() {
     let Some(fs) = Tmpfs::mount("1g") else { return };
     let input = slow_input(&fs);

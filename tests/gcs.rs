@@ -98,6 +98,7 @@ impl Drop for FakeGcs {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_FAKE_GCS (tests/setup.sh)"]
 fn gcs_prefixes_are_verified_staged_packed_and_audited_as_local_disk_is() {
     let Some(gcs) = FakeGcs::start() else { return };
     gcs.helper(&["bucket", "data"]);

@@ -5,6 +5,7 @@ use crate::interop::{check, python};
 use crate::util::*;
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn mds_matches_mdswriter_and_reads_back_for_every_compression() {
     if python().is_none() {
         return;
@@ -37,6 +38,7 @@ fn mds_matches_mdswriter_and_reads_back_for_every_compression() {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn mds_single_sample_and_merged_parts() {
     if python().is_none() {
         return;

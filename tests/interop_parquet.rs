@@ -4,6 +4,7 @@ use crate::interop::{check, python};
 use crate::util::*;
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn pyarrow_reads_every_key_and_byte() {
     if python().is_none() {
         return;
@@ -55,6 +56,7 @@ fn pyarrow_reads_every_key_and_byte() {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn pyarrow_written_input_with_nulls_and_repeated_keys() {
     let Some(python) = python() else { return };
     let src = Tree::new();

@@ -19,6 +19,7 @@ fn pack(input: &Path, output: &Path, args: &[&str]) {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn real_readers_read_compressed_samples_exactly() {
     if python().is_none() {
         return;
@@ -39,6 +40,7 @@ fn real_readers_read_compressed_samples_exactly() {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn real_readers_read_compressed_edge_cases_exactly() {
     if python().is_none() {
         return;

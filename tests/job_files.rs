@@ -46,6 +46,7 @@ fn pod(s3: &S3, args: &[String], index: Option<u64>) -> Child {
 }
 
 #[test]
+#[ignore = "needs an object store server and the python env: SHARDSMITH_S3S_FS, SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn the_kubernetes_jobs_run_as_written_give_the_single_runs_bytes() {
     let Some(s3) = S3::start() else { return };
     let Some(jobs) = jobs() else { return };

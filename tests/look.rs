@@ -465,6 +465,7 @@ fn stats_counts_duplicate_keys_across_shards() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn ls_and_cat_read_a_dataset_in_a_bucket_one_shard_per_sample() {
     let Some(s3) = crate::s3::S3::start() else {
         return;
@@ -643,6 +644,7 @@ const EXACT_KINDS: &[&str] = &[
 ];
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn ls_stats_and_cat_read_what_the_real_tools_wrote() {
     use base64::Engine;
     let t = Tree::new();

@@ -1,4 +1,6 @@
 //! Integration tests of the `shardsmith` binary: one test binary, one module per area.
+//! A test that needs an env, a server, root or Slurm is ignored with its cost (`costs`):
+//! `cargo test` runs the rest, tests/run_all.sh everything (tests/README.md).
 
 mod audit;
 mod azure;
@@ -9,6 +11,7 @@ mod cli;
 mod conformance;
 mod convert;
 mod convert_interop;
+mod costs;
 mod dcp_coverage;
 mod doc_links;
 mod failed_runs;

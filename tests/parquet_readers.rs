@@ -26,6 +26,7 @@ fn s(path: &Path) -> &str {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn files_pyarrow_reads_are_read_by_every_command() {
     let t = Tree::new();
     let dir = t.join("in");
@@ -115,6 +116,7 @@ fn files_pyarrow_reads_are_read_by_every_command() {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn nested_values_keep_their_shape_in_every_format() {
     let t = Tree::new();
     let Some(verdicts) = cases(&["nested", &t.s("in")]) else {
@@ -214,6 +216,7 @@ fn tar_members(path: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn keys_of_different_files_are_never_merged() {
     let t = Tree::new();
     let Some(verdicts) = cases(&["keys", &t.s("in")]) else {
@@ -311,6 +314,7 @@ fn keys_of_different_files_are_never_merged() {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn encrypted_parquet_is_named_not_called_damage() {
     let t = Tree::new();
     let Some(verdicts) = cases(&["encrypted", &t.s("in")]) else {
@@ -346,6 +350,7 @@ fn encrypted_parquet_is_named_not_called_damage() {
 }
 
 #[test]
+#[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn a_small_file_that_decompresses_to_much_more_is_refused_before_decoding() {
     let t = Tree::new();
     // Two strings of 12 MiB in one map value, zstd: a file of a few kB. With the limit

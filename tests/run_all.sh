@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: clippy, unit tests, integration tests of the binary, interop
-# tests that read our output with the real Python readers, the wheels, and the fuzz
-# targets. Everything is built once, in release mode, and shared by the tests, the
+# The whole test suite: clippy, unit tests, integration tests of the binary (the ones a
+# plain `cargo test` ignores for their cost too), interop tests that read our output with
+# the real Python readers, the wheels, and the fuzz targets. Everything is built once, in release mode, and shared by the tests, the
 # binary they drive and the wheels; clippy lints our crates in that same build.
 #
 #   usage: tests/run_all.sh [extra cargo test args]     e.g. -p shardsmith-cli -- pack::
@@ -19,6 +19,16 @@ for arg in "$@"; do
     [ "$arg" = -- ] && break
     build_args+=("$arg")
 done
+# Every test runs here, the ones a plain `cargo test` leaves out for their cost (an env,
+# a server, root, Slurm: `#[ignore = "needs …"]`, tests/costs.rs) included: the set-up
+# below provides what they need, and under CI a test without it fails. The libtest
+# option goes after the caller's `--`, or after one of ours.
+test_args=("$@")
+case " $* " in
+    *" --ignored "* | *" --include-ignored "*) ;;
+    *" -- "*) test_args+=(--include-ignored) ;;
+    *) test_args+=(-- --include-ignored) ;;
+esac
 
 # Clippy in the build itself: our crates (cargo's workspace members, and only those) are
 # compiled by clippy-driver, which is rustc plus clippy's lints, and warnings are
@@ -74,7 +84,7 @@ fuzz_build=$!
 trap 'kill -- -$fuzz_build 2>/dev/null || true; rm -f "$setup_env" "$fuzz_log"' EXIT
 
 stage "cargo test"
-cargo test --release --locked --workspace "$@"
+cargo test --release --locked --workspace "${test_args[@]}"
 # The wheels as users install them: `shardsmith` (the binary) and `shardsmith-api` (the
 # Python API), built by maturin from the same release build, installed into a fresh venv
 # and run from there (tests/wheels.sh).

@@ -52,6 +52,7 @@ fn both(s3: &S3, run: &Path, name: &str) -> (i32, Value) {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn a_run_in_a_bucket_gets_the_findings_it_gets_on_disk() {
     let Some(s3) = S3::start() else { return };
     let model = checkpoint_fixture("plain/model.safetensors");
@@ -115,6 +116,7 @@ fn a_run_in_a_bucket_gets_the_findings_it_gets_on_disk() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn deepspeed_megatron_and_single_file_runs_in_a_bucket() {
     let Some(s3) = S3::start() else { return };
     for fixture in ["deepspeed", "megatron"] {

@@ -11,6 +11,7 @@ use crate::s3::{S3, local_pack};
 use crate::util::*;
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn large_shards_go_up_in_parts_and_a_killed_run_resumes_byte_identical() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("big");
@@ -41,6 +42,7 @@ fn large_shards_go_up_in_parts_and_a_killed_run_resumes_byte_identical() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn bad_locations_and_credentials_are_clear_and_secrets_never_show() {
     let Some(s3) = S3::start() else { return };
     s3.bucket("b");
@@ -126,6 +128,7 @@ fn manifest_lies(dir: &Path) -> Option<String> {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn a_server_killed_mid_upload_and_restarted_never_exposes_a_lying_manifest() {
     let Some(mut s3) = S3::start() else { return };
     let bucket = s3.bucket("faults");
@@ -207,6 +210,7 @@ fn a_server_killed_mid_upload_and_restarted_never_exposes_a_lying_manifest() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn a_server_that_stops_answering_for_a_while_is_waited_for() {
     let Some(mut s3) = S3::start() else { return };
     let bucket = s3.bucket("pause");
@@ -238,6 +242,7 @@ fn a_server_that_stops_answering_for_a_while_is_waited_for() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn a_killed_stage_resumes_keeping_what_arrived_verified() {
     let Some(s3) = S3::start() else { return };
     s3.bucket("src");

@@ -9,6 +9,7 @@ use crate::s3::{S3, local_pack};
 use crate::util::*;
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn pack_to_s3_writes_the_same_bytes_as_to_disk_for_every_format() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("shards");
@@ -42,6 +43,7 @@ fn pack_to_s3_writes_the_same_bytes_as_to_disk_for_every_format() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn pack_reads_from_s3_into_s3_and_into_local_disk() {
     let Some(s3) = S3::start() else { return };
     let raw = s3.bucket("raw");
@@ -75,6 +77,7 @@ fn pack_reads_from_s3_into_s3_and_into_local_disk() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn tokenize_reads_jsonl_from_s3_and_writes_every_format_to_s3() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("text");
@@ -125,6 +128,7 @@ fn tokenize_reads_jsonl_from_s3_and_writes_every_format_to_s3() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn a_run_holding_the_prefix_lease_keeps_others_out_until_it_is_gone() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("leased");
@@ -184,6 +188,7 @@ fn a_run_holding_the_prefix_lease_keeps_others_out_until_it_is_gone() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn pack_converts_webdataset_and_mds_datasets_read_from_s3() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("datasets");

@@ -5,6 +5,7 @@ use crate::s3::S3;
 use crate::util::*;
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn stage_verifies_every_object_on_arrival_and_resumes() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("dataset");
@@ -90,6 +91,7 @@ fn stage_verifies_every_object_on_arrival_and_resumes() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn verify_of_a_bucket_finds_what_verify_of_a_local_copy_finds() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("checked");
@@ -165,6 +167,7 @@ fn verify_of_a_bucket_finds_what_verify_of_a_local_copy_finds() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn manifest_of_a_prefix_equals_the_manifest_of_the_same_files_on_disk() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("hashed");
@@ -196,6 +199,7 @@ fn manifest_of_a_prefix_equals_the_manifest_of_the_same_files_on_disk() {
 }
 
 #[test]
+#[ignore = "needs an object store server and the python env: SHARDSMITH_S3S_FS, SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn real_readers_read_what_pack_wrote_to_the_bucket() {
     let Some(s3) = S3::start() else { return };
     if crate::interop::python().is_none() {
@@ -241,6 +245,7 @@ fn real_readers_read_what_pack_wrote_to_the_bucket() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn parts_packed_to_a_bucket_merge_as_on_disk() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("parts");

@@ -205,6 +205,7 @@ fn two_runs_of_one_index_at_once_are_refused_and_odd_options_too() {
 }
 
 #[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn tasks_into_a_bucket_then_merge_equal_one_process_on_disk() {
     let Some(s3) = S3::start() else { return };
     let bucket = s3.bucket("tasks");

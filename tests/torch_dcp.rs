@@ -119,6 +119,7 @@ fn diff(a: &str, b: &str) -> (i32, Value) {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn clean_saves_of_2_and_4_ranks_are_clean_in_verify_ls_and_diff() {
     if saved().is_none() {
         return;
@@ -186,6 +187,7 @@ fn clean_saves_of_2_and_4_ranks_are_clean_in_verify_ls_and_diff() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn metadata_that_disagrees_with_the_data_fails_verify_as_it_fails_dcp_load() {
     if saved().is_none() {
         return;
@@ -307,6 +309,7 @@ fn metadata_that_disagrees_with_the_data_fails_verify_as_it_fails_dcp_load() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn bytes_appended_to_a_rank_file_are_trailing_data_which_dcp_load_never_reads() {
     if saved().is_none() {
         return;
@@ -342,6 +345,7 @@ fn bytes_appended_to_a_rank_file_are_trailing_data_which_dcp_load_never_reads() 
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn cut_damaged_and_zeroed_rank_files_fail_verify_naming_the_tensor() {
     if saved().is_none() {
         return;
@@ -419,6 +423,7 @@ fn cut_damaged_and_zeroed_rank_files_fail_verify_naming_the_tensor() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn an_unknown_transform_is_named_as_not_checked_never_as_damage() {
     if saved().is_none() {
         return;
@@ -462,6 +467,7 @@ fn an_unknown_transform_is_named_as_not_checked_never_as_damage() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn the_safetensors_format_is_told_apart_and_named_unreadable_by_dcp_load() {
     if saved().is_none() {
         return;
@@ -517,6 +523,7 @@ fn the_safetensors_format_is_told_apart_and_named_unreadable_by_dcp_load() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn audit_agrees_with_verify_on_zstd_and_damaged_steps() {
     if saved().is_none() {
         return;

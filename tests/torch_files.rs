@@ -85,6 +85,7 @@ fn diff(dir: &Path, a: &str, b: &str) -> (i32, Value) {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn every_name_torch_returns_is_listed_and_compared() {
     let Some((dir, verdicts)) = made() else {
         return;
@@ -131,6 +132,7 @@ fn every_name_torch_returns_is_listed_and_compared() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn a_legacy_file_torch_cannot_load_fails_verify_as_ls_and_diff_refuse_it() {
     let Some((dir, verdicts)) = made() else {
         return;
@@ -239,6 +241,7 @@ fn a_legacy_file_torch_cannot_load_fails_verify_as_ls_and_diff_refuse_it() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn what_weights_only_loads_is_not_unsafe_and_what_it_refuses_is_a_warning() {
     let Some((dir, verdicts)) = made() else {
         return;
@@ -278,6 +281,7 @@ fn what_weights_only_loads_is_not_unsafe_and_what_it_refuses_is_a_warning() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn tensors_with_no_element_are_saved_not_placeholders() {
     let Some((dir, verdicts)) = made() else {
         return;
@@ -298,6 +302,7 @@ fn tensors_with_no_element_are_saved_not_placeholders() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn diff_compares_the_values_beside_the_tensors_and_names_those_it_did_not() {
     let Some((dir, verdicts)) = made() else {
         return;
@@ -354,6 +359,7 @@ fn diff_compares_the_values_beside_the_tensors_and_names_those_it_did_not() {
 }
 
 #[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
 fn tensors_of_other_layouts_are_named_as_not_checked() {
     let Some((dir, verdicts)) = made() else {
         return;

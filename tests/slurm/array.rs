@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::*;
 
 #[test]
+#[ignore = "needs root and Slurm: tests/servers/slurm.sh starts a one-node cluster"]
 fn a_4_task_array_pack_and_a_dependent_merge_equal_one_process() {
     let Some(slurm) = Slurm::start() else { return };
     let input = corpus(300, 6000);
@@ -38,6 +39,7 @@ fn a_4_task_array_pack_and_a_dependent_merge_equal_one_process() {
 }
 
 #[test]
+#[ignore = "needs root and Slurm: tests/servers/slurm.sh starts a one-node cluster"]
 fn a_cancelled_array_task_resubmitted_alone_changes_nothing_else() {
     let Some(slurm) = Slurm::start() else { return };
     let input = corpus(400, 20_000);

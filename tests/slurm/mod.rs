@@ -3,8 +3,9 @@
 //! munge), finished by a `merge` job that depends on the array: the single run's bytes
 //! (`array.rs`), its tokens (`more.rs`), on disk and bucket to bucket on the S3 server
 //! (`more.rs`). A cancelled task resubmitted alone (`sbatch --array=2`) completes the run
-//! and changes nothing else. Needs root (the script installs slurm-wlm with apt-get when missing); without it the
-//! tests are not run, except under CI, where that is a failure.
+//! and changes nothing else. Needs root (the script installs slurm-wlm with apt-get when
+//! missing), so the tests are ignored unless asked for (tests/README.md); asked for
+//! without it they are not run, except under CI, where that is a failure.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -39,14 +40,11 @@ fn failed(o: &Output) -> String {
 
 impl Slurm {
     /// Installs and starts the cluster, or `None` (test not run, with a note) when that is
-    /// not possible outside CI; under CI (`CI` set) that is a failure.
+    /// not possible and [`missing`] lets the test pass (under CI it is a failure).
     pub fn start() -> Option<Self> {
         let one = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let skip = |why: String| -> Option<Self> {
-            if std::env::var_os("CI").is_some() {
-                panic!("no Slurm cluster under CI: {why}");
-            }
-            eprintln!("Slurm test NOT RUN: {why}");
+            missing("Slurm", &why);
             None
         };
         let o = Command::new(script()).arg("install").output().unwrap();

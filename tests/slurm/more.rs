@@ -10,6 +10,7 @@ use crate::s3::S3;
 use crate::tasks::{jsonl_corpus, payload};
 
 #[test]
+#[ignore = "needs root and Slurm: tests/servers/slurm.sh starts a one-node cluster"]
 fn a_4_task_array_tokenize_and_a_dependent_merge_give_the_single_runs_tokens() {
     let Some(slurm) = Slurm::start() else { return };
     let input = jsonl_corpus();
@@ -53,6 +54,7 @@ fn a_4_task_array_tokenize_and_a_dependent_merge_give_the_single_runs_tokens() {
 }
 
 #[test]
+#[ignore = "needs root and Slurm and an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn the_job_files_pack_bucket_to_bucket_as_one_process_packs_to_disk() {
     let Some(slurm) = Slurm::start() else { return };
     let Some(s3) = S3::start() else { return };
