@@ -45,8 +45,16 @@ fn main() {
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         println!("cargo:rerun-if-changed={dir}/HEAD");
         println!("cargo:rerun-if-changed={dir}/index");
+        // The branch's ref lives in the common directory (not a worktree's own), or only
+        // in packed-refs; a path that does not exist would make cargo rerun this script,
+        // and recompile the crate, on every build.
+        let common = git(&["rev-parse", "--git-common-dir"]).unwrap_or_else(|| dir.clone());
         if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            println!("cargo:rerun-if-changed={dir}/{head}");
+            let loose = std::path::Path::new(&common).join(&head);
+            let packed = std::path::Path::new(&common).join("packed-refs");
+            for path in [loose, packed].iter().filter(|p| p.exists()) {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
         }
     }
 }
