@@ -4,6 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use shardsmith_manifest::Classify;
+
 use crate::args::GlobalArgs;
 use crate::progress::{Bar, Extra, Progress};
 
@@ -232,7 +234,7 @@ pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(&'static str,
     macro_rules! try_types {
         ($($ty:ty),*) => {
             $(if let Some(e) = cause.downcast_ref::<$ty>() {
-                return Some((e.kind(), e.path()));
+                return Some((e.kind().as_str(), e.path()));
             })*
         };
     }
@@ -243,8 +245,7 @@ pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(&'static str,
         shardsmith_store::Error,
         shardsmith_manifest::Error,
         shardsmith_signing::Error,
-        shardsmith_checkpoint::tensors::TensorError,
-        shardsmith_checkpoint::tensors::RuleError
+        shardsmith_checkpoint::Error
     );
     if let Some(e) = cause.downcast_ref::<CliError>() {
         Some((e.kind, e.path.clone()))
@@ -265,7 +266,7 @@ pub fn storage_cause(err: &anyhow::Error) -> Option<(&'static str, Option<String
                 .downcast_ref::<std::io::Error>()
                 .and_then(|io| io.get_ref())
                 .and_then(|inner| inner.downcast_ref::<shardsmith_store::Error>())
-                .map(|store| (store.kind(), store.path()))
+                .map(|store| (store.kind().as_str(), store.path()))
         })?;
         matches!(kind, "storage" | "credentials").then_some((kind, path))
     })

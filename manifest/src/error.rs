@@ -1,4 +1,11 @@
+//! The manifest crate's errors, and the vocabulary of error kinds every shardsmith
+//! library shares ([`ErrorKind`], [`Classify`]).
+
 use std::path::PathBuf;
+
+mod kind;
+
+pub use kind::{Classify, ErrorKind};
 
 /// Errors that stop a manifest operation. Problems found *in* the data are
 /// [`Finding`](crate::Finding)s, not errors.
@@ -37,7 +44,7 @@ pub enum Error {
     #[error("{message}")]
     Source {
         /// The kind the source gives it (`storage`, `location`).
-        kind: &'static str,
+        kind: ErrorKind,
         /// The dataset's location.
         location: String,
         /// The source's message.
@@ -59,21 +66,19 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// Stable snake_case name of the variant, as `--json` reports it (`io`).
-    pub fn kind(&self) -> &'static str {
+impl Classify for Error {
+    fn kind(&self) -> ErrorKind {
         match self {
-            Error::Io { .. } => "io",
-            Error::BadManifest { .. } => "bad_manifest",
-            Error::ForeignManifest { .. } => "foreign_manifest",
-            Error::NonUtf8Name { .. } => "non_utf8_name",
-            Error::Source { kind, .. } => kind,
-            Error::Empty { .. } => "not_found",
+            Error::Io { .. } => ErrorKind::Io,
+            Error::BadManifest { .. } => ErrorKind::BadManifest,
+            Error::ForeignManifest { .. } => ErrorKind::ForeignManifest,
+            Error::NonUtf8Name { .. } => ErrorKind::NonUtf8Name,
+            Error::Source { kind, .. } => *kind,
+            Error::Empty { .. } => ErrorKind::NotFound,
         }
     }
 
-    /// The file or directory the error is about.
-    pub fn path(&self) -> Option<String> {
+    fn path(&self) -> Option<String> {
         match self {
             Error::Io { path, .. }
             | Error::BadManifest { path, .. }
@@ -84,7 +89,9 @@ impl Error {
             }
         }
     }
+}
 
+impl Error {
     /// Shorthand for [`Error::Io`].
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -23,7 +23,7 @@
 
 mod commit;
 mod digest;
-mod error;
+pub mod error;
 mod finding;
 mod inspect;
 mod model;
@@ -35,7 +35,7 @@ pub mod walk;
 
 pub use commit::commit;
 pub use digest::{DEFAULT_CHUNK_SIZE, Digester, FileDigest, HashingWriter, hex, sha256_hex};
-pub use error::{Error, Result};
+pub use error::{Classify, Error, ErrorKind, Result};
 pub use finding::{Finding, FindingKind, Severity};
 pub use inspect::{CHANGED, FileContext, Inspection, Inspector, InspectorFactory, NoInspection};
 pub use model::{

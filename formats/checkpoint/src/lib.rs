@@ -22,6 +22,7 @@ pub mod audit;
 mod content;
 mod dcp;
 mod dcp_coverage;
+mod error;
 pub mod hfcache;
 mod layout;
 mod legacy;
@@ -43,6 +44,7 @@ use std::path::Path;
 
 use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspector, Manifest};
 
+pub use error::{Error, Result};
 use legacy::LEGACY_MAGIC;
 pub use names::{is_checkpoint_name, is_temp_leftover};
 use pickled::{PickleInspector, PickleKind};

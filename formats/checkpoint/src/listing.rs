@@ -11,6 +11,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::safetensors::MAX_HEADER;
+use crate::{Error, Result};
 
 /// One tensor as `ls` lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,22 +29,20 @@ pub struct TensorEntry {
 /// The tensors of the checkpoint file at `path`, in the order the file lists them, or
 /// `Ok(None)` when it is not a checkpoint file (safetensors, torch zip, legacy torch, a
 /// DCP `.metadata`).
-pub fn list_tensors(path: &Path) -> Result<Option<Vec<TensorEntry>>, String> {
-    let shown = path.display();
-    let mut file = File::open(path).map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
-    let len = file
-        .metadata()
-        .map_err(|e| format!("`{shown}` cannot be read: {e}"))?
-        .len();
+pub fn list_tensors(path: &Path) -> Result<Option<Vec<TensorEntry>>> {
+    let unreadable = |source| Error::Unreadable {
+        path: path.display().to_string(),
+        source,
+    };
+    let mut file = File::open(path).map_err(unreadable)?;
+    let len = file.metadata().map_err(unreadable)?.len();
     let mut head = Vec::new();
     (&mut file)
         .take(64)
         .read_to_end(&mut head)
-        .map_err(|e| format!("`{shown}` cannot be read: {e}"))?;
+        .map_err(unreadable)?;
     if super::safetensors::is_safetensors(&head, len) {
-        return safetensors(&mut file, len)
-            .map(Some)
-            .map_err(|why| format!("`{shown}`: {why}"));
+        return safetensors(path, &mut file, len).map(Some);
     }
     let dcp = path.file_name().is_some_and(|n| n == ".metadata");
     let zip = head.starts_with(b"PK\x03\x04");
@@ -55,7 +54,7 @@ pub fn list_tensors(path: &Path) -> Result<Option<Vec<TensorEntry>>, String> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let found = super::tensors::of_file(path, &rel).map_err(|e| e.to_string())?;
+        let found = super::tensors::of_file(path, &rel)?;
         return Ok(found.map(|tensors| {
             tensors
                 .iter()
@@ -71,19 +70,24 @@ pub fn list_tensors(path: &Path) -> Result<Option<Vec<TensorEntry>>, String> {
     Ok(None)
 }
 
-fn safetensors(file: &mut File, len: u64) -> Result<Vec<TensorEntry>, String> {
+/// The tensors a safetensors header lists; its errors name `path`.
+fn safetensors(path: &Path, file: &mut File, len: u64) -> Result<Vec<TensorEntry>> {
     let mut n = [0u8; 8];
     file.seek(SeekFrom::Start(0))
         .and_then(|_| file.read_exact(&mut n))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Error::io(path, e))?;
     let n = u64::from_le_bytes(n);
     if n > MAX_HEADER || 8 + n > len {
-        return Err(format!("header length {n} does not fit the file"));
+        return Err(Error::malformed(
+            path,
+            format!("header length {n} does not fit the file"),
+        ));
     }
     let mut header = vec![0u8; n as usize];
-    file.read_exact(&mut header).map_err(|e| e.to_string())?;
-    let map: serde_json::Map<String, Value> =
-        serde_json::from_slice(&header).map_err(|e| format!("header is not JSON: {e}"))?;
+    file.read_exact(&mut header)
+        .map_err(|e| Error::io(path, e))?;
+    let map: serde_json::Map<String, Value> = serde_json::from_slice(&header)
+        .map_err(|e| Error::malformed(path, format!("header is not JSON: {e}")))?;
     let mut out = Vec::new();
     for (name, value) in &map {
         if name == "__metadata__" {

@@ -269,7 +269,7 @@ impl SafetensorsInspector {
     }
 }
 
-fn parse_tensor(name: &str, value: &Value, data_start: u64) -> Result<Tensor, String> {
+fn parse_tensor(name: &str, value: &Value, data_start: u64) -> Result<Tensor, &'static str> {
     let obj = value.as_object().ok_or("is not a JSON object")?;
     let dtype_name = obj
         .get("dtype")

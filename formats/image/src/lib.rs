@@ -24,7 +24,9 @@ use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 
 pub use self::error::Error;
 pub use self::geometry::{Filter, Geometry, geometry};
-pub use self::options::{DEFAULT_MAX_AREA, ImageOptions, OutputFormat, ResizeMode, Size, StoreAs};
+pub use self::options::{
+    DEFAULT_MAX_AREA, ImageOptions, OptionError, OutputFormat, ResizeMode, Size, StoreAs,
+};
 
 /// The formats images are decoded from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

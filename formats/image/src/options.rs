@@ -5,6 +5,37 @@ use std::fmt;
 
 use serde_json::{Value, json};
 
+/// Why an image option was refused (before any image is read).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionError {
+    /// A resize mode img2dataset does not have.
+    #[error(
+        "unknown resize mode `{0}`; use no, keep_ratio, keep_ratio_largest, center_crop or border"
+    )]
+    ResizeMode(String),
+    /// An output format shardsmith does not write.
+    #[error("unknown image format `{0}`; use jpg, png or webp")]
+    Format(String),
+    /// A target size that is not `N` or `WxH` within limits.
+    #[error("image size `{0}` must be N or WxH, each from 1 to 65535")]
+    Size(String),
+    /// `--image-quality` out of JPEG's range.
+    #[error("--image-quality {0} is not a JPEG quality (1 to 100)")]
+    JpegQuality(u8),
+    /// `--image-quality` out of PNG's compression levels.
+    #[error(
+        "--image-quality {0} is not a PNG compression level: for png it is 0 to 9, as in img2dataset"
+    )]
+    PngLevel(u8),
+    /// `--max-image-area 0`.
+    #[error("--max-image-area must be at least 1")]
+    MaxArea,
+    /// `--max-aspect-ratio` below 1 (or NaN).
+    #[error("--max-aspect-ratio {0} must be at least 1 (longer side / shorter side)")]
+    AspectRatio(f64),
+}
+
 /// How an image is fitted to the target size (img2dataset's `resize_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ResizeMode {
@@ -22,18 +53,14 @@ pub enum ResizeMode {
 
 impl ResizeMode {
     /// Parses img2dataset's spelling.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, OptionError> {
         Ok(match text {
             "no" => ResizeMode::No,
             "keep_ratio" => ResizeMode::KeepRatio,
             "keep_ratio_largest" => ResizeMode::KeepRatioLargest,
             "center_crop" => ResizeMode::CenterCrop,
             "border" => ResizeMode::Border,
-            other => {
-                return Err(format!(
-                    "unknown resize mode `{other}`; use no, keep_ratio, keep_ratio_largest, center_crop or border"
-                ));
-            }
+            other => return Err(OptionError::ResizeMode(other.to_string())),
         })
     }
 
@@ -62,16 +89,12 @@ pub enum OutputFormat {
 
 impl OutputFormat {
     /// Parses `jpg`, `png` or `webp`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, OptionError> {
         Ok(match text {
             "jpg" | "jpeg" => OutputFormat::Jpeg,
             "png" => OutputFormat::Png,
             "webp" => OutputFormat::Webp,
-            other => {
-                return Err(format!(
-                    "unknown image format `{other}`; use jpg, png or webp"
-                ));
-            }
+            other => return Err(OptionError::Format(other.to_string())),
         })
     }
 
@@ -96,12 +119,10 @@ pub struct Size {
 
 impl Size {
     /// Parses `256` (square) or `320x240` (width x height).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, OptionError> {
         let number = |t: &str| match t.trim().parse::<u32>() {
             Ok(n) if (1..=65_535).contains(&n) => Ok(n),
-            _ => Err(format!(
-                "image size `{text}` must be N or WxH, each from 1 to 65535"
-            )),
+            _ => Err(OptionError::Size(text.to_string())),
         };
         match text.split_once(['x', 'X']) {
             Some((w, h)) => Ok(Size {
@@ -192,30 +213,21 @@ impl Default for ImageOptions {
 
 impl ImageOptions {
     /// Checks the options before any image is read.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), OptionError> {
         match self.format {
             OutputFormat::Jpeg if !(1..=100).contains(&self.quality) => {
-                return Err(format!(
-                    "--image-quality {} is not a JPEG quality (1 to 100)",
-                    self.quality
-                ));
+                return Err(OptionError::JpegQuality(self.quality));
             }
             OutputFormat::Png if self.quality > 9 => {
-                return Err(format!(
-                    "--image-quality {} is not a PNG compression level: for png it is 0 to 9, as in img2dataset",
-                    self.quality
-                ));
+                return Err(OptionError::PngLevel(self.quality));
             }
             _ => {}
         }
         if self.max_area == 0 {
-            return Err("--max-image-area must be at least 1".into());
+            return Err(OptionError::MaxArea);
         }
         if self.max_aspect_ratio.is_nan() || self.max_aspect_ratio < 1.0 {
-            return Err(format!(
-                "--max-aspect-ratio {} must be at least 1 (longer side / shorter side)",
-                self.max_aspect_ratio
-            ));
+            return Err(OptionError::AspectRatio(self.max_aspect_ratio));
         }
         Ok(())
     }
@@ -280,7 +292,7 @@ mod tests {
         let mut o = ImageOptions::default();
         o.check().unwrap();
         o.format = OutputFormat::Png;
-        assert!(o.check().unwrap_err().contains("0 to 9"));
+        assert!(o.check().unwrap_err().to_string().contains("0 to 9"));
         o.quality = 9;
         o.check().unwrap();
         o.max_aspect_ratio = 0.5;

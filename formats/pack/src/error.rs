@@ -1,5 +1,7 @@
 use std::path::PathBuf;
 
+use shardsmith_manifest::{Classify, ErrorKind};
+
 /// Errors that stop a `pack` (or `merge`) run. Inputs that are merely left out are not
 /// errors: they are listed as skipped (unless `--strict` makes them errors).
 #[derive(Debug, thiserror::Error)]
@@ -56,25 +58,23 @@ pub enum Error {
     Manifest(#[from] shardsmith_manifest::Error),
 }
 
-impl Error {
-    /// Stable snake_case name of the variant, as `--json` reports it (`output_conflict`).
-    pub fn kind(&self) -> &'static str {
+impl Classify for Error {
+    fn kind(&self) -> ErrorKind {
         match self {
-            Error::Io { .. } => "io",
-            Error::Strict { .. } => "strict",
-            Error::Setting(_) => "setting",
-            Error::Finish(_) => "finish",
-            Error::Merge(_) => "merge",
-            Error::Task(_) => "task",
-            Error::Panicked(_) => "panicked",
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Strict { .. } => ErrorKind::Strict,
+            Error::Setting(_) => ErrorKind::Setting,
+            Error::Finish(_) => ErrorKind::Finish,
+            Error::Merge(_) => ErrorKind::Merge,
+            Error::Task(_) => ErrorKind::Task,
+            Error::Panicked(_) => ErrorKind::Panicked,
             Error::Shard(e) => e.kind(),
             Error::Store(e) => e.kind(),
             Error::Manifest(e) => e.kind(),
         }
     }
 
-    /// The file or directory the error is about, if one.
-    pub fn path(&self) -> Option<String> {
+    fn path(&self) -> Option<String> {
         match self {
             Error::Io { path, .. } => Some(path.display().to_string()),
             Error::Strict { path, .. } => Some(path.clone()),
@@ -88,7 +88,9 @@ impl Error {
             Error::Manifest(e) => e.path(),
         }
     }
+}
 
+impl Error {
     /// Shorthand for [`Error::Io`].
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

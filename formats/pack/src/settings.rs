@@ -71,7 +71,10 @@ impl PackSettings {
             }
         }
         if let Some(images) = &self.images {
-            images.options.check().map_err(Error::Setting)?;
+            images
+                .options
+                .check()
+                .map_err(|e| Error::Setting(e.to_string()))?;
             if self.task.is_some() {
                 return Err(Error::Setting(
                     "image options cannot be split into tasks: the shared plan needs every transformed image's size, which only a run that transforms them all knows. Pack each part into its own output and combine them with `shardsmith merge`".into(),

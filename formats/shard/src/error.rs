@@ -1,5 +1,7 @@
 use std::path::PathBuf;
 
+use shardsmith_manifest::{Classify, ErrorKind};
+
 /// Errors of configuring a format and of reading samples from a source.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -78,24 +80,22 @@ pub enum Error {
     Manifest(#[from] shardsmith_manifest::Error),
 }
 
-impl Error {
-    /// Stable snake_case name of the variant, as `--json` reports it (`bad_input`).
-    pub fn kind(&self) -> &'static str {
+impl Classify for Error {
+    fn kind(&self) -> ErrorKind {
         match self {
-            Error::Io { .. } => "io",
-            Error::Setting(_) => "setting",
-            Error::BadInput { .. } => "bad_input",
-            Error::EmptyInput { .. } => "empty_input",
-            Error::KeyCollision { .. } => "key_collision",
-            Error::InputChanged { .. } => "input_changed",
-            Error::InputVanished { .. } => "input_vanished",
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Setting(_) => ErrorKind::Setting,
+            Error::BadInput { .. } => ErrorKind::BadInput,
+            Error::EmptyInput { .. } => ErrorKind::EmptyInput,
+            Error::KeyCollision { .. } => ErrorKind::KeyCollision,
+            Error::InputChanged { .. } => ErrorKind::InputChanged,
+            Error::InputVanished { .. } => ErrorKind::InputVanished,
             Error::Store(e) => e.kind(),
             Error::Manifest(e) => e.kind(),
         }
     }
 
-    /// The file or directory the error is about, if one.
-    pub fn path(&self) -> Option<String> {
+    fn path(&self) -> Option<String> {
         match self {
             Error::Io { path, .. } => Some(path.display().to_string()),
             Error::Setting(_) => None,
@@ -108,7 +108,9 @@ impl Error {
             Error::Manifest(e) => e.path(),
         }
     }
+}
 
+impl Error {
     /// Shorthand for [`Error::Io`].
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -1,5 +1,7 @@
 use std::path::PathBuf;
 
+use shardsmith_manifest::{Classify, ErrorKind};
+
 /// Errors of reading inputs and writing outputs.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -79,24 +81,22 @@ pub enum Error {
     Manifest(#[from] shardsmith_manifest::Error),
 }
 
-impl Error {
-    /// Stable snake_case name of the variant, as `--json` reports it (`output_conflict`).
-    pub fn kind(&self) -> &'static str {
+impl Classify for Error {
+    fn kind(&self) -> ErrorKind {
         match self {
-            Error::Io { .. } => "io",
-            Error::OutputConflict { .. } => "output_conflict",
-            Error::Remote { .. } => "storage",
-            Error::Location { .. } => "location",
-            Error::Credentials { .. } => "credentials",
-            Error::Task(_) => "task",
-            Error::Unfinished { .. } => "unfinished_run",
-            Error::Empty { .. } => "not_found",
+            Error::Io { .. } => ErrorKind::Io,
+            Error::OutputConflict { .. } => ErrorKind::OutputConflict,
+            Error::Remote { .. } => ErrorKind::Storage,
+            Error::Location { .. } => ErrorKind::Location,
+            Error::Credentials { .. } => ErrorKind::Credentials,
+            Error::Task(_) => ErrorKind::Task,
+            Error::Unfinished { .. } => ErrorKind::UnfinishedRun,
+            Error::Empty { .. } => ErrorKind::NotFound,
             Error::Manifest(e) => e.kind(),
         }
     }
 
-    /// The file or directory the error is about, if one.
-    pub fn path(&self) -> Option<String> {
+    fn path(&self) -> Option<String> {
         match self {
             Error::Io { path, .. } => Some(path.display().to_string()),
             Error::OutputConflict { dir, .. } => Some(dir.clone()),
@@ -110,7 +110,9 @@ impl Error {
             Error::Manifest(e) => e.path(),
         }
     }
+}
 
+impl Error {
     /// Shorthand for [`Error::Io`].
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -1,5 +1,7 @@
 use std::path::PathBuf;
 
+use shardsmith_manifest::{Classify, ErrorKind};
+
 /// Errors that stop a `tokenize` run. Malformed records are not errors: they are
 /// counted and listed as skipped (unless `--strict` makes them errors).
 #[derive(Debug, thiserror::Error)]
@@ -72,26 +74,24 @@ pub enum Error {
     Manifest(#[from] shardsmith_manifest::Error),
 }
 
-impl Error {
-    /// Stable snake_case name of the variant, as `--json` reports it (`bad_record`).
-    pub fn kind(&self) -> &'static str {
+impl Classify for Error {
+    fn kind(&self) -> ErrorKind {
         match self {
-            Error::Io { .. } => "io",
-            Error::Setting(_) => "setting",
-            Error::Tokenizer { .. } => "tokenizer",
-            Error::Unrepresentable(_) => "unrepresentable",
-            Error::NoDocuments { .. } => "no_documents",
-            Error::BadRecord { .. } => "bad_record",
-            Error::BadFile { .. } => "bad_input",
-            Error::Stopped(_) => "stopped",
-            Error::Panicked(_) => "panicked",
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Setting(_) => ErrorKind::Setting,
+            Error::Tokenizer { .. } => ErrorKind::Tokenizer,
+            Error::Unrepresentable(_) => ErrorKind::Unrepresentable,
+            Error::NoDocuments { .. } => ErrorKind::NoDocuments,
+            Error::BadRecord { .. } => ErrorKind::BadRecord,
+            Error::BadFile { .. } => ErrorKind::BadInput,
+            Error::Stopped(_) => ErrorKind::Stopped,
+            Error::Panicked(_) => ErrorKind::Panicked,
             Error::Store(e) => e.kind(),
             Error::Manifest(e) => e.kind(),
         }
     }
 
-    /// The file or directory the error is about, if one.
-    pub fn path(&self) -> Option<String> {
+    fn path(&self) -> Option<String> {
         match self {
             Error::Io { path, .. } => Some(path.display().to_string()),
             Error::BadRecord { path, .. } | Error::BadFile { path, .. } => Some(path.clone()),
@@ -105,7 +105,9 @@ impl Error {
             Error::Manifest(e) => e.path(),
         }
     }
+}
 
+impl Error {
     /// Shorthand for [`Error::Io`].
     pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -105,6 +105,7 @@ impl ParquetReader {
 mod tests {
     use std::fs::File;
 
+    use shardsmith_manifest::Classify;
     use shardsmith_store::LocalFile;
 
     use super::*;

@@ -1,5 +1,7 @@
 use std::path::PathBuf;
 
+use shardsmith_manifest::{Classify, ErrorKind};
+
 /// Errors that stop signing or a signature check. A signature that does not match is
 /// not an error but findings ([`crate::SignatureReport`]).
 #[derive(Debug, thiserror::Error)]
@@ -53,21 +55,19 @@ pub enum Error {
     Manifest(#[from] shardsmith_manifest::Error),
 }
 
-impl Error {
-    /// Stable snake_case name of the variant, as `--json` reports it (`key`).
-    pub fn kind(&self) -> &'static str {
+impl Classify for Error {
+    fn kind(&self) -> ErrorKind {
         match self {
-            Error::Io { .. } => "io",
-            Error::Key { .. } => "key",
-            Error::Symlink { .. } => "symlink",
-            Error::NotAFile { .. } => "not_a_file",
-            Error::Unverified { .. } => "unverified",
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Key { .. } => ErrorKind::Key,
+            Error::Symlink { .. } => ErrorKind::Symlink,
+            Error::NotAFile { .. } => ErrorKind::NotAFile,
+            Error::Unverified { .. } => ErrorKind::Unverified,
             Error::Manifest(e) => e.kind(),
         }
     }
 
-    /// The file or directory the error is about, if one.
-    pub fn path(&self) -> Option<String> {
+    fn path(&self) -> Option<String> {
         match self {
             Error::Io { path, .. } | Error::Key { path, .. } => Some(path.display().to_string()),
             Error::Symlink { path } | Error::NotAFile { path, .. } => Some(path.clone()),
@@ -75,7 +75,9 @@ impl Error {
             Error::Manifest(e) => e.path(),
         }
     }
+}
 
+impl Error {
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             op,

@@ -318,7 +318,9 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
         match list_tensors(&dir.join(rel)) {
             Ok(Some(list)) => tensors.push((rel.clone(), list)),
             Ok(None) => {}
-            Err(why) if is_checkpoint_name(rel) => return Err(token_error(&dir, rel, why)),
+            Err(why) if is_checkpoint_name(rel) => {
+                return Err(token_error(&dir, rel, why.to_string()));
+            }
             Err(_) => {}
         }
     }

@@ -84,7 +84,7 @@ fn by_items(rel: &str, file: &mut File, size: u64, items: Vec<Item>) -> Plan {
                     items_to = item.end();
                     plan.transformed.push((item, t));
                 }
-                Err(d) => *unknown.entry(d).or_default() += 1,
+                Err(transform::UnknownTransform(d)) => *unknown.entry(d).or_default() += 1,
             }
             continue;
         }

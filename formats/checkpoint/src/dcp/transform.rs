@@ -43,17 +43,22 @@ impl Transform {
     }
 }
 
+/// A transform descriptor this reader does not know, as `.metadata` records it.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnknownTransform(pub String);
+
 /// The transforms of `descriptors` in the order `dcp.load` applies them (the order
 /// recorded), or the first descriptor this reader does not know. A descriptor is
 /// `name[@domain]/version`; torch's ZStandard accepts any version whose major part is 1.
-pub fn parse(descriptors: &[String]) -> Result<Vec<Transform>, String> {
+pub fn parse(descriptors: &[String]) -> Result<Vec<Transform>, UnknownTransform> {
     descriptors
         .iter()
         .map(|d| {
             let (name, version) = d.split_once('/').unwrap_or((d, ""));
             match (name, version.split('.').next()) {
                 ("stream.zstd", Some("1")) => Ok(Transform::Zstd),
-                _ => Err(d.clone()),
+                _ => Err(UnknownTransform(d.clone())),
             }
         })
         .collect()
@@ -300,9 +305,18 @@ mod tests {
             d(&["stream.zstd/1", "stream.zstd/1"]),
             Ok(vec![Transform::Zstd, Transform::Zstd])
         );
-        assert_eq!(d(&["stream.zstd/2"]), Err("stream.zstd/2".into()));
-        assert_eq!(d(&["stream.lz4/1"]), Err("stream.lz4/1".into()));
-        assert_eq!(d(&["stream.zstd"]), Err("stream.zstd".into()));
+        assert_eq!(
+            d(&["stream.zstd/2"]),
+            Err(UnknownTransform("stream.zstd/2".into()))
+        );
+        assert_eq!(
+            d(&["stream.lz4/1"]),
+            Err(UnknownTransform("stream.lz4/1".into()))
+        );
+        assert_eq!(
+            d(&["stream.zstd"]),
+            Err(UnknownTransform("stream.zstd".into()))
+        );
     }
 
     #[test]

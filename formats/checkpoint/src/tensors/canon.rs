@@ -14,7 +14,8 @@ use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
-use super::model::{Tensor, TensorError, contiguous};
+use super::model::{Tensor, contiguous};
+use crate::Error;
 
 /// Most bytes produced per refill, and the block size callers read with.
 pub const BLOCK: usize = 1 << 20;
@@ -70,13 +71,13 @@ pub struct Canonical<'a> {
 
 impl Tensor {
     /// A reader of the canonical form.
-    pub fn canonical(&self) -> Result<Canonical<'_>, TensorError> {
+    pub fn canonical(&self) -> Result<Canonical<'_>, Error> {
         Canonical::new(self)
     }
 }
 
 /// The SHA-256 (lowercase hex) of `tensor`'s canonical form.
-pub fn digest(tensor: &Tensor) -> Result<String, TensorError> {
+pub fn digest(tensor: &Tensor) -> Result<String, Error> {
     let mut reader = tensor.canonical()?;
     let mut hasher = Sha256::new();
     loop {
@@ -95,27 +96,27 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A read error of `tensor`'s canonical form as a [`TensorError`].
-pub(crate) fn read_error(tensor: &Tensor, e: io::Error) -> TensorError {
+/// A read error of `tensor`'s canonical form as a [`Error`].
+pub(crate) fn read_error(tensor: &Tensor, e: io::Error) -> Error {
     let path = tensor
         .pieces
         .first()
         .map_or_else(|| tensor.file.clone(), |p| p.path.display().to_string());
-    TensorError::Malformed {
+    Error::Malformed {
         path,
         reason: format!("tensor `{}`: {e}", tensor.name),
     }
 }
 
 impl<'a> Canonical<'a> {
-    pub(super) fn new(tensor: &'a Tensor) -> Result<Self, TensorError> {
+    pub(super) fn new(tensor: &'a Tensor) -> Result<Self, Error> {
         Self::with_gather_limit(tensor, GATHER_LIMIT)
     }
 
     /// [`Self::new`] gathering strided views of at most `gather_limit` storage bytes
     /// from memory (the tests lower it to reach the band reading with small files).
-    fn with_gather_limit(tensor: &'a Tensor, gather_limit: u64) -> Result<Self, TensorError> {
-        let bad = |why: String| TensorError::Malformed {
+    fn with_gather_limit(tensor: &'a Tensor, gather_limit: u64) -> Result<Self, Error> {
+        let bad = |why: String| Error::Malformed {
             path: tensor.file.clone(),
             reason: format!("tensor `{}`: {why}", tensor.name),
         };
@@ -183,10 +184,7 @@ impl<'a> Canonical<'a> {
                 Some(f) => f,
                 None => {
                     let f = piece.open()?;
-                    let size = f
-                        .metadata()
-                        .map_err(|e| TensorError::io(&piece.path, e))?
-                        .len();
+                    let size = f.metadata().map_err(|e| Error::io(&piece.path, e))?.len();
                     paths.push(source);
                     sizes.push(size);
                     files.push(f);
@@ -200,7 +198,7 @@ impl<'a> Canonical<'a> {
                 .checked_add(piece.len)
                 .is_none_or(|end| end > size)
             {
-                return Err(TensorError::malformed(
+                return Err(Error::malformed(
                     &piece.path,
                     format!(
                         "tensor `{}`: its storage at bytes {}..+{} is past the end of the {size}-byte file",

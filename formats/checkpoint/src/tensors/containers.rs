@@ -9,23 +9,19 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::model::{Entry, Piece, Tensor, TensorError, contiguous};
+use super::model::{Entry, Piece, Tensor, contiguous};
+use crate::Error;
 use crate::pickled::MAX_PICKLE_FILE;
 use crate::safetensors::MAX_HEADER;
 use crate::values::TensorDtype;
 use crate::zip::{self, Archive};
 use crate::{pickle, torch};
 
-pub(super) fn read_at(
-    file: &mut File,
-    path: &Path,
-    at: u64,
-    len: u64,
-) -> Result<Vec<u8>, TensorError> {
+pub(super) fn read_at(file: &mut File, path: &Path, at: u64, len: u64) -> Result<Vec<u8>, Error> {
     let mut buf = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
     file.seek(SeekFrom::Start(at))
         .and_then(|_| file.read_exact(&mut buf))
-        .map_err(|e| TensorError::io(path, e))?;
+        .map_err(|e| Error::io(path, e))?;
     Ok(buf)
 }
 
@@ -37,18 +33,17 @@ pub(super) fn safetensors_at(
     base: u64,
     len: u64,
     rel: &str,
-) -> Result<Vec<Tensor>, TensorError> {
+) -> Result<Vec<Tensor>, Error> {
     let n = u64::from_le_bytes(read_at(file, path, base, 8)?.try_into().expect("8 bytes"));
     if n > MAX_HEADER || n.saturating_add(8) > len {
-        return Err(TensorError::malformed(
+        return Err(Error::malformed(
             path,
             format!("safetensors header length {n} does not fit the file"),
         ));
     }
     let header = read_at(file, path, base + 8, n)?;
-    let map: serde_json::Map<String, Value> = serde_json::from_slice(&header).map_err(|e| {
-        TensorError::malformed(path, format!("safetensors header is not JSON: {e}"))
-    })?;
+    let map: serde_json::Map<String, Value> = serde_json::from_slice(&header)
+        .map_err(|e| Error::malformed(path, format!("safetensors header is not JSON: {e}")))?;
     let data = base + 8 + n;
     let data_len = len - 8 - n;
     let mut out = Vec::new();
@@ -56,7 +51,7 @@ pub(super) fn safetensors_at(
         if name == "__metadata__" {
             continue;
         }
-        let bad = |why: &str| TensorError::malformed(path, format!("tensor `{name}`: {why}"));
+        let bad = |why: &str| Error::malformed(path, format!("tensor `{name}`: {why}"));
         let dtype = value
             .get("dtype")
             .and_then(Value::as_str)
@@ -117,7 +112,7 @@ pub(super) fn torch_archive(
     file: &mut File,
     archive: &Archive,
     rel: &str,
-) -> Result<Vec<Tensor>, TensorError> {
+) -> Result<Vec<Tensor>, Error> {
     torch_archive_all(path, file, archive, rel).map(|(tensors, _)| tensors)
 }
 
@@ -128,49 +123,49 @@ pub(super) fn torch_archive_all(
     file: &mut File,
     archive: &Archive,
     rel: &str,
-) -> Result<(Vec<Tensor>, Vec<Entry>), TensorError> {
+) -> Result<(Vec<Tensor>, Vec<Entry>), Error> {
     let pkl = archive
         .entries
         .iter()
         .find(|e| e.name.ends_with("data.pkl"))
-        .ok_or_else(|| TensorError::malformed(path, "a zip without data.pkl"))?;
+        .ok_or_else(|| Error::malformed(path, "a zip without data.pkl"))?;
     let prefix = &pkl.name[..pkl.name.len() - "data.pkl".len()];
-    let dup = file.try_clone().map_err(|e| TensorError::io(path, e))?;
-    let stored = |name: &str| -> Result<(u64, u64), TensorError> {
+    let dup = file.try_clone().map_err(|e| Error::io(path, e))?;
+    let stored = |name: &str| -> Result<(u64, u64), Error> {
         let entry = archive
             .entries
             .iter()
             .find(|e| e.name == name)
-            .ok_or_else(|| TensorError::malformed(path, format!("no member `{name}`")))?;
+            .ok_or_else(|| Error::malformed(path, format!("no member `{name}`")))?;
         if entry.method != 0 {
-            return Err(TensorError::malformed(
+            return Err(Error::malformed(
                 path,
                 format!("member `{name}` is compressed; torch stores members uncompressed"),
             ));
         }
-        let mut f = dup.try_clone().map_err(|e| TensorError::io(path, e))?;
-        let at = zip::data_start(&mut f, entry).map_err(|e| TensorError::io(path, e))?;
+        let mut f = dup.try_clone().map_err(|e| Error::io(path, e))?;
+        let at = zip::data_start(&mut f, entry).map_err(|e| Error::io(path, e))?;
         Ok((at, entry.size))
     };
     if let Ok((at, size)) = stored(&format!("{prefix}byteorder"))
         && size <= 16
         && read_at(file, path, at, size)? != b"little"
     {
-        return Err(TensorError::Unsupported {
+        return Err(Error::Unsupported {
             path: path.display().to_string(),
             reason: "saved on a big-endian machine; only little-endian checkpoints are read".into(),
         });
     }
     if pkl.size > MAX_PICKLE_FILE {
-        return Err(TensorError::malformed(
+        return Err(Error::malformed(
             path,
             format!("data.pkl of {} bytes is too large", pkl.size),
         ));
     }
     let (at, size) = stored(&pkl.name)?;
     let bytes = read_at(file, path, at, size)?;
-    let p = pickle::parse(&bytes)
-        .map_err(|e| TensorError::malformed(path, format!("data.pkl: {e:?}")))?;
+    let p =
+        pickle::parse(&bytes).map_err(|e| Error::malformed(path, format!("data.pkl: {e:?}")))?;
     let mut contents = torch::contents(&p);
     unread(path, &contents)?;
     let entries = std::mem::take(&mut contents.entries)
@@ -193,10 +188,10 @@ pub(super) fn views(
     path: &Path,
     contents: torch::Contents,
     rel: &str,
-    mut storage: impl FnMut(&str) -> Result<(u64, u64), TensorError>,
-) -> Result<Vec<Tensor>, TensorError> {
+    mut storage: impl FnMut(&str) -> Result<(u64, u64), Error>,
+) -> Result<Vec<Tensor>, Error> {
     if contents.names_truncated {
-        return Err(TensorError::malformed(
+        return Err(Error::malformed(
             path,
             "the pickle reaches its values by more paths than this reader follows: not every tensor name could be listed",
         ));
@@ -204,13 +199,12 @@ pub(super) fn views(
     let mut out = Vec::new();
     for view in contents.views {
         if let Some(fault) = &view.fault {
-            return Err(TensorError::malformed(
+            return Err(Error::malformed(
                 path,
                 fault.message(&view.name, &view.storage),
             ));
         }
-        let bad =
-            |why: &str| TensorError::malformed(path, format!("tensor `{}`: {why}", view.name));
+        let bad = |why: &str| Error::malformed(path, format!("tensor `{}`: {why}", view.name));
         let (Some(dtype), Some(offset), Some(stride)) = (view.dtype, view.offset, &view.stride)
         else {
             return Err(bad("its dtype, storage offset or strides are not known"));
@@ -242,10 +236,10 @@ pub(super) fn views(
 /// Refuses a pickle holding tensors that are not plain strided views (quantized,
 /// sparse, nested, subclass wrappers): comparing the rest would call two checkpoints the
 /// same while those differ.
-pub(super) fn unread(path: &Path, contents: &torch::Contents) -> Result<(), TensorError> {
+pub(super) fn unread(path: &Path, contents: &torch::Contents) -> Result<(), Error> {
     match contents.other_rebuilds.first() {
         None => Ok(()),
-        Some(first) => Err(TensorError::Unsupported {
+        Some(first) => Err(Error::Unsupported {
             path: path.display().to_string(),
             reason: format!(
                 "holds tensors rebuilt by `{first}` (quantized, sparse or another layout), which shardsmith does not read as plain tensors; compare them with torch"

@@ -8,9 +8,10 @@ use std::io::Read;
 use rayon::prelude::*;
 
 use super::canon::{BLOCK, read_error};
-use super::model::{Entry, Tensor, TensorError};
+use super::model::{Entry, Tensor};
 use super::rules::MapRules;
 use super::values::{Compare, ValueDiff};
+use crate::Error;
 
 /// What `diff` is asked for.
 #[derive(Clone, Debug, Default)]
@@ -153,12 +154,12 @@ pub fn diff_entries(a: &[Entry], b: &[Entry], map: &MapRules) -> EntryReport {
 }
 
 /// Compares the tensors `a` with the tensors `b`.
-pub fn diff(a: &[Tensor], b: &[Tensor], options: &DiffOptions) -> Result<DiffReport, TensorError> {
+pub fn diff(a: &[Tensor], b: &[Tensor], options: &DiffOptions) -> Result<DiffReport, Error> {
     let mut renamed: Vec<(String, &Tensor)> =
         a.iter().map(|t| (options.map.apply(&t.name), t)).collect();
     renamed.sort_by(|x, y| x.0.cmp(&y.0));
     if let Some(w) = renamed.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(TensorError::Malformed {
+        return Err(Error::Malformed {
             path: w[0].1.file.clone(),
             reason: format!(
                 "tensors `{}` and `{}` are both renamed to `{}` by the map",
@@ -193,7 +194,7 @@ pub fn diff(a: &[Tensor], b: &[Tensor], options: &DiffOptions) -> Result<DiffRep
             }
         }
     }
-    let results: Vec<Result<Option<Change>, TensorError>> = pairs
+    let results: Vec<Result<Option<Change>, Error>> = pairs
         .par_iter()
         .map(|(x, y)| compare(x, y, options.values))
         .collect();
@@ -214,7 +215,7 @@ pub fn diff(a: &[Tensor], b: &[Tensor], options: &DiffOptions) -> Result<DiffRep
 }
 
 /// How `a` and `b` differ, `None` when they do not.
-pub fn compare(a: &Tensor, b: &Tensor, values: bool) -> Result<Option<Change>, TensorError> {
+pub fn compare(a: &Tensor, b: &Tensor, values: bool) -> Result<Option<Change>, Error> {
     if a.shape != b.shape {
         return Ok(Some(Change::Shape));
     }
@@ -233,7 +234,7 @@ pub fn compare(a: &Tensor, b: &Tensor, values: bool) -> Result<Option<Change>, T
 
 /// Streams both canonical forms; returns whether they are byte-identical and, when
 /// `values`, the element comparison (else stops at the first difference).
-fn stream(a: &Tensor, b: &Tensor, values: bool) -> Result<(bool, ValueDiff), TensorError> {
+fn stream(a: &Tensor, b: &Tensor, values: bool) -> Result<(bool, ValueDiff), Error> {
     let mut ra = a.canonical()?;
     let mut rb = b.canonical()?;
     let mut compare = Compare::new(a.dtype, b.dtype);

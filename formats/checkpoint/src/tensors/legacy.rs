@@ -8,7 +8,8 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::model::{Entry, Tensor, TensorError};
+use super::model::{Entry, Tensor};
+use crate::Error;
 use crate::legacy::{self, HeadError};
 use crate::pickled::MAX_PICKLE_FILE;
 
@@ -20,11 +21,11 @@ pub(super) fn tensors(
     file: &mut File,
     len: u64,
     rel: &str,
-) -> Result<(Vec<Tensor>, Vec<Entry>), TensorError> {
+) -> Result<(Vec<Tensor>, Vec<Entry>), Error> {
     let mut head = vec![0u8; MAX_PICKLE_FILE.min(len) as usize];
     file.read_exact_at(&mut head, 0)
-        .map_err(|e| TensorError::io(path, e))?;
-    let bad = |why: String| TensorError::malformed(path, why);
+        .map_err(|e| Error::io(path, e))?;
+    let bad = |why: String| Error::malformed(path, why);
     let mut head = legacy::head(&head).map_err(|e: HeadError| {
         let limit = match e.truncated() && len > MAX_PICKLE_FILE {
             true => " (the pickles must fit in the first 256 MiB)",
@@ -33,7 +34,7 @@ pub(super) fn tensors(
         bad(format!("{} at byte {}{limit}", e.message(), e.at()))
     })?;
     if head.big_endian {
-        return Err(TensorError::Unsupported {
+        return Err(Error::Unsupported {
             path: path.display().to_string(),
             reason: "saved on a big-endian machine; only little-endian checkpoints are read".into(),
         });
@@ -42,7 +43,7 @@ pub(super) fn tensors(
         let n = buf.len().min(len.saturating_sub(at) as usize);
         file.read_exact_at(&mut buf[..n], at).map(|()| n)
     })
-    .map_err(|e| TensorError::io(path, e))?;
+    .map_err(|e| Error::io(path, e))?;
     if let Some(p) = problems.iter().find(|p| p.is_error()) {
         return Err(bad(p.message(len)));
     }
@@ -68,7 +69,7 @@ pub(super) fn tensors(
 #[cfg(test)]
 mod tests {
     use super::super::files::of_file;
-    use super::super::model::TensorError;
+    use crate::Error;
 
     /// Found by fuzzing (`tensors`): a legacy file whose storage declares 2^64 − 1
     /// elements overflowed the end-of-storage sum.
@@ -82,6 +83,6 @@ mod tests {
         )
         .unwrap();
         let err = of_file(&path, "model.pt").expect_err("refused");
-        assert!(matches!(err, TensorError::Malformed { .. }), "{err}");
+        assert!(matches!(err, Error::Malformed { .. }), "{err}");
     }
 }

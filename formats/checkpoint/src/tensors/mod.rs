@@ -26,8 +26,9 @@ mod rules;
 mod values;
 
 pub use crate::dcp::transform::Transform;
+pub use crate::error::RuleError;
 pub use canon::{Canonical, digest};
 pub use files::{of_file, open, open_all};
-pub use model::{Checkpoint, Encoded, Entry, Piece, Tensor, TensorError};
-pub use rules::{MapRules, RuleError};
+pub use model::{Checkpoint, Encoded, Entry, Piece, Tensor};
+pub use rules::MapRules;
 pub use values::ValueDiff;

@@ -2,8 +2,9 @@
 //! and the pieces (strided views at places in files) its elements lie in.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use crate::Error;
 use crate::dcp::transform::{self, Transform};
 
 use crate::values::TensorDtype;
@@ -95,82 +96,19 @@ pub struct Encoded {
 impl Piece {
     /// The file holding the storage at `base`: `path` itself, or for an encoded piece
     /// its item decoded into an anonymous temporary file (deleted when closed).
-    pub(crate) fn open(&self) -> Result<File, TensorError> {
-        let file = File::open(&self.path).map_err(|e| TensorError::io(&self.path, e))?;
+    pub(crate) fn open(&self) -> Result<File, Error> {
+        let file = File::open(&self.path).map_err(|e| Error::io(&self.path, e))?;
         let Some(e) = &self.encoded else {
             return Ok(file);
         };
         transform::decode_at(&file, e.offset, e.length, &e.transforms, e.limit)
             .map(|d| d.file)
             .map_err(|why| {
-                TensorError::malformed(
+                Error::malformed(
                     &self.path,
                     format!("the item at bytes {}..+{}: {why}", e.offset, e.length),
                 )
             })
-    }
-}
-
-/// Why the tensors of a checkpoint cannot be read.
-#[derive(Debug, thiserror::Error)]
-pub enum TensorError {
-    /// A file cannot be read.
-    #[error("`{path}`: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// A file's structure does not describe its tensors readably.
-    #[error("`{path}`: {reason}")]
-    Malformed {
-        /// The file.
-        path: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A file or directory that holds no checkpoint format shardsmith reads tensors of.
-    #[error("`{path}`: {reason}")]
-    Unsupported {
-        /// The file or directory.
-        path: String,
-        /// What it is, and what is read.
-        reason: String,
-    },
-}
-
-impl TensorError {
-    /// Stable snake_case name, as `--json` reports it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            TensorError::Io { .. } => "io",
-            TensorError::Malformed { .. } => "bad_input",
-            TensorError::Unsupported { .. } => "unsupported",
-        }
-    }
-
-    /// The file or directory the error is about.
-    pub fn path(&self) -> Option<String> {
-        match self {
-            TensorError::Io { path, .. }
-            | TensorError::Malformed { path, .. }
-            | TensorError::Unsupported { path, .. } => Some(path.clone()),
-        }
-    }
-
-    pub(crate) fn malformed(path: &Path, reason: impl Into<String>) -> Self {
-        TensorError::Malformed {
-            path: path.display().to_string(),
-            reason: reason.into(),
-        }
-    }
-
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
-        TensorError::Io {
-            path: path.display().to_string(),
-            source,
-        }
     }
 }
 

@@ -15,7 +15,8 @@ use shardsmith_manifest::{CHANGED, Finding, FindingKind, Inspection, Manifest, T
 
 use super::canon::digest;
 use super::files::of_file;
-use super::model::{Tensor, TensorError};
+use super::model::Tensor;
+use crate::Error;
 
 /// Formats whose files carry tensor records (a DCP checkpoint on its `.metadata`).
 const RECORDED: &[&str] = &["safetensors", "torch_zip", "torch_legacy", "dcp_metadata"];
@@ -29,7 +30,7 @@ pub struct NotRecorded {
     pub reason: String,
 }
 
-fn records(tensors: &[Tensor]) -> Result<Vec<TensorRecord>, TensorError> {
+fn records(tensors: &[Tensor]) -> Result<Vec<TensorRecord>, Error> {
     tensors
         .par_iter()
         .map(|t| {
@@ -47,8 +48,8 @@ fn records(tensors: &[Tensor]) -> Result<Vec<TensorRecord>, TensorError> {
 /// `root`) and re-seals it. Files whose tensors shardsmith does not read (a big-endian
 /// save) are returned, not recorded; a checkpoint whose tensors cannot be read is an
 /// error.
-pub fn record(root: &Path, manifest: &mut Manifest) -> Result<Vec<NotRecorded>, TensorError> {
-    let results: Vec<Result<Option<Vec<TensorRecord>>, TensorError>> = manifest
+pub fn record(root: &Path, manifest: &mut Manifest) -> Result<Vec<NotRecorded>, Error> {
+    let results: Vec<Result<Option<Vec<TensorRecord>>, Error>> = manifest
         .files
         .par_iter()
         .map(|entry| {
@@ -70,7 +71,7 @@ pub fn record(root: &Path, manifest: &mut Manifest) -> Result<Vec<NotRecorded>, 
                 entry.tensors = records;
             }
             Ok(None) => {}
-            Err(TensorError::Unsupported { reason, .. }) => skipped.push(NotRecorded {
+            Err(Error::Unsupported { reason, .. }) => skipped.push(NotRecorded {
                 path: entry.path.clone(),
                 reason,
             }),
@@ -126,7 +127,7 @@ fn compare_file(root: &Path, rel: &str, recorded: &[TensorRecord]) -> Vec<Findin
         .iter()
         .map(|r| (r, now.get(r.name.as_str()).copied()))
         .collect();
-    let digests: Vec<Option<Result<String, TensorError>>> = pairs
+    let digests: Vec<Option<Result<String, Error>>> = pairs
         .par_iter()
         .map(|(r, t)| {
             t.filter(|t| t.dtype_name() == r.dtype && t.shape == r.shape)

@@ -11,29 +11,7 @@
 //! transformer.h.*.mlp.c_fc.weight -> model.layers.*.mlp.up_proj.weight
 //! ```
 
-/// Why a rule file was refused.
-#[derive(Debug, thiserror::Error)]
-#[error("{path} line {line}: {reason}")]
-pub struct RuleError {
-    /// The rule file.
-    pub path: String,
-    /// 1-based line.
-    pub line: usize,
-    /// What is wrong.
-    pub reason: String,
-}
-
-impl RuleError {
-    /// Stable snake_case name, as `--json` reports it (an option's value).
-    pub fn kind(&self) -> &'static str {
-        "setting"
-    }
-
-    /// The rule file.
-    pub fn path(&self) -> Option<String> {
-        Some(self.path.clone())
-    }
-}
+use crate::error::RuleError;
 
 /// One rule: the pattern's literal parts around its `*`s, and the replacement's.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +28,7 @@ pub struct MapRules {
 
 impl MapRules {
     /// Parses the rule file `text` (named `path` in errors).
-    pub fn parse(text: &str, path: &str) -> Result<Self, RuleError> {
+    pub fn parse(text: &str, path: &str) -> Result<Self, crate::Error> {
         let mut rules = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line_no = i + 1;
@@ -58,10 +36,12 @@ impl MapRules {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let err = |reason: &str| RuleError {
-                path: path.to_string(),
-                line: line_no,
-                reason: reason.to_string(),
+            let err = |reason: &str| {
+                crate::Error::from(RuleError {
+                    path: path.to_string(),
+                    line: line_no,
+                    reason: reason.to_string(),
+                })
             };
             let (from, to) = line
                 .split_once("->")

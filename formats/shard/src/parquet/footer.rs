@@ -10,8 +10,46 @@
 //! by fuzzing). This walk is linear in the footer's length, needs no allocation and
 //! checks nothing else: what it accepts, the parquet crate still decodes and judges.
 
+/// Why Thrift bytes (a footer, a page header) cannot be walked; each names its byte
+/// offset inside those bytes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ThriftError {
+    /// The bytes end inside a value (they may be a prefix of the whole).
+    #[error("the footer ends inside a value at byte {at}")]
+    EndsInside { at: usize },
+    /// A value declares more bytes than remain.
+    #[error("a value at byte {at} declares {len} bytes, {remain} remain in the footer")]
+    LongValue {
+        at: usize,
+        len: usize,
+        remain: usize,
+    },
+    /// A varint of more than 10 bytes.
+    #[error("a varint at byte {at} is longer than 10 bytes")]
+    LongVarint { at: usize },
+    /// A field id that does not fit an i16.
+    #[error("a field id out of range at byte {at}")]
+    FieldId { at: usize },
+    /// A list, set or map that declares more elements than could fit.
+    #[error(
+        "a {what} at byte {at} declares {count} elements, only {remain} bytes remain in the footer"
+    )]
+    TooMany {
+        what: &'static str,
+        at: usize,
+        count: u64,
+        remain: usize,
+    },
+    /// Values nested deeper than [`MAX_DEPTH`].
+    #[error("values nest deeper than {MAX_DEPTH} at byte {at}")]
+    TooDeep { at: usize },
+    /// A type code the compact protocol does not have.
+    #[error("unknown Thrift type {kind} at byte {at}")]
+    UnknownType { kind: u8, at: usize },
+}
+
 /// Why a footer was refused, with the byte offset inside the footer.
-pub(crate) fn check(footer: &[u8]) -> Result<(), String> {
+pub(crate) fn check(footer: &[u8]) -> Result<(), ThriftError> {
     Walk::new(footer).value(STRUCT, 0)
 }
 
@@ -71,32 +109,29 @@ impl<'a> Walk<'a> {
         self.bytes.len() - self.at
     }
 
-    pub(super) fn byte(&mut self) -> Result<u8, String> {
+    pub(super) fn byte(&mut self) -> Result<u8, ThriftError> {
         let Some(&b) = self.bytes.get(self.at) else {
             self.short = true;
-            return Err(format!(
-                "the footer ends inside a value at byte {}",
-                self.at
-            ));
+            return Err(ThriftError::EndsInside { at: self.at });
         };
         self.at += 1;
         Ok(b)
     }
 
-    fn skip(&mut self, n: usize) -> Result<(), String> {
+    fn skip(&mut self, n: usize) -> Result<(), ThriftError> {
         if n > self.remaining() {
             self.short = true;
-            return Err(format!(
-                "a value at byte {} declares {n} bytes, {} remain in the footer",
-                self.at,
-                self.remaining()
-            ));
+            return Err(ThriftError::LongValue {
+                at: self.at,
+                len: n,
+                remain: self.remaining(),
+            });
         }
         self.at += n;
         Ok(())
     }
 
-    pub(super) fn varint(&mut self) -> Result<u64, String> {
+    pub(super) fn varint(&mut self) -> Result<u64, ThriftError> {
         let start = self.at;
         let mut value = 0u64;
         for shift in (0..70).step_by(7) {
@@ -106,28 +141,25 @@ impl<'a> Walk<'a> {
                 return Ok(value);
             }
         }
-        Err(format!("a varint at byte {start} is longer than 10 bytes"))
+        Err(ThriftError::LongVarint { at: start })
     }
 
     /// A zigzag-encoded integer (i16, i32, i64).
-    pub(super) fn int(&mut self) -> Result<i64, String> {
+    pub(super) fn int(&mut self) -> Result<i64, ThriftError> {
         let n = self.varint()?;
         Ok((n >> 1) as i64 ^ -((n & 1) as i64))
     }
 
     /// The header of the next field of a struct: `None` at its end, else the field's id
     /// (from the last one's, `last`) and its type.
-    pub(super) fn field(&mut self, last: i16) -> Result<Option<(i16, u8)>, String> {
+    pub(super) fn field(&mut self, last: i16) -> Result<Option<(i16, u8)>, ThriftError> {
         let header = self.byte()?;
         if header == 0 {
             return Ok(None);
         }
         let id = match header >> 4 {
-            0 => i16::try_from(self.int()?).map_err(|_| {
-                format!(
-                    "a field id out of range at byte {}",
-                    self.at.saturating_sub(1)
-                )
+            0 => i16::try_from(self.int()?).map_err(|_| ThriftError::FieldId {
+                at: self.at.saturating_sub(1),
             })?,
             delta => last.wrapping_add(i16::from(delta)),
         };
@@ -135,25 +167,30 @@ impl<'a> Walk<'a> {
     }
 
     /// Checks that `count` elements of at least `each` bytes fit in what remains.
-    fn fits(&mut self, count: u64, each: u64, what: &str, start: usize) -> Result<(), String> {
+    fn fits(
+        &mut self,
+        count: u64,
+        each: u64,
+        what: &'static str,
+        start: usize,
+    ) -> Result<(), ThriftError> {
         if count.saturating_mul(each) > self.remaining() as u64 {
             self.short = true;
-            return Err(format!(
-                "a {what} at byte {start} declares {count} elements, only {} bytes remain in the footer",
-                self.remaining()
-            ));
+            return Err(ThriftError::TooMany {
+                what,
+                at: start,
+                count,
+                remain: self.remaining(),
+            });
         }
         Ok(())
     }
 
     /// Skips one value of type `kind` (a struct field of type `BOOL_*` has no bytes:
     /// callers skip those themselves).
-    pub(super) fn value(&mut self, kind: u8, depth: u32) -> Result<(), String> {
+    pub(super) fn value(&mut self, kind: u8, depth: u32) -> Result<(), ThriftError> {
         if depth > MAX_DEPTH {
-            return Err(format!(
-                "values nest deeper than {MAX_DEPTH} at byte {}",
-                self.at
-            ));
+            return Err(ThriftError::TooDeep { at: self.at });
         }
         match kind {
             BOOL_TRUE | BOOL_FALSE | BYTE => self.byte().map(drop),
@@ -206,10 +243,10 @@ impl<'a> Walk<'a> {
                     kind => self.value(kind, depth + 1)?,
                 }
             },
-            other => Err(format!(
-                "unknown Thrift type {other} at byte {}",
-                self.at.saturating_sub(1)
-            )),
+            other => Err(ThriftError::UnknownType {
+                kind: other,
+                at: self.at.saturating_sub(1),
+            }),
         }
     }
 }
@@ -238,7 +275,7 @@ mod tests {
     fn a_list_longer_than_the_footer_is_refused() {
         // field 1: list<bool> of 2^31 - 1 elements, then nothing.
         let footer = [0x19, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00];
-        let err = check(&footer).unwrap_err();
+        let err = check(&footer).unwrap_err().to_string();
         assert!(err.contains("declares 2147483647 elements"), "{err}");
     }
 
@@ -256,11 +293,16 @@ mod tests {
                 "longer than 10 bytes",
             ),
         ] {
-            let err = check(footer).unwrap_err();
+            let err = check(footer).unwrap_err().to_string();
             assert!(err.contains(why), "{footer:?}: {err}");
         }
         let deep: Vec<u8> = std::iter::repeat_n(0x1c, 70).collect();
-        assert!(check(&deep).unwrap_err().contains("nest deeper"));
+        assert!(
+            check(&deep)
+                .unwrap_err()
+                .to_string()
+                .contains("nest deeper")
+        );
     }
 
     fn footer_of(bytes: &[u8]) -> &[u8] {

@@ -179,7 +179,8 @@ pub(super) fn prepare(
         if old_parquet_mr {
             chunk_end += OLD_PARQUET_MR_PADDING.min(file.len() - chunk_end);
         }
-        let walked = pages::walk(file, start, chunk_end, chunk.num_values()).map_err(damaged)?;
+        let walked = pages::walk(file, start, chunk_end, chunk.num_values())
+            .map_err(|e| damaged(e.to_string()))?;
         let dictionary = walked.dictionary.map_or(0, |d| d.uncompressed);
         let needs = dictionary.saturating_add(walked.max_page);
         in_flight = in_flight.saturating_add(needs);

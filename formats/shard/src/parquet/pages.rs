@@ -11,7 +11,7 @@
 //! page's declared sizes are known before it is decompressed, so a small file that
 //! declares gigabytes is refused before it costs them.
 
-use super::footer::{BOOL_FALSE, BOOL_TRUE, I32, STRUCT, Walk};
+use super::footer::{BOOL_FALSE, BOOL_TRUE, I32, STRUCT, ThriftError, Walk};
 use super::strict::StrictFile;
 
 /// Largest page header read (pyarrow's own limit, `kDefaultMaxPageHeaderSize`).
@@ -24,7 +24,7 @@ const DATA_PAGE_V2: i64 = 3;
 
 /// What the walk needs of a page header.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Header {
+pub(super) struct Header {
     kind: i64,
     uncompressed: i64,
     compressed: i64,
@@ -32,9 +32,49 @@ struct Header {
     values: i64,
 }
 
+/// Why the pages of a column chunk cannot be walked; each names its byte offset in the
+/// file.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PageError {
+    /// The chunk ends before its pages hold the values the footer declares.
+    #[error("the column chunk ends at byte {limit} after {seen} of its {values} values")]
+    ChunkEnds { limit: u64, seen: i64, values: i64 },
+    /// A page's body runs past the end of its chunk.
+    #[error(
+        "the page at byte {at} declares {len} bytes, past the end of its column chunk at byte {limit}"
+    )]
+    PastChunk { at: u64, len: i64, limit: u64 },
+    /// A dictionary page that is not the chunk's first page.
+    #[error("a second dictionary page, or one after data pages, at byte {at}")]
+    SecondDictionary { at: u64 },
+    /// The header's bytes cannot be read.
+    #[error("the page header at byte {at} cannot be read: {error}")]
+    Unreadable { at: u64, error: std::io::Error },
+    /// The header's bytes are not a page header.
+    #[error("the page header at byte {at} is malformed: {error}")]
+    Malformed { at: u64, error: HeaderError },
+    /// The header is longer than any reader reads.
+    #[error("the page header at byte {at} is longer than {MAX_HEADER} bytes (pyarrow's limit too)")]
+    TooLong { at: u64 },
+    /// The header runs past the end of its chunk.
+    #[error("the page header at byte {at} runs past the end of its column chunk at byte {limit}")]
+    PastEnd { at: u64, limit: u64 },
+}
+
+/// Why bytes are not a page header.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(super) enum HeaderError {
+    /// Not Thrift.
+    #[error(transparent)]
+    Thrift(#[from] ThriftError),
+    /// Thrift, without the fields every page header has.
+    #[error("a page header without its type or sizes, or with a negative one ({0:?})")]
+    Incomplete(Header),
+}
+
 /// Parses a page header from the start of `bytes`: the header and its length, `Ok(None)`
 /// when `bytes` ends inside it.
-fn header(bytes: &[u8]) -> Result<Option<(Header, usize)>, String> {
+fn header(bytes: &[u8]) -> Result<Option<(Header, usize)>, HeaderError> {
     let mut walk = Walk::new(bytes);
     match fields(&mut walk) {
         Ok(h) => Ok(Some((h, walk.at))),
@@ -43,7 +83,7 @@ fn header(bytes: &[u8]) -> Result<Option<(Header, usize)>, String> {
     }
 }
 
-fn fields(walk: &mut Walk<'_>) -> Result<Header, String> {
+fn fields(walk: &mut Walk<'_>) -> Result<Header, HeaderError> {
     let mut h = Header {
         kind: -1,
         uncompressed: -1,
@@ -75,9 +115,7 @@ fn fields(walk: &mut Walk<'_>) -> Result<Header, String> {
         }
     }
     if h.kind < 0 || h.uncompressed < 0 || h.compressed < 0 || h.values < 0 {
-        return Err(format!(
-            "a page header without its type or sizes, or with a negative one ({h:?})"
-        ));
+        return Err(HeaderError::Incomplete(h));
     }
     Ok(h)
 }
@@ -114,7 +152,7 @@ pub(super) fn walk(
     start: u64,
     limit: u64,
     values: i64,
-) -> Result<Chunk, String> {
+) -> Result<Chunk, PageError> {
     let mut chunk = Chunk {
         end: start,
         ..Chunk::default()
@@ -123,20 +161,21 @@ pub(super) fn walk(
     let mut at = start;
     while seen < values {
         if at >= limit {
-            return Err(format!(
-                "the column chunk ends at byte {limit} after {seen} of its {values} values"
-            ));
+            return Err(PageError::ChunkEnds {
+                limit,
+                seen,
+                values,
+            });
         }
         let (h, header_len) = read_header(file, at, limit)?;
         let body = at + header_len as u64;
         let end = body
             .checked_add(h.compressed as u64)
             .filter(|&e| e <= limit)
-            .ok_or_else(|| {
-                format!(
-                    "the page at byte {at} declares {} bytes, past the end of its column chunk at byte {limit}",
-                    h.compressed
-                )
+            .ok_or(PageError::PastChunk {
+                at,
+                len: h.compressed,
+                limit,
             })?;
         match h.kind {
             DICTIONARY_PAGE if chunk.dictionary.is_none() && chunk.pages == 0 => {
@@ -148,9 +187,7 @@ pub(super) fn walk(
                 });
             }
             DICTIONARY_PAGE => {
-                return Err(format!(
-                    "a second dictionary page, or one after data pages, at byte {at}"
-                ));
+                return Err(PageError::SecondDictionary { at });
             }
             DATA_PAGE | DATA_PAGE_V2 => {
                 seen = seen.saturating_add(h.values);
@@ -172,7 +209,7 @@ pub(super) fn walk(
 }
 
 /// The page header at `at` (before `limit`) and its length, read in growing prefixes.
-fn read_header(file: &StrictFile, at: u64, limit: u64) -> Result<(Header, usize), String> {
+fn read_header(file: &StrictFile, at: u64, limit: u64) -> Result<(Header, usize), PageError> {
     let most = usize::try_from(limit - at)
         .unwrap_or(usize::MAX)
         .min(MAX_HEADER);
@@ -180,20 +217,16 @@ fn read_header(file: &StrictFile, at: u64, limit: u64) -> Result<(Header, usize)
     loop {
         let bytes = file
             .read_upto(at, want)
-            .map_err(|e| format!("the page header at byte {at} cannot be read: {e}"))?;
+            .map_err(|error| PageError::Unreadable { at, error })?;
         match header(&bytes) {
             Ok(Some(found)) => return Ok(found),
-            Err(e) => return Err(format!("the page header at byte {at} is malformed: {e}")),
+            Err(error) => return Err(PageError::Malformed { at, error }),
             Ok(None) if want < most => want = (want * 8).min(most),
             Ok(None) if most == MAX_HEADER => {
-                return Err(format!(
-                    "the page header at byte {at} is longer than {MAX_HEADER} bytes (pyarrow's limit too)"
-                ));
+                return Err(PageError::TooLong { at });
             }
             Ok(None) => {
-                return Err(format!(
-                    "the page header at byte {at} runs past the end of its column chunk at byte {limit}"
-                ));
+                return Err(PageError::PastEnd { at, limit });
             }
         }
     }

@@ -2,6 +2,7 @@
 //! objects fetched many at once ahead of the reader ([`InputSource::prefetch`]), large
 //! ones streamed as parallel ranged GETs, and random access (Parquet) as ranged GETs.
 
+use shardsmith_manifest::Classify;
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::ops::Range;

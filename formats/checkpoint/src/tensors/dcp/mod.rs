@@ -20,7 +20,8 @@ use shardsmith_manifest::{Finding, FindingKind};
 
 pub(crate) use self::read::Cause;
 use self::read::{Chunk, Reader};
-use super::model::{Tensor, TensorError};
+use super::model::Tensor;
+use crate::Error;
 use crate::dcp::meta::{self, Item};
 use crate::dcp_coverage::ints;
 use crate::pickle::{self, Node, Pickle};
@@ -36,7 +37,7 @@ pub(crate) struct Problem {
     /// The chunk's stored bytes.
     pub range: Option<(u64, u64)>,
     /// What `diff` and `ls` report.
-    pub error: TensorError,
+    pub error: Error,
 }
 
 /// Most chunks `verify` names for one `.metadata`; the rest are counted in one more
@@ -45,7 +46,7 @@ const MAX_NAMED: usize = 100;
 
 /// The tensors of the DCP checkpoint in `dir` (its `.metadata` shown as `rel`), or the
 /// first chunk that cannot be read as `.metadata` declares it.
-pub(super) fn directory(dir: &Path, rel: &str) -> Result<Vec<Tensor>, TensorError> {
+pub(super) fn directory(dir: &Path, rel: &str) -> Result<Vec<Tensor>, Error> {
     let (tensors, problems) = resolve(dir, rel)?;
     match problems.into_iter().next() {
         Some(p) => Err(p.error),
@@ -56,23 +57,23 @@ pub(super) fn directory(dir: &Path, rel: &str) -> Result<Vec<Tensor>, TensorErro
 /// The tensors of the DCP checkpoint in `dir` whose every chunk reads as `.metadata`
 /// declares it, and the problems of the others (every chunk tried); an error only when
 /// `.metadata` itself cannot be read.
-pub(crate) fn resolve(dir: &Path, rel: &str) -> Result<(Vec<Tensor>, Vec<Problem>), TensorError> {
+pub(crate) fn resolve(dir: &Path, rel: &str) -> Result<(Vec<Tensor>, Vec<Problem>), Error> {
     let meta = dir.join(".metadata");
     let size = std::fs::metadata(&meta)
-        .map_err(|e| TensorError::io(&meta, e))?
+        .map_err(|e| Error::io(&meta, e))?
         .len();
     if size > MAX_PICKLE_FILE {
-        return Err(TensorError::malformed(
+        return Err(Error::malformed(
             &meta,
             format!("{size} bytes is too large"),
         ));
     }
-    let bytes = std::fs::read(&meta).map_err(|e| TensorError::io(&meta, e))?;
+    let bytes = std::fs::read(&meta).map_err(|e| Error::io(&meta, e))?;
     let p = pickle::parse(&bytes)
-        .map_err(|e| TensorError::malformed(&meta, format!("not a readable pickle: {e:?}")))?;
+        .map_err(|e| Error::malformed(&meta, format!("not a readable pickle: {e:?}")))?;
     let tensors = p
         .get(p.root, "state_dict_metadata")
-        .ok_or_else(|| TensorError::malformed(&meta, "no state_dict_metadata"))?;
+        .ok_or_else(|| Error::malformed(&meta, "no state_dict_metadata"))?;
     let storage: BTreeMap<(String, Vec<u64>), Item> = meta::items(&p)
         .into_iter()
         .filter_map(|i| Some(((i.fqn.clone(), i.chunk.clone()?), i)))
@@ -85,7 +86,7 @@ pub(crate) fn resolve(dir: &Path, rel: &str) -> Result<(Vec<Tensor>, Vec<Problem
         let Some(list) = p.get(v, "chunks") else {
             continue; // a bytes item (BytesStorageMetadata), not a tensor
         };
-        let bad = |why: String| TensorError::malformed(&meta, format!("tensor `{fqn}`: {why}"));
+        let bad = |why: String| Error::malformed(&meta, format!("tensor `{fqn}`: {why}"));
         let declared = |cause, why: &str| Problem {
             cause,
             file: None,
@@ -183,10 +184,9 @@ pub(crate) fn check(root: &Path, meta_rel: &str, damaged: &dyn Fn(&str) -> bool)
     for p in problems {
         let file = p.file.as_deref().map(at);
         let reason = match &p.error {
-            TensorError::Io { source, .. } => source.to_string(),
-            TensorError::Malformed { reason, .. } | TensorError::Unsupported { reason, .. } => {
-                reason.clone()
-            }
+            Error::Io { source, .. } | Error::Unreadable { source, .. } => source.to_string(),
+            Error::Rule(e) => e.to_string(),
+            Error::Malformed { reason, .. } | Error::Unsupported { reason, .. } => reason.clone(),
         };
         let finding = match p.cause {
             Cause::Coverage | Cause::File | Cause::PastEnd | Cause::Transform | Cause::Overlap => {

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::super::containers::{safetensors_at, torch_archive};
-use super::super::model::{Encoded, Piece, Tensor, TensorError};
+use super::super::model::{Encoded, Piece, Tensor};
+use crate::Error;
 use crate::dcp::meta::Item;
 use crate::dcp::transform;
 use crate::safetensors::is_safetensors;
@@ -59,10 +60,10 @@ enum Stored {
 }
 
 /// What reading one safetensors blob gave (shared by every tensor item pointing there).
-type BlobTensors = Result<Rc<Vec<Tensor>>, (Cause, TensorError)>;
+type BlobTensors = Result<Rc<Vec<Tensor>>, (Cause, Error)>;
 
 /// What reading one stored item gave (shared by every chunk that points at it).
-type ItemTensors = Result<Rc<Stored>, (Cause, TensorError)>;
+type ItemTensors = Result<Rc<Stored>, (Cause, Error)>;
 
 /// What `.metadata` declares for a chunk.
 pub(super) struct Chunk<'a> {
@@ -118,7 +119,7 @@ impl<'a> Reader<'a> {
         &mut self,
         item: &Item,
         chunk: &Chunk<'_>,
-    ) -> Result<Piece, (Cause, TensorError)> {
+    ) -> Result<Piece, (Cause, Error)> {
         let key = (item.file.clone(), item.offset, item.length);
         if !self.read.contains_key(&key) {
             let got = self.read_item(item).map(Rc::new);
@@ -139,7 +140,7 @@ impl<'a> Reader<'a> {
         let mismatch = |why: String| {
             (
                 Cause::Mismatch,
-                TensorError::malformed(
+                Error::malformed(
                     chunk.meta,
                     format!("tensor `{fqn}`: chunk {i} ({at}) {why}"),
                 ),
@@ -177,7 +178,7 @@ impl<'a> Reader<'a> {
 
     /// The data file `name`, opened once (a plain name beside `.metadata`: never an
     /// absolute path, a `..`, or anything but a regular file, since a FIFO would block).
-    fn file(&mut self, name: &str, fqn: &str) -> Result<&DataFile, (Cause, TensorError)> {
+    fn file(&mut self, name: &str, fqn: &str) -> Result<&DataFile, (Cause, Error)> {
         if !self.files.contains_key(name) {
             let plain =
                 !name.is_empty() && !name.contains(['/', '\\']) && name != "." && name != "..";
@@ -185,7 +186,7 @@ impl<'a> Reader<'a> {
             if !plain {
                 return Err((
                     Cause::File,
-                    TensorError::malformed(
+                    Error::malformed(
                         &meta,
                         format!(
                             "tensor `{fqn}`: a chunk is stored in `{name}`, not a file beside .metadata"
@@ -194,12 +195,12 @@ impl<'a> Reader<'a> {
                 ));
             }
             let path = self.dir.join(name);
-            let io = |e| (Cause::File, TensorError::io(&path, e));
+            let io = |e| (Cause::File, Error::io(&path, e));
             let regular = std::fs::symlink_metadata(&path).map_err(io)?;
             if !regular.is_file() {
                 return Err((
                     Cause::File,
-                    TensorError::malformed(&path, "is not a regular file"),
+                    Error::malformed(&path, "is not a regular file"),
                 ));
             }
             let file = File::open(&path).map_err(io)?;
@@ -212,19 +213,19 @@ impl<'a> Reader<'a> {
 
     /// The tensors the stored item holds (one for a torch zip, every tensor of a
     /// safetensors blob).
-    fn read_item(&mut self, item: &Item) -> Result<Stored, (Cause, TensorError)> {
+    fn read_item(&mut self, item: &Item) -> Result<Stored, (Cause, Error)> {
         let rel = self.rel.to_string();
         let data = self.file(&item.file, &item.fqn)?;
         let (path, size) = (data.path.clone(), data.size);
         let data_file = data
             .file
             .try_clone()
-            .map_err(|e| (Cause::File, TensorError::io(&path, e)))?;
+            .map_err(|e| (Cause::File, Error::io(&path, e)))?;
         let label = item.label();
         let container = |why: String| {
             (
                 Cause::Container,
-                TensorError::malformed(
+                Error::malformed(
                     &path,
                     format!("{label} at bytes {}..{}: {why}", item.offset, item.end()),
                 ),
@@ -237,7 +238,7 @@ impl<'a> Reader<'a> {
         {
             return Err((
                 Cause::PastEnd,
-                TensorError::malformed(
+                Error::malformed(
                     &path,
                     format!(
                         "{label} at bytes {}..+{} is past the end of the {}-byte file",
@@ -252,7 +253,7 @@ impl<'a> Reader<'a> {
             None => {
                 return Err((
                     Cause::Overlap,
-                    TensorError::malformed(
+                    Error::malformed(
                         &path,
                         format!(
                             "{label} was not read: the items read before it already span twice the bytes of the data files (overlapping items)"
@@ -265,7 +266,7 @@ impl<'a> Reader<'a> {
             let transforms = transform::parse(&item.transforms).map_err(|d| {
                 (
                     Cause::Transform,
-                    TensorError::Unsupported {
+                    Error::Unsupported {
                         path: path.display().to_string(),
                         reason: format!("{label} is stored through transform `{d}`, which shardsmith does not read"),
                     },
@@ -309,7 +310,7 @@ impl<'a> Reader<'a> {
         let mut head = [0u8; 16];
         data_file
             .read_exact_at(&mut head, item.offset)
-            .map_err(|e| (Cause::Container, TensorError::io(&path, e)))?;
+            .map_err(|e| (Cause::Container, Error::io(&path, e)))?;
         if head.starts_with(b"PK\x03\x04") {
             let mut file = data_file;
             let located = zip::locate(&mut file, item.end(), false);
@@ -344,26 +345,31 @@ impl<'a> Reader<'a> {
 }
 
 /// A reading error as a problem: what this reader does not read, or damage.
-fn with_cause(e: TensorError) -> (Cause, TensorError) {
+fn with_cause(e: Error) -> (Cause, Error) {
     match e {
-        TensorError::Unsupported { .. } => (Cause::Unsupported, e),
+        Error::Unsupported { .. } => (Cause::Unsupported, e),
         _ => (Cause::Container, e),
     }
 }
 
-fn clone_error(e: &TensorError) -> TensorError {
+fn clone_error(e: &Error) -> Error {
     match e {
-        TensorError::Io { path, source } => TensorError::Io {
+        Error::Io { path, source } => Error::Io {
             path: path.clone(),
             source: std::io::Error::new(source.kind(), source.to_string()),
         },
-        TensorError::Malformed { path, reason } => TensorError::Malformed {
+        Error::Malformed { path, reason } => Error::Malformed {
             path: path.clone(),
             reason: reason.clone(),
         },
-        TensorError::Unsupported { path, reason } => TensorError::Unsupported {
+        Error::Unsupported { path, reason } => Error::Unsupported {
             path: path.clone(),
             reason: reason.clone(),
         },
+        Error::Unreadable { path, source } => Error::Unreadable {
+            path: path.clone(),
+            source: std::io::Error::new(source.kind(), source.to_string()),
+        },
+        Error::Rule(e) => Error::Rule(e.clone()),
     }
 }

@@ -1,6 +1,7 @@
 //! MDS input over datasets our own MDS writer wrote: values, order, compression,
 //! merged indices, and damaged datasets.
 
+use shardsmith_manifest::Classify;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;

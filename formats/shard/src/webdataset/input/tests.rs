@@ -1,6 +1,7 @@
 //! Tests of the WebDataset tar input: tars built here with the `tar` crate (GNU long
 //! names, PAX, ustar prefix), gzip and zstd, damaged at known offsets.
 
+use shardsmith_manifest::Classify;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;

@@ -3,6 +3,7 @@
 
 use super::tests::{gz, keys, open, three, tree, zst};
 use super::*;
+use shardsmith_manifest::Classify;
 
 fn error_of(files: &[(&str, &[u8])]) -> String {
     let (_dir, source) = tree(files);

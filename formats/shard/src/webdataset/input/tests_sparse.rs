@@ -7,6 +7,7 @@ use crate::sample::Loaded;
 use crate::webdataset::ustar::testing::{
     end, file, gnu_sparse, pax, pax_sparse, pax01_sparse, record, sparse_content,
 };
+use shardsmith_manifest::Classify;
 
 const MAP: [(u64, u64); 7] = [
     (100, 10),
