@@ -41,7 +41,7 @@ impl Caller {
     pub fn need_local(self, path: &std::path::Path, command: &str) -> anyhow::Result<()> {
         match path.to_str() {
             Some(text) if self == Self::Python && text.contains("://") => crate::output::refuse!(
-                "unsupported",
+                Unsupported,
                 "`{text}` is a URL: the Python API reads local paths only; use the CLI (`shardsmith {command} {text}`), or `shardsmith stage` it to a local directory first"
             ),
             _ => Ok(()),

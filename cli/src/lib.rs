@@ -117,7 +117,7 @@ fn usage_error(err: clap::Error) -> ExitCode {
             command,
             error: report::ErrorDetail {
                 hint: None,
-                kind: "usage",
+                kind: shardsmith_manifest::ErrorKind::Usage,
                 message: first,
                 path: None,
             },
@@ -142,7 +142,7 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(jobs) = cli.global.jobs {
         if jobs == 0 {
-            refuse!("setting", "--jobs must be at least 1");
+            refuse!(Setting, "--jobs must be at least 1");
         }
         pool = pool.num_threads(jobs);
     }

@@ -8,6 +8,7 @@ use shardsmith_manifest::Classify;
 
 use crate::args::GlobalArgs;
 use crate::progress::{Bar, Extra, Progress};
+use shardsmith_manifest::ErrorKind;
 
 /// How output is shown, decided once from the global flags and the terminal.
 #[derive(Clone, Copy, Debug)]
@@ -156,7 +157,7 @@ impl std::error::Error for Hinted {
 /// not fit together), with the kind and path `--json` reports.
 #[derive(Debug)]
 pub struct CliError {
-    pub kind: &'static str,
+    pub kind: ErrorKind,
     pub path: Option<String>,
     pub message: String,
 }
@@ -170,12 +171,13 @@ impl std::fmt::Display for CliError {
 impl std::error::Error for CliError {}
 
 /// Returns from the function with a [`CliError`] of `kind` about no one path: a check
-/// the command makes itself, e.g. `refuse!("setting", "--jobs must be at least 1")`.
-/// `kind` is one of the stable kinds `--json` reports (see `cli/README.md`).
+/// the command makes itself, e.g. `refuse!(Setting, "--jobs must be at least 1")`.
+/// `kind` names an [`ErrorKind`], the one vocabulary `--json` reports (see
+/// `cli/README.md`).
 macro_rules! refuse {
-    ($kind:literal, $($message:tt)+) => {
+    ($kind:ident, $($message:tt)+) => {
         return Err($crate::output::CliError {
-            kind: $kind,
+            kind: shardsmith_manifest::ErrorKind::$kind,
             path: None,
             message: format!($($message)+),
         }
@@ -186,7 +188,7 @@ pub(crate) use refuse;
 
 /// An error of `kind` about `path`, for the checks the CLI itself makes: the same kind
 /// a library error of that cause has.
-pub fn fail(kind: &'static str, path: impl std::fmt::Display, message: String) -> anyhow::Error {
+pub fn fail(kind: ErrorKind, path: impl std::fmt::Display, message: String) -> anyhow::Error {
     CliError {
         kind,
         path: Some(path.to_string()),
@@ -202,7 +204,7 @@ pub fn need_path(path: &std::path::Path, role: &str) -> anyhow::Result<()> {
     }
     let shown = path.display().to_string();
     Err(CliError {
-        kind: "not_found",
+        kind: ErrorKind::NotFound,
         message: format!("{role} `{shown}` does not exist"),
         path: Some(shown),
     }
@@ -216,9 +218,12 @@ pub fn need_directory(path: &std::path::Path) -> anyhow::Result<()> {
     }
     let shown = path.display().to_string();
     let (kind, message) = if std::fs::symlink_metadata(path).is_err() {
-        ("not_found", format!("`{shown}` does not exist"))
+        (ErrorKind::NotFound, format!("`{shown}` does not exist"))
     } else {
-        ("not_a_directory", format!("`{shown}` is not a directory"))
+        (
+            ErrorKind::NotADirectory,
+            format!("`{shown}` is not a directory"),
+        )
     };
     Err(CliError {
         kind,
@@ -230,11 +235,11 @@ pub fn need_directory(path: &std::path::Path) -> anyhow::Result<()> {
 
 /// The stable kind and the path of a typed error of one of the libraries (or of the
 /// CLI's own checks), or `None` for an untyped cause.
-pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(&'static str, Option<String>)> {
+pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(ErrorKind, Option<String>)> {
     macro_rules! try_types {
         ($($ty:ty),*) => {
             $(if let Some(e) = cause.downcast_ref::<$ty>() {
-                return Some((e.kind().as_str(), e.path()));
+                return Some((e.kind(), e.path()));
             })*
         };
     }
@@ -250,7 +255,7 @@ pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(&'static str,
     if let Some(e) = cause.downcast_ref::<CliError>() {
         Some((e.kind, e.path.clone()))
     } else if cause.downcast_ref::<std::io::Error>().is_some() {
-        Some(("io", None))
+        Some((ErrorKind::Io, None))
     } else {
         None
     }
@@ -259,16 +264,18 @@ pub fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<(&'static str,
 /// The object store failure behind `err`, if one: its kind (`storage` or
 /// `credentials`) and location, from any error of the chain or a store error inside an
 /// `io::Error` of it.
-pub fn storage_cause(err: &anyhow::Error) -> Option<(&'static str, Option<String>)> {
+pub fn storage_cause(err: &anyhow::Error) -> Option<(ErrorKind, Option<String>)> {
     err.chain().find_map(|cause| {
-        let (kind, path) = typed(cause).filter(|(kind, _)| *kind != "io").or_else(|| {
-            cause
-                .downcast_ref::<std::io::Error>()
-                .and_then(|io| io.get_ref())
-                .and_then(|inner| inner.downcast_ref::<shardsmith_store::Error>())
-                .map(|store| (store.kind().as_str(), store.path()))
-        })?;
-        matches!(kind, "storage" | "credentials").then_some((kind, path))
+        let (kind, path) = typed(cause)
+            .filter(|(kind, _)| *kind != ErrorKind::Io)
+            .or_else(|| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .and_then(|io| io.get_ref())
+                    .and_then(|inner| inner.downcast_ref::<shardsmith_store::Error>())
+                    .map(|store| (store.kind(), store.path()))
+            })?;
+        matches!(kind, ErrorKind::Storage | ErrorKind::Credentials).then_some((kind, path))
     })
 }
 
@@ -309,7 +316,7 @@ pub fn error_report<'a>(
         error: crate::report::ErrorDetail {
             hint,
             // Checks of the arguments themselves carry no typed error.
-            kind: kind.unwrap_or("usage"),
+            kind: kind.unwrap_or(ErrorKind::Usage),
             message,
             path,
         },

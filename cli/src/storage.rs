@@ -10,6 +10,7 @@ use shardsmith_store::{LocalDir, Location, ObjectDir, OutputSink, StorageOptions
 
 use crate::args::GlobalArgs;
 use crate::output::refuse;
+use shardsmith_manifest::ErrorKind;
 
 static OPTIONS: OnceLock<StorageOptions> = OnceLock::new();
 
@@ -18,7 +19,7 @@ pub fn configure(global: &GlobalArgs) -> Result<()> {
     let mut options = StorageOptions::default();
     if let Some(n) = global.io_concurrency {
         if n == 0 {
-            refuse!("setting", "--io-concurrency must be at least 1");
+            refuse!(Setting, "--io-concurrency must be at least 1");
         }
         options.io_concurrency = n;
     }
@@ -28,7 +29,7 @@ pub fn configure(global: &GlobalArgs) -> Result<()> {
     if let Some(secs) = global.storage_timeout {
         if !(secs.is_finite() && secs > 0.0) {
             refuse!(
-                "setting",
+                Setting,
                 "--storage-timeout must be a number of seconds above 0, e.g. --storage-timeout 300"
             );
         }
@@ -118,7 +119,7 @@ fn file_at(path: &Path) -> Result<(Location, String)> {
     }
     let Location::Local(local) = location(path)? else {
         return Err(crate::output::fail(
-            "not_a_file",
+            ErrorKind::NotAFile,
             text,
             format!("`{text}` is not a file"),
         ));
@@ -151,7 +152,7 @@ pub fn read_small(path: &Path) -> Result<Vec<u8>> {
                 Ok(reader) => reader,
                 Err(ReadError::Vanished) => {
                     return Err(crate::output::fail(
-                        "not_found",
+                        ErrorKind::NotFound,
                         &shown,
                         format!("`{shown}` does not exist"),
                     ));
@@ -196,7 +197,7 @@ impl Output {
                 {
                     let shown = path.display().to_string();
                     return Err(crate::output::CliError {
-                        kind: "not_a_directory",
+                        kind: ErrorKind::NotADirectory,
                         message: format!(
                             "output `{shown}` is a file, not a directory: the output is a directory (created if missing) or an object store prefix; choose another"
                         ),

@@ -24,7 +24,7 @@ pub fn resolve(
             .with_context(|| format!("--task-index `{index}`: expected a number or `auto`"))?;
         let Some(count) = count else {
             refuse!(
-                "task",
+                Task,
                 "--task-index {n} needs --task-count N: the number of tasks the run is split into"
             );
         };
@@ -51,7 +51,7 @@ pub fn resolve(
             (None, Some(n)) => Ok((n, format!("{what}, {how}={n}"))),
             (None, None) => {
                 refuse!(
-                    "task",
+                    Task,
                     "--task-index auto found {what} but no task count: give --task-count N"
                 )
             }
@@ -73,7 +73,7 @@ pub fn resolve(
                 };
             if !from_zero || (found.is_none() && max.is_none()) {
                 refuse!(
-                    "task",
+                    Task,
                     "--task-index auto: this Slurm array runs indices {}..={} ({} task(s)), which does not say how many tasks the run has (a resubmitted index?); give --task-count N",
                     min.unwrap_or(id),
                     max.unwrap_or(id),
@@ -108,7 +108,7 @@ pub fn resolve(
         )
     } else {
         refuse!(
-            "task",
+            Task,
             "--task-index auto: none of SLURM_ARRAY_TASK_ID (a Slurm array), JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_PROCID (srun) is set; give --task-index N --task-count M"
         );
     };

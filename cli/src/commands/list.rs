@@ -20,7 +20,7 @@ pub fn run(args: &ListArgs, printer: &Printer) -> Result<Status> {
     let started = Instant::now();
     if printer.json() && args.output.is_none() {
         refuse!(
-            "usage",
+            Usage,
             "--json needs -o LIST: without it the list itself is what goes to stdout"
         );
     }

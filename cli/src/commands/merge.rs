@@ -33,7 +33,7 @@ pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
                         let name = text.strip_prefix(&base).unwrap_or(&text);
                         if name.is_empty() || name.contains('/') {
                             refuse!(
-                                "merge",
+                                Merge,
                                 "part `{text}` must be a prefix directly inside `{}`",
                                 remote.url("")
                             );
@@ -44,7 +44,7 @@ pub fn run(args: &MergeArgs, printer: &Printer) -> Result<Status> {
             };
             if names.is_empty() {
                 refuse!(
-                    "merge",
+                    Merge,
                     "no parts to merge in `{}` (no prefix inside holds a manifest.json)",
                     remote.url("")
                 );

@@ -30,7 +30,7 @@ pub fn after_failure(err: anyhow::Error, output: &crate::storage::Output) -> any
     let refused = err
         .chain()
         .find_map(crate::output::typed)
-        .is_some_and(|(kind, _)| kind == "output_conflict");
+        .is_some_and(|(kind, _)| kind == shardsmith_manifest::ErrorKind::OutputConflict);
     if refused {
         return err;
     }
@@ -40,7 +40,8 @@ pub fn after_failure(err: anyhow::Error, output: &crate::storage::Output) -> any
             output.show("")
         )
     } else if matches!(output, crate::storage::Output::Remote(_))
-        && crate::output::storage_cause(&err).is_some_and(|(kind, _)| kind == "storage")
+        && crate::output::storage_cause(&err)
+            .is_some_and(|(kind, _)| kind == shardsmith_manifest::ErrorKind::Storage)
     {
         // The store itself failed, so what it holds cannot be looked at now.
         format!(

@@ -37,7 +37,7 @@ pub fn man(args: &ManArgs) -> Result<Status> {
                     .version(env!("CARGO_PKG_VERSION"))
             }
             None => refuse!(
-                "usage",
+                Usage,
                 "`{name}` is not a shardsmith command; the commands are {}",
                 Command::NAMES.join(", ")
             ),

@@ -17,6 +17,7 @@ use crate::output::{Printer, seconds};
 use crate::progress::Progress as _;
 use crate::report;
 use crate::size::human_bytes;
+use shardsmith_manifest::ErrorKind;
 
 fn read_key(path: &Path) -> Result<String> {
     crate::output::need_path(path, "key")?;
@@ -26,7 +27,7 @@ fn read_key(path: &Path) -> Result<String> {
 
 fn key_error(path: &Path, reason: impl std::fmt::Display) -> anyhow::Error {
     crate::output::CliError {
-        kind: "key",
+        kind: ErrorKind::Key,
         path: Some(path.display().to_string()),
         message: format!("key `{}` {reason}", path.display()),
     }

@@ -25,7 +25,7 @@ pub fn run(args: &StageArgs, printer: &Printer) -> Result<Status> {
     let dst = storage::location(&args.dst)?;
     if src.display() == dst.display() {
         refuse!(
-            "output_conflict",
+            OutputConflict,
             "SRC and DST are the same location `{}`",
             src.display()
         );

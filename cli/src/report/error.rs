@@ -26,7 +26,7 @@ pub struct ErrorDetail {
     /// The error's stable snake_case kind: `usage` (arguments clap or the command
     /// refused), `not_found`, `io`, `output_conflict`, ... (listed in `cli/README.md`,
     /// "Exit codes").
-    pub kind: &'static str,
+    pub kind: shardsmith_manifest::ErrorKind,
     /// The error and its causes on one line, each cause said once (without the hint).
     pub message: String,
     /// The file or directory the error is about, or null.

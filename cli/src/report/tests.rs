@@ -260,7 +260,7 @@ fn the_error_object_prints_in_key_order() {
         command: "audit",
         error: ErrorDetail {
             hint: None,
-            kind: "not_found",
+            kind: shardsmith_manifest::ErrorKind::NotFound,
             message: "`nosuch` does not exist".into(),
             path: Some("nosuch".into()),
         },

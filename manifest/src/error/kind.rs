@@ -7,6 +7,7 @@ use std::fmt;
 
 /// What went wrong, in one stable snake_case word ([`ErrorKind::as_str`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorKind {

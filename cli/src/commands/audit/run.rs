@@ -11,6 +11,7 @@ use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 use super::settings::{Settings, Target};
 use crate::commands::Status;
 use crate::progress::Progress;
+use shardsmith_manifest::ErrorKind;
 
 /// What an audit found.
 #[derive(Debug)]
@@ -76,7 +77,7 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Audited> {
     let report = result?;
     if report.checkpoints.is_empty() {
         return Err(crate::output::fail(
-            "not_found",
+            ErrorKind::NotFound,
             settings.run_dir.display(),
             format!(
                 "no checkpoint found in `{}` (expected subdirectories such as global_step10/, iter_0000010/, checkpoint-500/, or files such as *.pt, *.safetensors)",

@@ -46,7 +46,7 @@ impl Settings {
                 } else if caller == Caller::Python {
                     let shown = args.run_dir.display();
                     refuse!(
-                        "unsupported",
+                        Unsupported,
                         "`{shown}` is a Hugging Face cache: shardsmith.verify() checks it (every blob against its name, every link and ref); for the audit of its snapshots use the CLI (`shardsmith audit {shown}`)"
                     );
                 } else {

@@ -16,18 +16,19 @@ use crate::args::CatArgs;
 use crate::commands::Status;
 use crate::output::refuse;
 use crate::output::{CliError, Printer};
+use shardsmith_manifest::ErrorKind;
 
 pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
     let shown = args.data.dataset.display().to_string();
     if printer.json() {
         refuse!(
-            "usage",
+            Usage,
             "--json does not apply to `cat`: what it writes to stdout is the sample's own bytes"
         );
     }
     let Dataset::Shards(shards) = open::open(&args.data)? else {
         refuse!(
-            "bad_input",
+            BadInput,
             "`{shown}` holds token files or a checkpoint, not samples: `cat` reads WebDataset, MDS and Parquet shards"
         );
     };
@@ -45,7 +46,7 @@ pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
     let Some((source, listing, index)) = found else {
         report(printer);
         return Err(CliError {
-            kind: "not_found",
+            kind: ErrorKind::NotFound,
             path: Some(shown.clone()),
             message: format!("no sample `{}` in {shown}", args.key),
         }
@@ -57,7 +58,7 @@ pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
     {
         let has: Vec<&str> = sample.fields.iter().map(|f| &*f.ext).collect();
         return Err(CliError {
-            kind: "not_found",
+            kind: ErrorKind::NotFound,
             path: Some(shown.clone()),
             message: format!(
                 "sample `{}` has no field `{field}` (it has {})",
@@ -77,7 +78,7 @@ pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
                 .map(|s| format!("{}: {}", s.path, s.reason))
                 .collect();
             refuse!(
-                "bad_record",
+                BadRecord,
                 "sample `{}` cannot be read: {}",
                 args.key,
                 why.join("; ")
@@ -165,7 +166,7 @@ fn write_member(out: &mut impl Write, name: &str, size: u64, data: &mut dyn Read
     let copied = std::io::copy(&mut data.take(size), out).context(err)?;
     if copied != size {
         refuse!(
-            "bad_record",
+            BadRecord,
             "field `{name}` ended after {copied} of its {size} bytes"
         );
     }

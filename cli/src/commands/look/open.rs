@@ -21,6 +21,7 @@ use shardsmith_tokens::listing::{TokenFileSummary, summarize};
 use crate::args::DatasetArgs;
 use crate::output::CliError;
 use crate::storage;
+use shardsmith_manifest::ErrorKind;
 
 /// What DATASET turned out to be.
 pub enum Dataset {
@@ -193,7 +194,7 @@ fn unknown(shown: &str) -> anyhow::Error {
     let name = shown.rsplit('/').next().unwrap_or(shown);
     if name.ends_with(".mds") || name.contains(".mds.") {
         return CliError {
-            kind: "unknown_format",
+            kind: ErrorKind::Unsupported,
             path: Some(shown.to_string()),
             message: format!(
                 "`{shown}` is one shard of an MDS dataset, which is read through its index.json: name the directory that holds index.json"
@@ -202,7 +203,7 @@ fn unknown(shown: &str) -> anyhow::Error {
         .into();
     }
     CliError {
-        kind: "unknown_format",
+        kind: ErrorKind::Unsupported,
         path: Some(shown.to_string()),
         message: format!(
             "`{shown}` is not a dataset shardsmith can read: no WebDataset tar, MDS index.json, Parquet file, token file or checkpoint"
@@ -269,7 +270,7 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
     }
     let Some(dir) = dir else {
         return Err(CliError {
-            kind: "unknown_format",
+            kind: ErrorKind::Unsupported,
             path: Some(shown.clone()),
             message: format!(
                 "`{shown}` holds no WebDataset, MDS or Parquet shards; token files and checkpoints are listed on local disk only"
@@ -350,7 +351,7 @@ fn remote_manifest(tree: &ObjectTree, shown: &str) -> Result<Option<Manifest>> {
 
 fn token_error(dir: &Path, rel: &str, why: String) -> anyhow::Error {
     CliError {
-        kind: "bad_input",
+        kind: ErrorKind::BadInput,
         path: Some(dir.join(rel).display().to_string()),
         message: why,
     }

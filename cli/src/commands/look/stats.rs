@@ -43,7 +43,7 @@ pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
     let shown = args.data.dataset.display().to_string();
     let Dataset::Shards(shards) = open::open(&args.data)? else {
         refuse!(
-            "bad_input",
+            BadInput,
             "`{shown}` holds token files or a checkpoint, not samples: `stats` reads WebDataset, MDS and Parquet shards (`ls` lists token files and tensors)"
         );
     };

@@ -11,6 +11,7 @@ use shardsmith_store::Location;
 use crate::args::ManifestArgs;
 use crate::caller::Caller;
 use crate::output::refuse;
+use shardsmith_manifest::ErrorKind;
 
 /// What `manifest` describes and where it writes, resolved from its arguments.
 #[derive(Debug)]
@@ -34,7 +35,7 @@ impl Settings {
             Location::Remote(remote) => {
                 if args.tensors {
                     refuse!(
-                        "unsupported",
+                        Unsupported,
                         "--tensors reads checkpoint files at random: run it on a local copy (`shardsmith stage {} DIR`)",
                         remote.url("")
                     );
@@ -88,7 +89,7 @@ impl Settings {
             None => self.dir.display().to_string(),
         };
         crate::output::fail(
-            "output_conflict",
+            ErrorKind::OutputConflict,
             target,
             format!(
                 "`{target}` already exists; {} to replace it (or {} to check against it)",

@@ -14,6 +14,7 @@ use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
 
 use crate::args::InputFormatArg;
 use crate::output::refuse;
+use shardsmith_manifest::ErrorKind;
 
 /// What INPUT holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +54,7 @@ pub fn expand(input: &Path) -> Result<Option<Expanded>> {
     }
     if Location::is_remote(text) || text.contains("://") {
         refuse!(
-            "usage",
+            Usage,
             "input `{text}`: brace patterns are expanded for local paths only; for an object store give the prefix that holds the shards (every .tar below it is read)"
         );
     }
@@ -62,7 +63,7 @@ pub fn expand(input: &Path) -> Result<Option<Expanded>> {
     let missing: Vec<&PathBuf> = paths.iter().filter(|p| !p.is_file()).collect();
     if missing.len() == paths.len() {
         return Err(crate::output::fail(
-            "not_found",
+            ErrorKind::NotFound,
             text,
             format!(
                 "brace pattern `{text}` matches no file: none of its {} names exists (the first is `{}`)",
@@ -73,7 +74,7 @@ pub fn expand(input: &Path) -> Result<Option<Expanded>> {
     }
     if let Some(first) = missing.first() {
         return Err(crate::output::fail(
-            "not_found",
+            ErrorKind::NotFound,
             first.display(),
             format!(
                 "brace pattern `{text}` names {} missing file(s) of {}, the first `{}`: a conversion would leave those shards out",
@@ -96,7 +97,7 @@ pub fn expand(input: &Path) -> Result<Option<Expanded>> {
             };
             if common == Path::new(".") && !absolute(path).starts_with(absolute(&common)) {
                 refuse!(
-                    "usage",
+                    Usage,
                     "brace pattern `{text}` names files under different roots"
                 );
             }
@@ -173,7 +174,7 @@ pub fn kind(
     };
     if brace && !matches!(kind, Kind::Shards(format) if format.def().selects_files()) {
         refuse!(
-            "usage",
+            Usage,
             "a brace pattern names WebDataset shards; --input-format {} does not apply to it",
             kind.name()
         );

@@ -69,7 +69,7 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
     let expanded = input::expand(&args.input)?;
     if expanded.is_some() && args.files_from.is_some() {
         refuse!(
-            "usage",
+            Usage,
             "INPUT is a brace pattern of shards; --files-from would name the shards a second way"
         );
     }
@@ -89,7 +89,7 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         let output_url = output.display();
         if output_url == input_url || output_url.starts_with(&format!("{input_url}/")) {
             refuse!(
-                "output_conflict",
+                OutputConflict,
                 "output `{output_url}` is inside the input `{input_url}`: shards would be listed among the files they are made of; choose an output prefix outside the input"
             );
         }
@@ -126,7 +126,7 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
     refuse_prefix(kind, settings.key_prefix)?;
     match kind {
         Kind::Files if !input.is_dir() => refuse!(
-            "not_a_directory",
+            NotADirectory,
             "input `{}` is not a directory (raw files are packed from a directory tree)",
             args.input.display()
         ),
@@ -139,14 +139,14 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
     let output_abs = absolute(&args.output)?;
     if output_abs == input {
         refuse!(
-            "output_conflict",
+            OutputConflict,
             "output `{}` is the input directory; choose another output",
             args.output.display()
         );
     }
     if input.starts_with(&output_abs) {
         refuse!(
-            "output_conflict",
+            OutputConflict,
             "output `{}` contains the input `{}`: shards would be written among the files they are made of; choose an output directory that is not a parent of the input",
             args.output.display(),
             args.input.display()
@@ -187,7 +187,7 @@ fn refuse_list(kind: Kind, files_from: bool) -> Result<()> {
         && !format.def().selects_files()
     {
         refuse!(
-            "usage",
+            Usage,
             "--files-from selects raw files or WebDataset shards; it does not apply to {} input",
             format.def().title()
         );
@@ -200,7 +200,7 @@ fn refuse_list(kind: Kind, files_from: bool) -> Result<()> {
 fn refuse_prefix(kind: Kind, prefix: KeyPrefix) -> Result<()> {
     if kind == Kind::Files && prefix != KeyPrefix::None {
         refuse!(
-            "usage",
+            Usage,
             "--key-prefix applies to Parquet, WebDataset and MDS inputs, whose keys come from inside their files; the keys of raw files are their paths, unique already"
         );
     }
@@ -317,7 +317,7 @@ fn format_options(args: &PackArgs) -> Result<FormatOptions> {
             .insert(field.to_ascii_lowercase(), encoding)
             .is_some()
         {
-            refuse!("usage", "--column `{field}` is given twice");
+            refuse!(Usage, "--column `{field}` is given twice");
         }
     }
     if let Some(text) = &args.row_group_size {

@@ -25,7 +25,7 @@ pub(super) struct Resolved {
 pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     if args.paths.len() < 2 {
         refuse!(
-            "usage",
+            Usage,
             "give the input (files or directories) and then the output directory"
         );
     }
@@ -37,7 +37,7 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     let eod = !args.no_eod;
     if !eod && args.eod_token.is_some() {
         refuse!(
-            "usage",
+            Usage,
             "--eod-token names the end-of-document token, but --no-eod adds none"
         );
     }
@@ -62,7 +62,7 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     if let Some(task) = &task {
         if task.count == 0 || task.index >= task.count {
             refuse!(
-                "task",
+                Task,
                 "task index {} ({}) must be below the task count {}",
                 task.index,
                 task.source,
@@ -71,7 +71,7 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         }
         if args.force {
             refuse!(
-                "usage",
+                Usage,
                 "--force cannot be combined with a task index: each task would remove what the others wrote; empty the output first"
             );
         }
@@ -88,7 +88,7 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             let out = output.display();
             if out == shown || out.starts_with(&format!("{shown}/")) {
                 refuse!(
-                    "output_conflict",
+                    OutputConflict,
                     "output `{out}` is inside the input `{shown}`; choose an output outside the input"
                 );
             }
@@ -109,7 +109,7 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             let out = output.canonicalize().unwrap_or_else(|_| output.clone());
             if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
                 refuse!(
-                    "output_conflict",
+                    OutputConflict,
                     "output `{}` and input `{}` overlap; choose an output outside the input",
                     args.output().display(),
                     input.display()
@@ -126,7 +126,7 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         let tokens = size.saturating_sub(header) / dtype.size();
         if tokens == 0 {
             refuse!(
-                "setting",
+                Setting,
                 "--shard-size {size} holds no {} token",
                 dtype.name()
             );

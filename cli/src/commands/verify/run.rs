@@ -15,6 +15,7 @@ use crate::commands::sign::SignatureCheck;
 use crate::output::fail;
 use crate::progress::Progress;
 use crate::report;
+use shardsmith_manifest::ErrorKind;
 
 /// What a verification found.
 #[derive(Debug)]
@@ -102,7 +103,7 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Verified> {
 /// A path that looked like a Hugging Face cache when resolved and no longer does.
 pub(crate) fn not_a_cache(path: &std::path::Path) -> anyhow::Error {
     fail(
-        "bad_input",
+        ErrorKind::BadInput,
         path.display(),
         format!("`{}` is not a Hugging Face cache", path.display()),
     )

@@ -10,6 +10,7 @@ use crate::args::VerifyArgs;
 use crate::caller::Caller;
 use crate::output::fail;
 use crate::output::refuse;
+use shardsmith_manifest::ErrorKind;
 
 /// What `verify` checks, resolved from its arguments.
 #[derive(Debug)]
@@ -53,7 +54,7 @@ impl Settings {
             Location::Remote(remote) => {
                 if args.manifest.is_some() || args.signature.is_some() {
                     refuse!(
-                        "usage",
+                        Usage,
                         "--manifest and --signature take a local dataset; `shardsmith stage` it first"
                     );
                 }
@@ -83,7 +84,7 @@ fn local_target(args: &VerifyArgs, caller: Caller, expect_root: bool) -> Result<
     {
         let shown = args.path.display().to_string();
         return Err(fail(
-            "not_a_file",
+            ErrorKind::NotAFile,
             &shown,
             format!(
                 "`{shown}` is neither a directory nor a regular file (a device, a FIFO or a socket): verify checks a dataset directory or one file"
@@ -96,7 +97,7 @@ fn local_target(args: &VerifyArgs, caller: Caller, expect_root: bool) -> Result<
     {
         if expect_root {
             refuse!(
-                "usage",
+                Usage,
                 "{} takes a dataset with a manifest; a Hugging Face cache has none",
                 caller.option("expect-root")
             );
