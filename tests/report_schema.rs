@@ -52,7 +52,7 @@ fn validate(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
             "$schema" | "$defs" | "title" | "description" | "default" => {}
             "$ref" => {
                 let name = rule.as_str().unwrap().trim_start_matches("#/$defs/");
-                validate(&schema_root()["$defs"][name], value, at)?;
+                validate(&self::schema()["$defs"][name], value, at)?;
             }
             "type" => {
                 let types: Vec<&str> = match rule {
@@ -133,10 +133,6 @@ fn validate(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn schema_root() -> &'static Value {
-    schema()
 }
 
 fn has_type(value: &Value, t: &str) -> bool {
