@@ -279,6 +279,16 @@ pub fn storage_cause(err: &anyhow::Error) -> Option<(ErrorKind, Option<String>)>
     })
 }
 
+/// The stable kind of `err` and the path it is about: those of its first typed cause,
+/// or of a failed store behind it whatever wrapped it (a writer's `io::Error`, a
+/// format's error: one kind for it across commands). Checks of the arguments themselves
+/// carry no typed error: `usage`.
+pub fn classify(err: &anyhow::Error) -> (ErrorKind, Option<String>) {
+    storage_cause(err)
+        .or_else(|| err.chain().find_map(typed))
+        .unwrap_or((ErrorKind::Usage, None))
+}
+
 /// What `--json` prints when a command could not run (exit 2): one object on stdout
 /// with the error's stable kind, its message (the causes joined, each once), the path it
 /// is about when there is one, and the hint when there is one.
@@ -287,26 +297,11 @@ pub fn error_report<'a>(
     err: &anyhow::Error,
     message: &str,
 ) -> crate::report::Error<'a> {
-    let mut kind = None;
-    let mut path = None;
-    let mut hint = None;
-    for cause in err.chain() {
-        if let Some(h) = cause.downcast_ref::<Hinted>() {
-            hint.get_or_insert_with(|| h.hint.clone());
-            continue;
-        }
-        if let Some((k, p)) = typed(cause) {
-            kind = Some(k);
-            path = p;
-            break;
-        }
-    }
-    // A failed store is the cause, whatever wrapped it (a writer's `io::Error`, a
-    // format's error): one kind for it across commands.
-    if let Some((k, p)) = storage_cause(err) {
-        kind = Some(k);
-        path = p;
-    }
+    let hint = err
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<Hinted>())
+        .map(|h| h.hint.clone());
+    let (kind, path) = classify(err);
     let message = match message.split_once("\nhint: ") {
         Some((m, _)) => m.to_string(),
         None => message.to_string(),
@@ -315,8 +310,7 @@ pub fn error_report<'a>(
         command,
         error: crate::report::ErrorDetail {
             hint,
-            // Checks of the arguments themselves carry no typed error.
-            kind: kind.unwrap_or(ErrorKind::Usage),
+            kind,
             message,
             path,
         },

@@ -1,18 +1,44 @@
 //! Human sizes and counts on the command line: `64MiB`, `1.5GB`, `500k`, `100_000`.
 
+/// A size or count the command line cannot use; the text clap shows after the flag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadNumber {
+    /// No number at all.
+    #[error("`{0}` is not a size; examples: 64MiB, 1GB, 500k, 1048576")]
+    NoSize(String),
+    /// A unit that is none of k, M, G, T, Ki, Mi, Gi, Ti.
+    #[error(
+        "unknown size unit `{unit}` in `{text}`; use k, M, G, T (×1000) or Ki, Mi, Gi, Ti (×1024)"
+    )]
+    Unit { unit: String, text: String },
+    /// A known unit with more than one trailing `B`.
+    #[error("unknown size unit `{unit}` in `{text}`")]
+    UnitSuffix { unit: String, text: String },
+    /// A number that does not parse.
+    #[error("`{0}` is not a size")]
+    NotASize(String),
+    /// A fraction of a byte.
+    #[error("`{0}` is not a whole number of bytes")]
+    Fraction(String),
+    /// More than 2^64 - 1 bytes.
+    #[error("`{0}` is too large")]
+    TooLarge(String),
+    /// A count that is not a whole number.
+    #[error("`{0}` is not a whole number (underscores allowed: 100_000)")]
+    NotACount(String),
+}
+
 /// Parses a byte size: a number (decimal point allowed) and an optional unit. Decimal
 /// units `k`, `M`, `G`, `T` (powers of 1000) and binary `Ki`, `Mi`, `Gi`, `Ti` (powers of
 /// 1024), with or without a trailing `B`; a bare number is bytes. `_` separators allowed.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, BadNumber> {
     let clean: String = text.trim().chars().filter(|&c| c != '_').collect();
     let split = clean
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(clean.len());
     let (number, unit) = clean.split_at(split);
     if number.is_empty() {
-        return Err(format!(
-            "`{text}` is not a size; examples: 64MiB, 1GB, 500k, 1048576"
-        ));
+        return Err(BadNumber::NoSize(text.into()));
     }
     let unit = unit.trim();
     let lower = unit.to_ascii_lowercase();
@@ -27,55 +53,56 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "gi" => 1 << 30,
         "ti" => 1 << 40,
         _ => {
-            return Err(format!(
-                "unknown size unit `{unit}` in `{text}`; use k, M, G, T (×1000) or Ki, Mi, Gi, Ti (×1024)"
-            ));
+            return Err(BadNumber::Unit {
+                unit: unit.into(),
+                text: text.into(),
+            });
         }
     };
     if lower.len() > 1
         && lower.ends_with('b')
         && lower.trim_end_matches('b').len() + 1 != lower.len()
     {
-        return Err(format!("unknown size unit `{unit}` in `{text}`"));
+        return Err(BadNumber::UnitSuffix {
+            unit: unit.into(),
+            text: text.into(),
+        });
     }
     let value = if let Some((whole, frac)) = number.split_once('.') {
         if frac.contains('.') || (whole.is_empty() && frac.is_empty()) {
-            return Err(format!("`{text}` is not a size"));
+            return Err(BadNumber::NotASize(text.into()));
         }
         let whole: u128 = if whole.is_empty() {
             0
         } else {
             whole
                 .parse()
-                .map_err(|_| format!("`{text}` is not a size"))?
+                .map_err(|_| BadNumber::NotASize(text.into()))?
         };
         let scale = 10u128.pow(frac.len() as u32);
         let frac: u128 = if frac.is_empty() {
             0
         } else {
-            frac.parse()
-                .map_err(|_| format!("`{text}` is not a size"))?
+            frac.parse().map_err(|_| BadNumber::NotASize(text.into()))?
         };
         let total = (whole * scale + frac) * u128::from(multiplier);
         if !total.is_multiple_of(scale) {
-            return Err(format!("`{text}` is not a whole number of bytes"));
+            return Err(BadNumber::Fraction(text.into()));
         }
         total / scale
     } else {
         let whole: u128 = number
             .parse()
-            .map_err(|_| format!("`{text}` is not a size"))?;
+            .map_err(|_| BadNumber::NotASize(text.into()))?;
         whole * u128::from(multiplier)
     };
-    u64::try_from(value).map_err(|_| format!("`{text}` is too large"))
+    u64::try_from(value).map_err(|_| BadNumber::TooLarge(text.into()))
 }
 
 /// Parses a count with optional `_` separators (`100_000`).
-pub fn parse_count(text: &str) -> Result<u64, String> {
+pub fn parse_count(text: &str) -> Result<u64, BadNumber> {
     let clean: String = text.trim().chars().filter(|&c| c != '_').collect();
-    clean
-        .parse()
-        .map_err(|_| format!("`{text}` is not a whole number (underscores allowed: 100_000)"))
+    clean.parse().map_err(|_| BadNumber::NotACount(text.into()))
 }
 
 /// Formats bytes for people: `616.2 MB` (decimal, like `ls -h --si`).

@@ -17,13 +17,33 @@ use shardsmith_cli::caller::Caller;
 use shardsmith_cli::commands::{audit, manifest as manifest_cmd, verify as verify_cmd};
 use shardsmith_cli::message;
 use shardsmith_cli::progress::NoProgress;
-use shardsmith_manifest::Finding;
+use shardsmith_manifest::{ErrorKind, Finding};
 
 /// The version every report names (the workspace's).
 pub const VERSION: &str = shardsmith_cli::report::VERSION;
 
-/// Why a call could not run: the message the CLI prints after `error: ` (exit 2).
-pub type Refusal = String;
+/// Why a call could not run (the CLI's exit 2): the error's stable kind, as `--json`
+/// reports it, and the message the CLI prints after `error: `.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl Refusal {
+    fn from(err: &anyhow::Error) -> Self {
+        Self {
+            kind: shardsmith_cli::output::classify(err).0,
+            message: message(err),
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
 
 /// `shardsmith verify PATH [--manifest FILE] [--scan-values] [--expect-root HEX]
 /// [--allow-empty] --json`: `{"report": <the --json report>, "texts": [one line per
@@ -44,8 +64,9 @@ pub fn verify(
         public_key: None,
         allow_empty,
     };
-    let settings = verify_cmd::Settings::resolve(&args, Caller::Python).map_err(|e| message(&e))?;
-    let verified = verify_cmd::run(&settings, &NoProgress).map_err(|e| message(&e))?;
+    let settings =
+        verify_cmd::Settings::resolve(&args, Caller::Python).map_err(|e| Refusal::from(&e))?;
+    let verified = verify_cmd::run(&settings, &NoProgress).map_err(|e| Refusal::from(&e))?;
     Ok(json!({
         "report": to_value(&verified.report()),
         "texts": texts(&verified.report.findings),
@@ -71,8 +92,8 @@ pub fn manifest(
         accept_unfinished,
     };
     let settings =
-        manifest_cmd::Settings::resolve(&args, Caller::Python).map_err(|e| message(&e))?;
-    let written = manifest_cmd::run(&settings, &NoProgress).map_err(|e| message(&e))?;
+        manifest_cmd::Settings::resolve(&args, Caller::Python).map_err(|e| Refusal::from(&e))?;
+    let written = manifest_cmd::run(&settings, &NoProgress).map_err(|e| Refusal::from(&e))?;
     let files = &written.manifest.files;
     Ok(json!({
         "report": to_value(&written.report()),
@@ -91,11 +112,17 @@ pub fn audit(run_dir: &Path, scan_values: bool) -> Result<Value, Refusal> {
         scratch: None,
         scan_values,
     };
-    let settings = audit::Settings::resolve(&args, Caller::Python).map_err(|e| message(&e))?;
-    let audited = match audit::run(&settings, &NoProgress).map_err(|e| message(&e))? {
+    let settings =
+        audit::Settings::resolve(&args, Caller::Python).map_err(|e| Refusal::from(&e))?;
+    let audited = match audit::run(&settings, &NoProgress).map_err(|e| Refusal::from(&e))? {
         audit::Audited::Run(audited) => audited,
         // Settings::resolve refuses a Hugging Face cache for the Python caller.
-        audit::Audited::Cache(_) => return Err("a Hugging Face cache is audited by the CLI".into()),
+        audit::Audited::Cache(_) => {
+            return Err(Refusal {
+                kind: ErrorKind::Unsupported,
+                message: "a Hugging Face cache is audited by the CLI".into(),
+            });
+        }
     };
     let checkpoints = &audited.report.checkpoints;
     Ok(json!({

@@ -30,11 +30,11 @@ pyo3::create_exception!(
 
 fn run(
     py: Python<'_>,
-    call: impl FnOnce() -> Result<serde_json::Value, String> + Send,
+    call: impl FnOnce() -> Result<serde_json::Value, api::Refusal> + Send,
 ) -> PyResult<String> {
     py.detach(call)
         .map(|value| value.to_string())
-        .map_err(ShardsmithError::new_err)
+        .map_err(|refusal| ShardsmithError::new_err(refusal.message))
 }
 
 /// verify(path, manifest=None, deep=False, expect_root=None, allow_empty=False) -> str

@@ -21,7 +21,12 @@ pub enum TokenFormatArg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShardTokens(pub Option<u64>);
 
-pub(super) fn parse_shard_tokens(text: &str) -> Result<ShardTokens, String> {
+/// `--shard-tokens` that is not a token count.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a token count; examples: 100M, 50_000_000, 10k, none")]
+pub struct NotATokenCount(String);
+
+pub(super) fn parse_shard_tokens(text: &str) -> Result<ShardTokens, NotATokenCount> {
     if text.eq_ignore_ascii_case("none") {
         return Ok(ShardTokens(None));
     }
@@ -38,9 +43,7 @@ pub(super) fn parse_shard_tokens(text: &str) -> Result<ShardTokens, String> {
         .and_then(|n| n.checked_mul(multiplier))
         .filter(|&n| n > 0)
         .map(|n| ShardTokens(Some(n)))
-        .ok_or_else(|| {
-            format!("`{text}` is not a token count; examples: 100M, 50_000_000, 10k, none")
-        })
+        .ok_or_else(|| NotATokenCount(text.into()))
 }
 
 #[derive(Debug, Args)]

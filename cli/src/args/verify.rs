@@ -57,10 +57,16 @@ pub struct VerifyArgs {
     pub allow_empty: bool,
 }
 
-pub fn parse_root(text: &str) -> Result<String, String> {
+/// `--expect-root` that is not a root digest.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a root digest is 64 hex digits (the manifest's root_sha256)")]
+pub struct NotARoot;
+
+/// A root digest, lower-cased.
+pub fn parse_root(text: &str) -> Result<String, NotARoot> {
     if text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(text.to_ascii_lowercase())
     } else {
-        Err("a root digest is 64 hex digits (the manifest's root_sha256)".into())
+        Err(NotARoot)
     }
 }

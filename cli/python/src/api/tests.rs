@@ -82,63 +82,75 @@ fn verify_report_has_the_cli_keys() {
     assert_eq!(value["report"]["path"], dir.path().display().to_string());
 }
 
+/// The kind and the message of a refused call.
+fn refused(result: Result<Value, Refusal>) -> (ErrorKind, String) {
+    let refusal = result.unwrap_err();
+    (refusal.kind, refusal.message)
+}
+
 #[test]
 fn an_unfinished_run_is_refused_with_the_python_switch() {
     let dir = dataset();
     let state = dir.path().join(shardsmith_manifest::unfinished::STATE_DIR);
     std::fs::create_dir(&state).unwrap();
     std::fs::write(state.join("shard-000000.json"), b"{}").unwrap();
-    let err = manifest(dir.path(), None, false, false, false).unwrap_err();
+    let (kind, err) = refused(manifest(dir.path(), None, false, false, false));
     assert!(err.contains("or add accept_unfinished=True"), "{err}");
+    assert_eq!(kind, ErrorKind::UnfinishedRun, "{err}");
     assert!(manifest(dir.path(), None, false, false, true).is_ok());
 }
 
 #[test]
-fn what_the_cli_exits_2_with_is_refused_in_its_words() {
+fn what_the_cli_exits_2_with_is_refused_in_its_words_and_kind() {
     let dir = dataset();
     let missing = dir.path().join("nosuch");
     assert_eq!(
-        verify(&missing, None, false, None, false).unwrap_err(),
-        format!("path `{}` does not exist", missing.display())
+        refused(verify(&missing, None, false, None, false)),
+        (
+            ErrorKind::NotFound,
+            format!("path `{}` does not exist", missing.display())
+        )
     );
-    assert!(
-        verify(dir.path(), None, false, Some("abc"), false)
-            .unwrap_err()
-            .contains("a root digest is 64 hex digits")
-    );
+    let (kind, err) = refused(verify(dir.path(), None, false, Some("abc"), false));
+    assert!(err.contains("a root digest is 64 hex digits"), "{err}");
+    assert_eq!(kind, ErrorKind::Usage, "{err}");
     // A manifest that cannot be read stops the call; one that reads but does not parse
     // is a finding (`manifest_invalid`), as in the CLI.
-    let err = verify(dir.path(), Some(&missing), false, None, false).unwrap_err();
+    let (kind, err) = refused(verify(dir.path(), Some(&missing), false, None, false));
     assert!(
         err.starts_with(&format!("reading manifest `{}`: ", missing.display())),
         "{err}"
     );
+    assert_eq!(kind, ErrorKind::Io, "{err}");
     std::fs::write(dir.path().join("manifest.json"), b"{not json").unwrap();
     let parsed = verify(dir.path(), None, false, None, false).unwrap();
     assert_eq!(parsed["report"]["findings"][1]["kind"], "manifest_invalid");
-    assert!(
-        manifest(dir.path(), None, false, false, false)
-            .unwrap_err()
-            .contains("already exists; pass force=True")
-    );
+    let (kind, err) = refused(manifest(dir.path(), None, false, false, false));
+    assert!(err.contains("already exists; pass force=True"), "{err}");
+    assert_eq!(kind, ErrorKind::OutputConflict, "{err}");
     assert!(manifest(dir.path(), None, false, true, false).is_ok());
     assert_eq!(
-        manifest(&dir.path().join("a.bin"), None, false, false, false).unwrap_err(),
-        format!(
-            "`{}` is not a directory",
-            dir.path().join("a.bin").display()
+        refused(manifest(
+            &dir.path().join("a.bin"),
+            None,
+            false,
+            false,
+            false
+        )),
+        (
+            ErrorKind::NotADirectory,
+            format!(
+                "`{}` is not a directory",
+                dir.path().join("a.bin").display()
+            )
         )
     );
-    assert!(
-        audit(dir.path(), false)
-            .unwrap_err()
-            .starts_with("no checkpoint found in `")
-    );
-    assert!(
-        verify(Path::new("s3://bucket/x"), None, false, None, false)
-            .unwrap_err()
-            .contains("local paths only")
-    );
+    let (kind, err) = refused(audit(dir.path(), false));
+    assert!(err.starts_with("no checkpoint found in `"), "{err}");
+    assert_eq!(kind, ErrorKind::NotFound, "{err}");
+    let (kind, err) = refused(verify(Path::new("s3://bucket/x"), None, false, None, false));
+    assert!(err.contains("local paths only"), "{err}");
+    assert_eq!(kind, ErrorKind::Unsupported, "{err}");
 }
 
 #[test]
