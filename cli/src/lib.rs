@@ -161,8 +161,14 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Diff(args) => commands::diff::main(args, printer),
         Command::Completions(args) => commands::shell::completions(args),
         Command::Man(args) => commands::shell::man(args),
-        Command::Look(look) => commands::look::run(look, printer),
+        Command::Look(look) => commands::look::main(look, printer),
     }
+}
+
+/// The stable kind (as `--json` reports it) and the message of an error a command
+/// failed with (exit 2).
+pub fn refusal(err: &anyhow::Error) -> (shardsmith_manifest::ErrorKind, String) {
+    (output::classify(err).0, message(err))
 }
 
 /// The error and its causes on one line, each cause said once: library errors already

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use shardsmith_cli::args::{AuditArgs, ManifestArgs, VerifyArgs};
 use shardsmith_cli::caller::Caller;
 use shardsmith_cli::commands::{audit, manifest as manifest_cmd, verify as verify_cmd};
-use shardsmith_cli::message;
 use shardsmith_cli::progress::NoProgress;
+use shardsmith_cli::{message, refusal};
 use shardsmith_manifest::{ErrorKind, Finding};
 
 /// The version every report names (the workspace's).
@@ -30,12 +30,9 @@ pub struct Refusal {
     pub message: String,
 }
 
-impl Refusal {
-    fn from(err: &anyhow::Error) -> Self {
-        Self {
-            kind: shardsmith_cli::output::classify(err).0,
-            message: message(err),
-        }
+impl From<(ErrorKind, String)> for Refusal {
+    fn from((kind, message): (ErrorKind, String)) -> Self {
+        Self { kind, message }
     }
 }
 
@@ -64,9 +61,10 @@ pub fn verify(
         public_key: None,
         allow_empty,
     };
-    let settings =
-        verify_cmd::Settings::resolve(&args, Caller::Python).map_err(|e| Refusal::from(&e))?;
-    let verified = verify_cmd::run(&settings, &NoProgress).map_err(|e| Refusal::from(&e))?;
+    let settings = verify_cmd::Settings::resolve(&args, Caller::Python)
+        .map_err(|e| Refusal::from(refusal(&e)))?;
+    let verified =
+        verify_cmd::run(&settings, &NoProgress).map_err(|e| Refusal::from(refusal(&e)))?;
     Ok(json!({
         "report": to_value(&verified.report()),
         "texts": texts(&verified.report.findings),
@@ -91,9 +89,10 @@ pub fn manifest(
         tensors,
         accept_unfinished,
     };
-    let settings =
-        manifest_cmd::Settings::resolve(&args, Caller::Python).map_err(|e| Refusal::from(&e))?;
-    let written = manifest_cmd::run(&settings, &NoProgress).map_err(|e| Refusal::from(&e))?;
+    let settings = manifest_cmd::Settings::resolve(&args, Caller::Python)
+        .map_err(|e| Refusal::from(refusal(&e)))?;
+    let written =
+        manifest_cmd::run(&settings, &NoProgress).map_err(|e| Refusal::from(refusal(&e)))?;
     let files = &written.manifest.files;
     Ok(json!({
         "report": to_value(&written.report()),
@@ -113,17 +112,18 @@ pub fn audit(run_dir: &Path, scan_values: bool) -> Result<Value, Refusal> {
         scan_values,
     };
     let settings =
-        audit::Settings::resolve(&args, Caller::Python).map_err(|e| Refusal::from(&e))?;
-    let audited = match audit::run(&settings, &NoProgress).map_err(|e| Refusal::from(&e))? {
-        audit::Audited::Run(audited) => audited,
-        // Settings::resolve refuses a Hugging Face cache for the Python caller.
-        audit::Audited::Cache(_) => {
-            return Err(Refusal {
-                kind: ErrorKind::Unsupported,
-                message: "a Hugging Face cache is audited by the CLI".into(),
-            });
-        }
-    };
+        audit::Settings::resolve(&args, Caller::Python).map_err(|e| Refusal::from(refusal(&e)))?;
+    let audited =
+        match audit::run(&settings, &NoProgress).map_err(|e| Refusal::from(refusal(&e)))? {
+            audit::Audited::Run(audited) => audited,
+            // Settings::resolve refuses a Hugging Face cache for the Python caller.
+            audit::Audited::Cache(_) => {
+                return Err(Refusal {
+                    kind: ErrorKind::Unsupported,
+                    message: "a Hugging Face cache is audited by the CLI".into(),
+                });
+            }
+        };
     let checkpoints = &audited.report.checkpoints;
     Ok(json!({
         "report": to_value(&audited.report()),

@@ -54,7 +54,7 @@ impl LookCommand {
 }
 
 /// Where the dataset is and how its keys are read; shared by the three commands.
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct DatasetArgs {
     /// Dataset directory (WebDataset, MDS, Parquet, token files, checkpoint), or one file of it
     pub dataset: PathBuf,

@@ -9,32 +9,56 @@ use std::io::{Read, Write};
 
 use anyhow::{Context, Result};
 use shardsmith_shard::content::Validation;
-use shardsmith_shard::sample::{Loaded, SampleListing, SampleSource};
+use shardsmith_shard::sample::{Loaded, SampleListing, SampleSource, SampleSpec};
 
 use super::open::{self, Dataset, Shards};
+use super::settings::Settings;
 use crate::args::CatArgs;
 use crate::commands::Status;
 use crate::output::refuse;
 use crate::output::{CliError, Printer};
 use shardsmith_manifest::ErrorKind;
 
-pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
-    let shown = args.data.dataset.display().to_string();
+/// The command: DATASET resolved, the sample found and written to stdout; with -v, the
+/// files opened to find it and the bytes read.
+pub fn main(args: &CatArgs, printer: &Printer) -> Result<Status> {
     if printer.json() {
         refuse!(
             Usage,
             "--json does not apply to `cat`: what it writes to stdout is the sample's own bytes"
         );
     }
-    let Dataset::Shards(shards) = open::open(&args.data)? else {
+    let settings = Settings::resolve(&args.data)?;
+    let mut out = std::io::stdout().lock();
+    run(
+        &settings,
+        &args.key,
+        args.field.as_deref(),
+        &mut out,
+        &|reads| printer.detail(&reads),
+    )?;
+    Ok(Status::Clean)
+}
+
+/// Writes the sample `key` of DATASET to `out`: the one `field`'s bytes, or the sample
+/// as a tar. `reads` is told which files were opened and how many bytes were read, once
+/// the sample was written or found missing.
+pub fn run(
+    settings: &Settings,
+    key: &str,
+    field: Option<&str>,
+    out: &mut dyn Write,
+    reads: &dyn Fn(String),
+) -> Result<()> {
+    let shown = settings.shown();
+    let Dataset::Shards(shards) = open::open(settings)? else {
         refuse!(
             BadInput,
             "`{shown}` holds token files or a checkpoint, not samples: `cat` reads WebDataset, MDS and Parquet shards"
         );
     };
-    let found = find(&shards, &args.key)?;
-    let report = |printer: &Printer| {
-        printer.detail(&format!(
+    let report = || {
+        reads(format!(
             "opened {}; {} bytes read",
             match shards.counter.opened() {
                 o if o.is_empty() => "nothing".to_string(),
@@ -43,33 +67,28 @@ pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
             shards.counter.bytes_read()
         ));
     };
-    let Some((source, listing, index)) = found else {
-        report(printer);
+    let Some((source, listing, index)) = find(&shards, key)? else {
+        report();
         return Err(CliError {
             kind: ErrorKind::NotFound,
             path: Some(shown.clone()),
-            message: format!("no sample `{}` in {shown}", args.key),
+            message: format!("no sample `{key}` in {shown}"),
         }
         .into());
     };
     let sample = &listing.samples[index];
-    if let Some(field) = &args.field
-        && !sample.fields.iter().any(|f| &*f.ext == field)
-    {
-        let has: Vec<&str> = sample.fields.iter().map(|f| &*f.ext).collect();
-        return Err(CliError {
-            kind: ErrorKind::NotFound,
-            path: Some(shown.clone()),
-            message: format!(
-                "sample `{}` has no field `{field}` (it has {})",
-                args.key,
-                has.join(", ")
-            ),
-        }
-        .into());
-    }
-    let mut reader = source.reader(&listing.samples[index..=index], Validation::None)?;
+    let chosen = match field {
+        Some(field) => Some(
+            sample
+                .fields
+                .iter()
+                .position(|f| &*f.ext == field)
+                .ok_or_else(|| no_field(&shown, sample, field))?,
+        ),
+        None => None,
+    };
     let mut buf = Vec::new();
+    let mut reader = source.reader(&listing.samples[index..=index], Validation::None)?;
     let loaded = match reader.load(0, &mut buf)? {
         Ok(loaded) => loaded,
         Err(skips) => {
@@ -79,13 +98,11 @@ pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
                 .collect();
             refuse!(
                 BadRecord,
-                "sample `{}` cannot be read: {}",
-                args.key,
+                "sample `{key}` cannot be read: {}",
                 why.join("; ")
             );
         }
     };
-    let mut out = std::io::stdout().lock();
     let mut fields: Vec<Box<dyn Read + '_>> = match loaded {
         Loaded::Memory(ranges) => ranges
             .into_iter()
@@ -96,27 +113,37 @@ pub fn run(args: &CatArgs, printer: &Printer) -> Result<Status> {
             .map(|s| Box::new(s) as Box<dyn Read>)
             .collect(),
     };
-    match &args.field {
-        Some(field) => {
-            let i = sample
-                .fields
-                .iter()
-                .position(|f| &*f.ext == field)
-                .expect("checked above");
-            std::io::copy(&mut fields[i], &mut out).context("writing the field to stdout")?;
+    match chosen {
+        Some(i) => {
+            std::io::copy(&mut fields[i], out).context("writing the field to stdout")?;
         }
         None => {
             for (field, data) in sample.fields.iter().zip(fields.iter_mut()) {
                 let name = format!("{}.{}", sample.key, field.ext);
-                write_member(&mut out, &name, field.size, data)?;
+                write_member(out, &name, field.size, data)?;
             }
             out.write_all(&[0u8; 1024])
                 .context("writing the tar to stdout")?;
         }
     }
     out.flush().context("writing to stdout")?;
-    report(printer);
-    Ok(Status::Clean)
+    report();
+    Ok(())
+}
+
+/// The sample has no field `field`: say which it has.
+fn no_field(shown: &str, sample: &SampleSpec, field: &str) -> anyhow::Error {
+    let has: Vec<&str> = sample.fields.iter().map(|f| &*f.ext).collect();
+    CliError {
+        kind: ErrorKind::NotFound,
+        path: Some(shown.to_string()),
+        message: format!(
+            "sample `{}` has no field `{field}` (it has {})",
+            sample.key,
+            has.join(", ")
+        ),
+    }
+    .into()
 }
 
 /// The source that holds `key` and the sample's index in its listing, or `None`.
@@ -159,7 +186,7 @@ fn search(source: Box<dyn SampleSource>, key: &str) -> Result<Option<Found>> {
 
 /// One ustar member, through the shard writer's header (a GNU long-name record first
 /// when the name does not fit).
-fn write_member(out: &mut impl Write, name: &str, size: u64, data: &mut dyn Read) -> Result<()> {
+fn write_member(out: &mut dyn Write, name: &str, size: u64, data: &mut dyn Read) -> Result<()> {
     use shardsmith_shard::webdataset::{write_member_header, write_padding};
     let err = "writing the tar to stdout";
     write_member_header(out, name, size).context(err)?;

@@ -2,10 +2,14 @@
 //! Parquet shards; token files; checkpoints) without unpacking it.
 
 mod cat;
+mod counting;
 mod ls;
 mod open;
+mod settings;
 mod stats;
 mod text;
+
+pub use settings::Settings;
 
 use anyhow::Result;
 
@@ -13,10 +17,11 @@ use super::Status;
 use crate::args::LookCommand;
 use crate::output::Printer;
 
-pub fn run(command: &LookCommand, printer: &Printer) -> Result<Status> {
+/// The command: `ls`, `cat` or `stats`.
+pub fn main(command: &LookCommand, printer: &Printer) -> Result<Status> {
     match command {
-        LookCommand::Ls(args) => ls::run(args, printer),
-        LookCommand::Cat(args) => cat::run(args, printer),
-        LookCommand::Stats(args) => stats::run(args, printer),
+        LookCommand::Ls(args) => ls::main(args, printer),
+        LookCommand::Cat(args) => cat::main(args, printer),
+        LookCommand::Stats(args) => stats::main(args, printer),
     }
 }

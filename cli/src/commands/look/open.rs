@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use shardsmith_checkpoint::is_checkpoint_name;
@@ -13,14 +12,12 @@ use shardsmith_checkpoint::listing::{TensorEntry, list_tensors};
 use shardsmith_manifest::{MANIFEST_FILE, Manifest};
 use shardsmith_shard::sample::SampleSource;
 use shardsmith_shard::{FormatKind, InputSpec};
-use shardsmith_store::{
-    InputListing, InputSource, LocalTree, Location, ObjectTree, RangeRead, ReadError,
-};
+use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree, ReadError};
 use shardsmith_tokens::listing::{TokenFileSummary, summarize};
 
-use crate::args::DatasetArgs;
+pub use super::counting::Counting;
+use super::settings::Settings;
 use crate::output::CliError;
-use crate::storage;
 use shardsmith_manifest::ErrorKind;
 
 /// What DATASET turned out to be.
@@ -71,124 +68,6 @@ impl Shards {
     }
 }
 
-/// An input source that counts the bytes read and remembers the files opened.
-pub struct Counting {
-    inner: Arc<dyn InputSource>,
-    read: Arc<AtomicU64>,
-    opened: Mutex<Vec<String>>,
-}
-
-impl Counting {
-    fn new(inner: Arc<dyn InputSource>) -> Self {
-        Self {
-            inner,
-            read: Arc::new(AtomicU64::new(0)),
-            opened: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Bytes read so far.
-    pub fn bytes_read(&self) -> u64 {
-        self.read.load(Ordering::Relaxed)
-    }
-
-    /// Files opened so far, in the order first opened.
-    pub fn opened(&self) -> Vec<String> {
-        self.opened.lock().expect("not poisoned").clone()
-    }
-
-    fn note(&self, rel: &str) {
-        let mut opened = self.opened.lock().expect("not poisoned");
-        if !opened.iter().any(|r| r == rel) {
-            opened.push(rel.to_string());
-        }
-    }
-}
-
-struct CountingRead {
-    inner: Box<dyn Read + Send>,
-    read: Arc<AtomicU64>,
-}
-
-impl Read for CountingRead {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
-struct CountingRange {
-    inner: Arc<dyn RangeRead>,
-    read: Arc<AtomicU64>,
-}
-
-impl RangeRead for CountingRange {
-    fn len(&self) -> u64 {
-        self.inner.len()
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read_at(offset, buf)?;
-        self.read.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
-impl InputSource for Counting {
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
-
-    fn display(&self, rel: &str) -> String {
-        self.inner.display(rel)
-    }
-
-    fn list(&self) -> shardsmith_store::Result<InputListing> {
-        self.inner.list()
-    }
-
-    fn read_into(&self, rel: &str, size: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
-        self.note(rel);
-        let before = buf.len();
-        let result = self.inner.read_into(rel, size, buf);
-        self.read
-            .fetch_add((buf.len() - before) as u64, Ordering::Relaxed);
-        result
-    }
-
-    fn open(&self, rel: &str) -> Result<Box<dyn Read + Send>, ReadError> {
-        self.note(rel);
-        let inner = self.inner.open(rel)?;
-        Ok(Box::new(CountingRead {
-            inner,
-            read: self.read.clone(),
-        }))
-    }
-
-    fn open_at(&self, rel: &str, offset: u64) -> Result<Box<dyn Read + Send>, ReadError> {
-        self.note(rel);
-        let inner = self.inner.open_at(rel, offset)?;
-        Ok(Box::new(CountingRead {
-            inner,
-            read: self.read.clone(),
-        }))
-    }
-
-    fn open_ranged(&self, rel: &str) -> Result<Arc<dyn RangeRead>, ReadError> {
-        self.note(rel);
-        let inner = self.inner.open_ranged(rel)?;
-        Ok(Arc::new(CountingRange {
-            inner,
-            read: self.read.clone(),
-        }))
-    }
-
-    fn every_file(&self, test: &dyn Fn(&str) -> Option<bool>) -> bool {
-        self.inner.every_file(test)
-    }
-}
-
 /// `path` names nothing `ls`, `cat` and `stats` can read.
 fn unknown(shown: &str) -> anyhow::Error {
     let name = shown.rsplit('/').next().unwrap_or(shown);
@@ -212,47 +91,25 @@ fn unknown(shown: &str) -> anyhow::Error {
     .into()
 }
 
+/// Where DATASET's files are read from: the tree, the one file it names (if it names
+/// a file), the local directory that holds them, its manifest, and DATASET as shown.
+struct Located {
+    tree: Arc<dyn InputSource>,
+    only: Option<String>,
+    dir: Option<PathBuf>,
+    manifest: Option<Manifest>,
+    shown: String,
+}
+
 /// Tells what DATASET is and gets it ready to be read.
-pub fn open(args: &DatasetArgs) -> Result<Dataset> {
-    let path = &args.dataset;
-    let location = storage::location(path)?;
-    let (tree, only, dir, manifest): (Arc<dyn InputSource>, _, _, _) = match &location {
-        Location::Local(path) => {
-            crate::output::need_path(path, "dataset")?;
-            let (tree, only) = LocalTree::for_path(path)?;
-            let only = only.map(|(rel, _)| rel);
-            let dir = if only.is_some() {
-                match path.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                    _ => PathBuf::from("."),
-                }
-            } else {
-                path.clone()
-            };
-            let manifest = match &only {
-                None if dir.join(MANIFEST_FILE).is_file() => Some(
-                    Manifest::load(&dir.join(MANIFEST_FILE))
-                        .with_context(|| format!("reading the manifest of `{}`", path.display()))?
-                        .0,
-                ),
-                _ => None,
-            };
-            (Arc::new(tree), only, Some(dir), manifest)
-        }
-        Location::Remote(remote) => {
-            let (tree, only) = ObjectTree::for_remote(remote.clone())?;
-            let only = only.map(|(rel, _)| rel);
-            let manifest = match &only {
-                None => remote_manifest(&tree, &location.display())?,
-                Some(_) => None,
-            };
-            (Arc::new(tree), only, None, manifest)
-        }
-    };
-    let shown = match &location {
-        Location::Local(path) => path.display().to_string(),
-        remote => remote.display(),
-    };
+pub fn open(settings: &Settings) -> Result<Dataset> {
+    let Located {
+        tree,
+        only,
+        dir,
+        manifest,
+        shown,
+    } = locate(&settings.location)?;
     let recorded = manifest
         .as_ref()
         .and_then(|m| m.format.as_deref())
@@ -265,7 +122,7 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
             only,
             manifest,
             counter: Arc::new(Counting::new(tree)),
-            key_column: args.key_column.clone(),
+            key_column: settings.data.key_column.clone(),
         })));
     }
     let Some(dir) = dir else {
@@ -286,29 +143,95 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
         .into_iter()
         .filter(|rel| rel != MANIFEST_FILE && rel != shardsmith_manifest::SUMS_FILE)
         .collect();
+    let tokens = token_files(&dir, &files, manifest.as_ref())?;
+    if !tokens.is_empty() {
+        return Ok(Dataset::Tokens(tokens));
+    }
+    let tensors = checkpoint_files(&dir, &files)?;
+    if tensors.is_empty() {
+        return Err(unknown(&shown));
+    }
+    Ok(Dataset::Checkpoint(tensors))
+}
+
+/// Opens the tree DATASET names and reads its manifest, if it has one.
+fn locate(location: &Location) -> Result<Located> {
+    Ok(match location {
+        Location::Local(path) => {
+            crate::output::need_path(path, "dataset")?;
+            let (tree, only) = LocalTree::for_path(path)?;
+            let only = only.map(|(rel, _)| rel);
+            let dir = if only.is_some() {
+                match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                }
+            } else {
+                path.clone()
+            };
+            let manifest = match &only {
+                None if dir.join(MANIFEST_FILE).is_file() => Some(
+                    Manifest::load(&dir.join(MANIFEST_FILE))
+                        .with_context(|| format!("reading the manifest of `{}`", path.display()))?
+                        .0,
+                ),
+                _ => None,
+            };
+            Located {
+                tree: Arc::new(tree),
+                only,
+                dir: Some(dir),
+                manifest,
+                shown: path.display().to_string(),
+            }
+        }
+        Location::Remote(remote) => {
+            let (tree, only) = ObjectTree::for_remote(remote.clone())?;
+            let only = only.map(|(rel, _)| rel);
+            let manifest = match &only {
+                None => remote_manifest(&tree, &location.display())?,
+                Some(_) => None,
+            };
+            Located {
+                tree: Arc::new(tree),
+                only,
+                dir: None,
+                manifest,
+                shown: location.display(),
+            }
+        }
+    })
+}
+
+/// The token files among `files` of `dir`, summarised.
+fn token_files(
+    dir: &Path,
+    files: &[String],
+    manifest: Option<&Manifest>,
+) -> Result<Vec<TokenFileSummary>> {
     let mut tokens = Vec::new();
-    for rel in &files {
-        let entry = manifest
-            .as_ref()
-            .and_then(|m| m.files.iter().find(|f| &f.path == rel));
-        if let Some(summary) = summarize(&dir, rel, entry, manifest.as_ref())
-            .map_err(|why| token_error(&dir, rel, why))?
+    for rel in files {
+        let entry = manifest.and_then(|m| m.files.iter().find(|f| &f.path == rel));
+        if let Some(summary) =
+            summarize(dir, rel, entry, manifest).map_err(|why| token_error(dir, rel, why))?
         {
             tokens.push(summary);
         }
     }
-    if !tokens.is_empty() {
-        return Ok(Dataset::Tokens(tokens));
-    }
-    let mut tensors = Vec::new();
-    // A DCP checkpoint is listed from its `.metadata`, whole tensors; its data files hold
-    // the chunks.
+    Ok(tokens)
+}
+
+/// The checkpoint files among `files` of `dir`, each with its tensors. A DCP
+/// checkpoint is listed from its `.metadata`, whole tensors; its data files hold the
+/// chunks.
+fn checkpoint_files(dir: &Path, files: &[String]) -> Result<Vec<(String, Vec<TensorEntry>)>> {
     let dcp_dirs: Vec<&str> = files
         .iter()
         .filter_map(|rel| rel.strip_suffix(".metadata"))
         .filter(|d| d.is_empty() || d.ends_with('/'))
         .collect();
-    for rel in &files {
+    let mut tensors = Vec::new();
+    for rel in files {
         let in_dcp = rel.ends_with(".distcp")
             && dcp_dirs
                 .iter()
@@ -320,15 +243,12 @@ pub fn open(args: &DatasetArgs) -> Result<Dataset> {
             Ok(Some(list)) => tensors.push((rel.clone(), list)),
             Ok(None) => {}
             Err(why) if is_checkpoint_name(rel) => {
-                return Err(token_error(&dir, rel, why.to_string()));
+                return Err(token_error(dir, rel, why.to_string()));
             }
             Err(_) => {}
         }
     }
-    if tensors.is_empty() {
-        return Err(unknown(&shown));
-    }
-    Ok(Dataset::Checkpoint(tensors))
+    Ok(tensors)
 }
 
 /// The manifest at the root of a remote dataset, if it has one.

@@ -8,8 +8,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
+use shardsmith_manifest::Skipped;
 
 use super::open::{self, Dataset};
+use super::settings::Settings;
 use super::text::{count, print, table, warn_skipped};
 use crate::args::StatsArgs;
 use crate::commands::Status;
@@ -39,9 +41,27 @@ fn distribution(mut sizes: Vec<u64>) -> FieldStats {
     }
 }
 
-pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
-    let shown = args.data.dataset.display().to_string();
-    let Dataset::Shards(shards) = open::open(&args.data)? else {
+/// What `stats` counted.
+#[derive(Debug)]
+pub struct Counted {
+    shown: String,
+    kind: &'static str,
+    samples: usize,
+    shards: usize,
+    /// Each field's size distribution, by field name.
+    fields: Vec<(String, FieldStats)>,
+    /// Keys used more than once, in order of their second use.
+    duplicates: Vec<String>,
+    /// Samples whose key was used before.
+    repeats: usize,
+    /// Samples the reader left out.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Reads every sample's listing of DATASET (no field bytes) and counts.
+pub fn run(settings: &Settings) -> Result<Counted> {
+    let shown = settings.shown();
+    let Dataset::Shards(shards) = open::open(settings)? else {
         refuse!(
             BadInput,
             "`{shown}` holds token files or a checkpoint, not samples: `stats` reads WebDataset, MDS and Parquet shards (`ls` lists token files and tensors)"
@@ -49,7 +69,6 @@ pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
     };
     let source = shards.open(None)?;
     let listing = source.samples()?;
-    warn_skipped(printer, &listing.skipped);
     let mut sizes: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut duplicates: Vec<String> = Vec::new();
@@ -74,57 +93,90 @@ pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
             last_container = container;
         }
     }
-    let fields: Vec<(&str, FieldStats)> = sizes
+    let fields = sizes
         .into_iter()
-        .map(|(name, sizes)| (name, distribution(sizes)))
+        .map(|(name, sizes)| (name.to_string(), distribution(sizes)))
         .collect();
-    let total: u64 = fields.iter().map(|(_, f)| f.bytes).sum();
-    if printer.json() {
-        printer.report(&report::Stats {
-            bytes: total,
+    Ok(Counted {
+        shown: shards.shown.clone(),
+        kind: shards.kind.name(),
+        samples: listing.samples.len(),
+        shards: containers,
+        fields,
+        duplicates,
+        repeats,
+        skipped: listing.skipped,
+    })
+}
+
+impl Counted {
+    fn bytes(&self) -> u64 {
+        self.fields.iter().map(|(_, f)| f.bytes).sum()
+    }
+
+    /// The `--json` report.
+    pub fn report(&self) -> report::Stats<'_> {
+        let duplicates = &self.duplicates;
+        report::Stats {
+            bytes: self.bytes(),
             command: "stats",
             duplicate_keys: report::DuplicateKeys {
                 count: duplicates.len(),
                 first: &duplicates[..duplicates.len().min(SHOWN_DUPLICATES)],
-                repeats,
+                repeats: self.repeats,
             },
-            fields: fields.iter().map(|(name, f)| (*name, *f)).collect(),
-            kind: shards.kind.name(),
-            samples: listing.samples.len(),
-            shards: containers,
-            skipped: listing.skipped.len(),
+            fields: self
+                .fields
+                .iter()
+                .map(|(name, f)| (name.as_str(), *f))
+                .collect(),
+            kind: self.kind,
+            samples: self.samples,
+            shards: self.shards,
+            skipped: self.skipped.len(),
             version: VERSION,
-        });
-        return Ok(Status::Clean);
+        }
     }
-    let mut text = format!(
-        "{} {}: {} in {}, {} bytes of fields\n",
-        shards.shown,
-        shards.kind.name(),
-        count(listing.samples.len(), "sample"),
-        count(containers, "shard"),
-        total
-    );
-    let mut rows = vec![
-        ["FIELD", "SAMPLES", "BYTES", "MIN", "MEDIAN", "P99", "MAX"]
-            .map(String::from)
-            .to_vec(),
-    ];
-    for (name, f) in &fields {
-        rows.push(vec![
-            name.to_string(),
-            f.samples.to_string(),
-            f.bytes.to_string(),
-            f.min.to_string(),
-            f.median.to_string(),
-            f.p99.to_string(),
-            f.max.to_string(),
-        ]);
+
+    /// The table and the lines about duplicate keys and samples left out.
+    pub fn text(&self) -> String {
+        let mut text = format!(
+            "{} {}: {} in {}, {} bytes of fields\n",
+            self.shown,
+            self.kind,
+            count(self.samples, "sample"),
+            count(self.shards, "shard"),
+            self.bytes()
+        );
+        let mut rows = vec![
+            ["FIELD", "SAMPLES", "BYTES", "MIN", "MEDIAN", "P99", "MAX"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for (name, f) in &self.fields {
+            rows.push(vec![
+                name.to_string(),
+                f.samples.to_string(),
+                f.bytes.to_string(),
+                f.min.to_string(),
+                f.median.to_string(),
+                f.p99.to_string(),
+                f.max.to_string(),
+            ]);
+        }
+        text.push_str(&table(&rows, &[false, true, true, true, true, true, true]));
+        text.push_str(&self.duplicates_line());
+        if !self.skipped.is_empty() {
+            text.push_str(&format!("left out by the reader: {}\n", self.skipped.len()));
+        }
+        text
     }
-    text.push_str(&table(&rows, &[false, true, true, true, true, true, true]));
-    if duplicates.is_empty() {
-        text.push_str("duplicate keys: none\n");
-    } else {
+
+    fn duplicates_line(&self) -> String {
+        let duplicates = &self.duplicates;
+        if duplicates.is_empty() {
+            return "duplicate keys: none\n".into();
+        }
         let first: Vec<String> = duplicates
             .iter()
             .take(SHOWN_DUPLICATES)
@@ -135,20 +187,25 @@ pub fn run(args: &StatsArgs, printer: &Printer) -> Result<Status> {
         } else {
             String::new()
         };
-        text.push_str(&format!(
+        format!(
             "duplicate keys: {} ({} repeats): {}{more}\n",
             duplicates.len(),
-            repeats,
+            self.repeats,
             first.join(", ")
-        ));
+        )
     }
-    if !listing.skipped.is_empty() {
-        text.push_str(&format!(
-            "left out by the reader: {}\n",
-            listing.skipped.len()
-        ));
+}
+
+/// The command: resolve, run, print (the samples left out first, as warnings).
+pub fn main(args: &StatsArgs, printer: &Printer) -> Result<Status> {
+    let settings = Settings::resolve(&args.data)?;
+    let counted = run(&settings)?;
+    warn_skipped(printer, &counted.skipped);
+    if printer.json() {
+        printer.report(&counted.report());
+    } else {
+        print(&counted.text())?;
     }
-    print(&text)?;
     Ok(Status::Clean)
 }
 
