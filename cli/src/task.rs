@@ -34,8 +34,48 @@ pub fn resolve(
             source: format!("--task-index {n} --task-count {count}"),
         }));
     }
-    let number = |name: &str| -> Result<Option<u32>> {
-        match env(name) {
+    let engine = Engine { env, count };
+    let (index, (count, source)) = if let Some(id) = engine.number("SLURM_ARRAY_TASK_ID")? {
+        (id, engine.slurm_array(id)?)
+    } else if let Some(i) = engine.number("JOB_COMPLETION_INDEX")? {
+        let found = engine.number("SHARDSMITH_TASK_COUNT")?;
+        (
+            i,
+            engine.counted(
+                format!("JOB_COMPLETION_INDEX={i}"),
+                found,
+                "SHARDSMITH_TASK_COUNT",
+            )?,
+        )
+    } else if let Some(rank) = engine.number("SLURM_PROCID")? {
+        let found = engine.number("SLURM_NTASKS")?;
+        (
+            rank,
+            engine.counted(format!("SLURM_PROCID={rank}"), found, "SLURM_NTASKS")?,
+        )
+    } else {
+        refuse!(
+            Task,
+            "--task-index auto: none of SLURM_ARRAY_TASK_ID (a Slurm array), JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_PROCID (srun) is set; give --task-index N --task-count M"
+        );
+    };
+    Ok(Some(TaskId {
+        index,
+        count,
+        source,
+    }))
+}
+
+/// What a cluster engine's variables say, with `--task-count` when given.
+struct Engine<'a> {
+    env: &'a dyn Fn(&str) -> Option<String>,
+    count: Option<u32>,
+}
+
+impl Engine<'_> {
+    /// The variable `name` as a task number, if it is set and not blank.
+    fn number(&self, name: &str) -> Result<Option<u32>> {
+        match (self.env)(name) {
             None => Ok(None),
             Some(v) if v.trim().is_empty() => Ok(None),
             Some(v) => v
@@ -44,9 +84,12 @@ pub fn resolve(
                 .map(Some)
                 .with_context(|| format!("{name}=`{v}` is not a task number")),
         }
-    };
-    let counted = |what: String, found: Option<u32>, how: &str| -> Result<(u32, String)> {
-        match (count, found) {
+    }
+
+    /// The task count (`--task-count`, else `found` in the variable `how`) and the
+    /// source shown for it.
+    fn counted(&self, what: String, found: Option<u32>, how: &str) -> Result<(u32, String)> {
+        match (self.count, found) {
             (Some(n), _) => Ok((n, format!("{what}, --task-count {n}"))),
             (None, Some(n)) => Ok((n, format!("{what}, {how}={n}"))),
             (None, None) => {
@@ -56,14 +99,17 @@ pub fn resolve(
                 )
             }
         }
-    };
-    let (index, (count, source)) = if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
-        let found = number("SLURM_ARRAY_TASK_COUNT")?;
+    }
+
+    /// Task `id` of a Slurm array: the count from the array's bounds, which must run
+    /// from 0 unless `--task-count` says how many tasks the run has.
+    fn slurm_array(&self, id: u32) -> Result<(u32, String)> {
+        let found = self.number("SLURM_ARRAY_TASK_COUNT")?;
         let (min, max) = (
-            number("SLURM_ARRAY_TASK_MIN")?,
-            number("SLURM_ARRAY_TASK_MAX")?,
+            self.number("SLURM_ARRAY_TASK_MIN")?,
+            self.number("SLURM_ARRAY_TASK_MAX")?,
         );
-        if count.is_none() {
+        if self.count.is_none() {
             // An array that is not 0..N-1 (a resubmitted index, `--array=1-8`) does not
             // tell the run's task count.
             let from_zero = min.is_none_or(|m| m == 0)
@@ -82,41 +128,12 @@ pub fn resolve(
             }
         }
         let found = found.or(max.map(|m| m + 1));
-        (
-            id,
-            counted(
-                format!("SLURM_ARRAY_TASK_ID={id}"),
-                found,
-                "SLURM_ARRAY_TASK_COUNT",
-            )?,
+        self.counted(
+            format!("SLURM_ARRAY_TASK_ID={id}"),
+            found,
+            "SLURM_ARRAY_TASK_COUNT",
         )
-    } else if let Some(i) = number("JOB_COMPLETION_INDEX")? {
-        let found = number("SHARDSMITH_TASK_COUNT")?;
-        (
-            i,
-            counted(
-                format!("JOB_COMPLETION_INDEX={i}"),
-                found,
-                "SHARDSMITH_TASK_COUNT",
-            )?,
-        )
-    } else if let Some(rank) = number("SLURM_PROCID")? {
-        let found = number("SLURM_NTASKS")?;
-        (
-            rank,
-            counted(format!("SLURM_PROCID={rank}"), found, "SLURM_NTASKS")?,
-        )
-    } else {
-        refuse!(
-            Task,
-            "--task-index auto: none of SLURM_ARRAY_TASK_ID (a Slurm array), JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_PROCID (srun) is set; give --task-index N --task-count M"
-        );
-    };
-    Ok(Some(TaskId {
-        index,
-        count,
-        source,
-    }))
+    }
 }
 
 #[cfg(test)]

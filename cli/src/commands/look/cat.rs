@@ -87,6 +87,23 @@ pub fn run(
         ),
         None => None,
     };
+    write_sample(source.as_ref(), &listing, index, chosen, out)?;
+    out.flush().context("writing to stdout")?;
+    report();
+    Ok(())
+}
+
+/// Writes sample `index` of `listing` to `out`: field `chosen`'s bytes, or every field
+/// as a member of a tar.
+fn write_sample(
+    source: &dyn SampleSource,
+    listing: &SampleListing,
+    index: usize,
+    chosen: Option<usize>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let sample = &listing.samples[index];
+    let key = &sample.key;
     let mut buf = Vec::new();
     let mut reader = source.reader(&listing.samples[index..=index], Validation::None)?;
     let loaded = match reader.load(0, &mut buf)? {
@@ -126,8 +143,6 @@ pub fn run(
                 .context("writing the tar to stdout")?;
         }
     }
-    out.flush().context("writing to stdout")?;
-    report();
     Ok(())
 }
 

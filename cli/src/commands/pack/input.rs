@@ -84,25 +84,7 @@ pub fn expand(input: &Path) -> Result<Option<Expanded>> {
             ),
         ));
     }
-    let mut common: PathBuf = match paths[0].parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    for path in &paths {
-        let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-        while !absolute(path).starts_with(absolute(&common)) {
-            common = match common.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            if common == Path::new(".") && !absolute(path).starts_with(absolute(&common)) {
-                refuse!(
-                    Usage,
-                    "brace pattern `{text}` names files under different roots"
-                );
-            }
-        }
-    }
+    let common = common_root(text, &paths)?;
     let root = common
         .canonicalize()
         .with_context(|| format!("input `{}` cannot be opened", common.display()))?;
@@ -126,6 +108,31 @@ pub fn expand(input: &Path) -> Result<Option<Expanded>> {
         list.push('\n');
     }
     Ok(Some(Expanded { root, list }))
+}
+
+/// The deepest directory that holds every one of `paths` (named by `pattern`).
+fn common_root(pattern: &str, paths: &[PathBuf]) -> Result<PathBuf> {
+    let text = pattern;
+    let mut common: PathBuf = match paths[0].parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    for path in paths {
+        let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        while !absolute(path).starts_with(absolute(&common)) {
+            common = match common.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            if common == Path::new(".") && !absolute(path).starts_with(absolute(&common)) {
+                refuse!(
+                    Usage,
+                    "brace pattern `{text}` names files under different roots"
+                );
+            }
+        }
+    }
+    Ok(common)
 }
 
 /// The input's files as given: the tree at `input` (one file of it when `input` names a

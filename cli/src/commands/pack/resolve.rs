@@ -38,14 +38,47 @@ pub struct Resolved {
     pub settings: PackSettings,
 }
 
+/// Resolves and checks every argument: the settings first (no I/O), then the input
+/// (its kind read from what it holds), then the output against the input.
 pub fn resolve(args: &PackArgs) -> Result<Resolved> {
     let choice = FormatChoice::new(args.format, &format_options(args)?)?;
+    let settings = pack_settings(args)?;
+    let expanded = input::expand(&args.input)?;
+    if expanded.is_some() && args.files_from.is_some() {
+        refuse!(
+            Usage,
+            "INPUT is a brace pattern of shards; --files-from would name the shards a second way"
+        );
+    }
+    let files_from = match &expanded {
+        Some(expanded) => Some(expanded.list.clone()),
+        None => args.files_from.as_deref().map(read_list).transpose()?,
+    };
+    let resolved = Resolved {
+        input: storage::location(&args.input)?,
+        kind: Kind::Files,
+        // Named once the input is checked (`remote_input`, `local_input`).
+        output: Location::Local(args.output.clone()),
+        choice,
+        files_from,
+        exclude: None,
+        scratch: scratch_dir(args, &args.output),
+        settings,
+    };
+    match &resolved.input {
+        Location::Remote(_) => remote_input(args, resolved),
+        Location::Local(_) => local_input(args, resolved, expanded),
+    }
+}
+
+/// The run's settings, from the flags alone.
+fn pack_settings(args: &PackArgs) -> Result<PackSettings> {
     let validation = match args.validate {
         Some(ValidateArg::None) => Validation::None,
         Some(ValidateArg::Cheap) | None => Validation::Cheap,
         Some(ValidateArg::Full) => Validation::Full,
     };
-    let mut settings = PackSettings {
+    let settings = PackSettings {
         max_samples: args.max_samples,
         shuffle_seed: args.shuffle.then(|| args.seed.unwrap_or(0)),
         validation,
@@ -65,45 +98,44 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
         },
     };
     settings.check()?;
-    let output_given = args.output.clone();
-    let expanded = input::expand(&args.input)?;
-    if expanded.is_some() && args.files_from.is_some() {
+    Ok(settings)
+}
+
+/// What the input holds (raw files, or shards of a format), and the checks and
+/// settings that depend on it.
+fn input_kind(args: &PackArgs, resolved: &mut Resolved, brace: bool) -> Result<()> {
+    let (tree, only) = input::tree(&resolved.input, resolved.files_from.as_deref())?;
+    let kind = input::kind(args.input_format, tree.as_ref(), only.as_deref(), brace)?;
+    let settings = &mut resolved.settings;
+    settings.validation = validation_for(args.validate, kind, settings.validation);
+    refuse_list(kind, args.files_from.is_some())?;
+    refuse_prefix(kind, settings.key_prefix)?;
+    resolved.kind = kind;
+    Ok(())
+}
+
+/// An input in an object store: its kind, and an output outside it.
+fn remote_input(args: &PackArgs, mut resolved: Resolved) -> Result<Resolved> {
+    input_kind(args, &mut resolved, false)?;
+    resolved.output = storage::location(&args.output)?;
+    let input_url = resolved.input.display();
+    let output_url = resolved.output.display();
+    if output_url == input_url || output_url.starts_with(&format!("{input_url}/")) {
         refuse!(
-            Usage,
-            "INPUT is a brace pattern of shards; --files-from would name the shards a second way"
+            OutputConflict,
+            "output `{output_url}` is inside the input `{input_url}`: shards would be listed among the files they are made of; choose an output prefix outside the input"
         );
     }
-    let files_from = match &expanded {
-        Some(expanded) => Some(expanded.list.clone()),
-        None => args.files_from.as_deref().map(read_list).transpose()?,
-    };
-    if let Location::Remote(remote) = storage::location(&args.input)? {
-        let location = Location::Remote(remote.clone());
-        let (tree, only) = input::tree(&location, files_from.as_deref())?;
-        let kind = input::kind(args.input_format, tree.as_ref(), only.as_deref(), false)?;
-        settings.validation = validation_for(args.validate, kind, settings.validation);
-        refuse_list(kind, args.files_from.is_some())?;
-        refuse_prefix(kind, settings.key_prefix)?;
-        let output = storage::location(&output_given)?;
-        let input_url = remote.url("");
-        let output_url = output.display();
-        if output_url == input_url || output_url.starts_with(&format!("{input_url}/")) {
-            refuse!(
-                OutputConflict,
-                "output `{output_url}` is inside the input `{input_url}`: shards would be listed among the files they are made of; choose an output prefix outside the input"
-            );
-        }
-        return Ok(Resolved {
-            input: location,
-            kind,
-            output,
-            choice,
-            files_from,
-            exclude: None,
-            scratch: scratch_dir(args, &output_given),
-            settings,
-        });
-    }
+    Ok(resolved)
+}
+
+/// A local input, made canonical (a brace pattern's root, a dataset's directory when
+/// its index was named): its kind, and an output that neither is nor holds it.
+fn local_input(
+    args: &PackArgs,
+    mut resolved: Resolved,
+    expanded: Option<input::Expanded>,
+) -> Result<Resolved> {
     let mut input = match &expanded {
         Some(expanded) => expanded.root.clone(),
         None => {
@@ -113,18 +145,9 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
                 .with_context(|| format!("input `{}` cannot be opened", args.input.display()))?
         }
     };
-    let location = Location::Local(input.clone());
-    let (tree, only) = input::tree(&location, files_from.as_deref())?;
-    let kind = input::kind(
-        args.input_format,
-        tree.as_ref(),
-        only.as_deref(),
-        expanded.is_some(),
-    )?;
-    settings.validation = validation_for(args.validate, kind, settings.validation);
-    refuse_list(kind, args.files_from.is_some())?;
-    refuse_prefix(kind, settings.key_prefix)?;
-    match kind {
+    resolved.input = Location::Local(input.clone());
+    input_kind(args, &mut resolved, expanded.is_some())?;
+    match resolved.kind {
         Kind::Files if !input.is_dir() => refuse!(
             NotADirectory,
             "input `{}` is not a directory (raw files are packed from a directory tree)",
@@ -152,21 +175,12 @@ pub fn resolve(args: &PackArgs) -> Result<Resolved> {
             args.input.display()
         );
     }
-    let exclude = output_abs.strip_prefix(&input).ok().map(Path::to_path_buf);
-    let output = match storage::location(&output_given)? {
-        Location::Local(_) => Location::Local(output_given.clone()),
-        remote => remote,
-    };
-    Ok(Resolved {
-        input: Location::Local(input),
-        kind,
-        output,
-        choice,
-        files_from,
-        exclude,
-        scratch: scratch_dir(args, &output_given),
-        settings,
-    })
+    resolved.exclude = output_abs.strip_prefix(&input).ok().map(Path::to_path_buf);
+    if let remote @ Location::Remote(_) = storage::location(&args.output)? {
+        resolved.output = remote;
+    }
+    resolved.input = Location::Local(input);
+    Ok(resolved)
 }
 
 /// The content checks of a run: as asked, else `cheap` for raw files and none for a

@@ -22,6 +22,8 @@ pub(super) struct Resolved {
     pub(super) task: Option<shardsmith_store::tasks::TaskId>,
 }
 
+/// Resolves and checks every argument, in the order a user fixes them: the flags, the
+/// task, the output, each input, then the tokenizer and the shard size it implies.
 pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
     if args.paths.len() < 2 {
         refuse!(
@@ -29,6 +31,35 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             "give the input (files or directories) and then the output directory"
         );
     }
+    let mut settings = tokenize_settings(args)?;
+    let task = task(args)?;
+    let output = storage::location(args.output())?;
+    if let Location::Local(path) = &output {
+        std::path::absolute(path)
+            .with_context(|| format!("output `{}` is not a valid path", path.display()))?;
+    }
+    let roots = args
+        .inputs()
+        .iter()
+        .map(|input| input_root(args, input, &output))
+        .collect::<Result<Vec<_>>>()?;
+    let inputs = shardsmith_tokens::input::list(&roots)?;
+    let tokenizer = Tokenizer::load(&TokenizerSpec::parse(&args.tokenizer), args.allow_special)?;
+    if let Some(size) = args.shard_size {
+        settings.shard_tokens = Some(shard_tokens(size, settings.format, &tokenizer)?);
+        settings.check()?;
+    }
+    Ok(Resolved {
+        task,
+        inputs,
+        output,
+        tokenizer,
+        settings,
+    })
+}
+
+/// The run's settings, from the flags alone.
+fn tokenize_settings(args: &TokenizeArgs) -> Result<TokenizeSettings> {
     let format = match args.format {
         TokenFormatArg::Megatron => TokenFormat::Megatron,
         TokenFormatArg::Nanogpt => TokenFormat::Nanogpt,
@@ -41,7 +72,7 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             "--eod-token names the end-of-document token, but --no-eod adds none"
         );
     }
-    let mut settings = TokenizeSettings {
+    let settings = TokenizeSettings {
         format,
         field: args.field.clone(),
         shard_tokens: args.shard_tokens.0,
@@ -54,6 +85,11 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
         threads: rayon::current_num_threads(),
     };
     settings.check()?;
+    Ok(settings)
+}
+
+/// This task of a split run, if one.
+fn task(args: &TokenizeArgs) -> Result<Option<shardsmith_store::tasks::TaskId>> {
     let task = crate::task::resolve(
         args.task.task_index.as_deref(),
         args.task.task_count,
@@ -76,69 +112,62 @@ pub(super) fn resolve(args: &TokenizeArgs) -> Result<Resolved> {
             );
         }
     }
-    let output = storage::location(args.output())?;
-    if let Location::Local(path) = &output {
-        std::path::absolute(path)
-            .with_context(|| format!("output `{}` is not a valid path", path.display()))?;
-    }
-    let mut roots = Vec::with_capacity(args.inputs().len());
-    for input in args.inputs() {
-        if let Location::Remote(remote) = storage::location(input)? {
-            let shown = remote.url("");
-            let out = output.display();
-            if out == shown || out.starts_with(&format!("{shown}/")) {
-                refuse!(
-                    OutputConflict,
-                    "output `{out}` is inside the input `{shown}`; choose an output outside the input"
-                );
-            }
-            let (tree, file) = ObjectTree::for_remote(remote)?;
-            roots.push(InputRoot {
-                source: Arc::new(tree),
-                display: shown,
-                file,
-            });
-            continue;
-        }
-        crate::output::need_path(input, "input")?;
-        let full = input
-            .canonicalize()
-            .with_context(|| format!("input `{}` cannot be opened", input.display()))?;
-        if let Location::Local(output) = &output {
-            let output = std::path::absolute(output)?;
-            let out = output.canonicalize().unwrap_or_else(|_| output.clone());
-            if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
-                refuse!(
-                    OutputConflict,
-                    "output `{}` and input `{}` overlap; choose an output outside the input",
-                    args.output().display(),
-                    input.display()
-                );
-            }
-        }
-        roots.push(InputRoot::local(input)?);
-    }
-    let inputs = shardsmith_tokens::input::list(&roots)?;
-    let tokenizer = Tokenizer::load(&TokenizerSpec::parse(&args.tokenizer), args.allow_special)?;
-    if let Some(size) = args.shard_size {
-        let dtype = format.dtype(tokenizer.vocab_size())?;
-        let header = if format == TokenFormat::Llmc { 1024 } else { 0 };
-        let tokens = size.saturating_sub(header) / dtype.size();
-        if tokens == 0 {
+    Ok(task)
+}
+
+/// One input, local or remote, which must not overlap the output.
+fn input_root(
+    args: &TokenizeArgs,
+    input: &std::path::Path,
+    output: &Location,
+) -> Result<InputRoot> {
+    if let Location::Remote(remote) = storage::location(input)? {
+        let shown = remote.url("");
+        let out = output.display();
+        if out == shown || out.starts_with(&format!("{shown}/")) {
             refuse!(
-                Setting,
-                "--shard-size {size} holds no {} token",
-                dtype.name()
+                OutputConflict,
+                "output `{out}` is inside the input `{shown}`; choose an output outside the input"
             );
         }
-        settings.shard_tokens = Some(tokens);
-        settings.check()?;
+        let (tree, file) = ObjectTree::for_remote(remote)?;
+        return Ok(InputRoot {
+            source: Arc::new(tree),
+            display: shown,
+            file,
+        });
     }
-    Ok(Resolved {
-        task,
-        inputs,
-        output,
-        tokenizer,
-        settings,
-    })
+    crate::output::need_path(input, "input")?;
+    let full = input
+        .canonicalize()
+        .with_context(|| format!("input `{}` cannot be opened", input.display()))?;
+    if let Location::Local(output) = output {
+        let output = std::path::absolute(output)?;
+        let out = output.canonicalize().unwrap_or_else(|_| output.clone());
+        if full.is_dir() && (out.starts_with(&full) || full.starts_with(&out)) {
+            refuse!(
+                OutputConflict,
+                "output `{}` and input `{}` overlap; choose an output outside the input",
+                args.output().display(),
+                input.display()
+            );
+        }
+    }
+    Ok(InputRoot::local(input)?)
+}
+
+/// The tokens per shard that `--shard-size` bytes hold in `format` (after llm.c's
+/// header), in the dtype the tokenizer's vocabulary needs.
+fn shard_tokens(size: u64, format: TokenFormat, tokenizer: &Tokenizer) -> Result<u64> {
+    let dtype = format.dtype(tokenizer.vocab_size())?;
+    let header = if format == TokenFormat::Llmc { 1024 } else { 0 };
+    let tokens = size.saturating_sub(header) / dtype.size();
+    if tokens == 0 {
+        refuse!(
+            Setting,
+            "--shard-size {size} holds no {} token",
+            dtype.name()
+        );
+    }
+    Ok(tokens)
 }
