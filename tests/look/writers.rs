@@ -1,6 +1,9 @@
-//! `ls`, `stats` and `cat` of what the real tools wrote (webdataset's ShardWriter, GNU
-//! tar, streaming's MDSWriter).
+//! `ls`, `stats` and `cat` of what other writers made: `pack` in every format, and the
+//! real tools (webdataset's ShardWriter, GNU tar, streaming's MDSWriter).
 
+use std::collections::BTreeMap;
+
+use super::util::{ok, originals};
 use crate::util::*;
 
 /// The kinds whose bytes `cat` gives exactly as expected.json holds them (floats are
@@ -21,6 +24,72 @@ const EXACT_KINDS: &[&str] = &[
     "jpeg",
 ];
 
+/// A sample as a test expects `ls -l` to list it: its key, and each field's bytes where
+/// `cat` must give them exactly (`None`: the field is only listed).
+type Expected = (String, BTreeMap<String, Option<Vec<u8>>>);
+
+/// `ls -l`, `stats` and `cat` of the dataset `dir` (`what` in messages) give `want`: the
+/// keys in order, each sample's fields and their sizes, no duplicate key, and every ninth
+/// sample's exact fields by `cat`.
+fn lists_as_expected(what: &str, dir: &str, want: &[Expected]) {
+    let (code, report) = run_json(&["ls", dir, "-l"]);
+    assert_eq!(code, 0, "{what}: {report}");
+    let samples = report["samples"].as_array().unwrap();
+    let keys: Vec<&str> = samples.iter().map(|s| s["key"].as_str().unwrap()).collect();
+    let want_keys: Vec<&str> = want.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, want_keys, "{what}");
+    let (_, stats) = run_json(&["stats", dir]);
+    assert_eq!(stats["samples"], want.len(), "{what}");
+    assert_eq!(stats["duplicate_keys"]["count"], 0, "{what}");
+    for (i, (got, (key, fields))) in samples.iter().zip(want).enumerate() {
+        let names: Vec<&String> = fields.keys().collect();
+        let listed: Vec<&String> = got["fields"].as_object().unwrap().keys().collect();
+        assert_eq!(listed, names, "{what} {key}");
+        for (field, bytes) in fields {
+            let Some(bytes) = bytes else { continue };
+            assert_eq!(got["fields"][field], bytes.len(), "{what} {key} {field}");
+            if i % 9 == 0 {
+                let o = run(&["cat", dir, key, field]);
+                assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+                assert_eq!(&o.stdout, bytes, "{what} {key} {field}");
+            }
+        }
+    }
+}
+
+/// What `pack` wrote in every format lists as its input.
+#[test]
+fn ls_stats_and_cat_read_what_pack_wrote() {
+    let input = corpus(40, 3000);
+    let mut samples: BTreeMap<String, BTreeMap<String, Option<Vec<u8>>>> = BTreeMap::new();
+    for ((key, field), bytes) in originals(&input) {
+        samples.entry(key).or_default().insert(field, Some(bytes));
+    }
+    let want: Vec<Expected> = samples.into_iter().collect();
+    let t = Tree::new();
+    for (name, args) in [
+        ("wds", &[][..]),
+        ("wgz", &["--compression", "gz"][..]),
+        ("mds", &["--format", "mds"][..]),
+        ("pq", &["--format", "parquet"][..]),
+    ] {
+        let dir = t.s(name);
+        let mut all = vec![
+            "pack",
+            input.path().to_str().unwrap(),
+            &dir,
+            "--max-samples",
+            "7",
+            "-q",
+        ];
+        all.extend_from_slice(args);
+        ok(&all);
+        lists_as_expected(name, &dir, &want);
+    }
+}
+
+/// What the real tools wrote (tests/interop/make_convert_inputs.py: webdataset's
+/// ShardWriter, GNU tar, streaming's MDSWriter) lists as their expected.json says.
 #[test]
 #[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
 fn ls_stats_and_cat_read_what_the_real_tools_wrote() {
@@ -33,45 +102,24 @@ fn ls_stats_and_cat_read_what_the_real_tools_wrote() {
     let expected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(t.join("in/expected.json")).unwrap()).unwrap();
     for (input, want) in expected.as_object().unwrap() {
-        let dir = t.s(&format!("in/{input}"));
-        let (code, report) = run_json(&["ls", &dir, "-l"]);
-        assert_eq!(code, 0, "{input}: {report}");
-        let samples = report["samples"].as_array().unwrap();
-        let want = want["samples"].as_array().unwrap();
-        let keys = |list: &[serde_json::Value]| -> Vec<String> {
-            list.iter()
-                .map(|s| s["key"].as_str().unwrap().to_string())
-                .collect()
-        };
-        assert_eq!(keys(samples), keys(want), "{input}");
-        let (_, stats) = run_json(&["stats", &dir]);
-        assert_eq!(stats["samples"], want.len(), "{input}");
-        assert_eq!(stats["duplicate_keys"]["count"], 0, "{input}");
-        for (i, (got, w)) in samples.iter().zip(want).enumerate() {
-            let fields = w["fields"].as_object().unwrap();
-            let mut names: Vec<&String> = fields.keys().collect();
-            names.sort();
-            let listed: Vec<&String> = got["fields"].as_object().unwrap().keys().collect();
-            assert_eq!(listed, names, "{input} {}", w["key"]);
-            for (field, value) in fields {
-                if !EXACT_KINDS.contains(&value["kind"].as_str().unwrap()) {
-                    continue;
-                }
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(value["b64"].as_str().unwrap())
-                    .unwrap();
-                assert_eq!(
-                    got["fields"][field],
-                    bytes.len(),
-                    "{input} {} {field}",
-                    w["key"]
-                );
-                if i % 9 == 0 {
-                    let o = run(&["cat", &dir, w["key"].as_str().unwrap(), field]);
-                    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-                    assert_eq!(o.stdout, bytes, "{input} {} {field}", w["key"]);
-                }
-            }
-        }
+        let want: Vec<Expected> = want["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                let fields = w["fields"].as_object().unwrap().iter();
+                let fields = fields.map(|(field, value)| {
+                    let exact = EXACT_KINDS.contains(&value["kind"].as_str().unwrap());
+                    let bytes = exact.then(|| {
+                        base64::engine::general_purpose::STANDARD
+                            .decode(value["b64"].as_str().unwrap())
+                            .unwrap()
+                    });
+                    (field.clone(), bytes)
+                });
+                (w["key"].as_str().unwrap().to_string(), fields.collect())
+            })
+            .collect();
+        lists_as_expected(input, &t.s(&format!("in/{input}")), &want);
     }
 }

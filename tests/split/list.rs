@@ -89,6 +89,40 @@ fn a_list_made_once_packs_as_the_directory_does_and_its_sizes_are_checked() {
     }
 }
 
+/// A list of a bucket's names without sizes would need a request per key: refused before
+/// anything is asked of the store (the endpoint is a port where nothing listens), saying
+/// how to make one with sizes.
+#[test]
+fn a_bucket_list_without_sizes_is_refused_before_asking_the_store() {
+    let t = Tree::new();
+    t.file("names.txt", "c00/sample_00000.bin\nc00/sample_00000.txt\n");
+    let o = cmd()
+        .env(
+            "AWS_ENDPOINT_URL",
+            format!("http://127.0.0.1:{}", free_port()),
+        )
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", "key")
+        .env("AWS_SECRET_ACCESS_KEY", "secret-value")
+        .args([
+            "pack",
+            "s3://raw/images",
+            &t.s("out"),
+            "--files-from",
+            &t.s("names.txt"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!t.join("out").exists(), "nothing was written");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("KEY<TAB>SIZE") && err.contains("shardsmith list s3://raw/images"),
+        "{err}"
+    );
+}
+
 #[test]
 #[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
 fn a_bucket_listed_once_is_packed_without_listing_it_again() {
@@ -128,24 +162,7 @@ fn a_bucket_listed_once_is_packed_without_listing_it_again() {
     let (code, report) = s3.json(&["merge", "s3://shards/mds"]);
     assert_eq!(code, 0, "{report}");
     assert_eq!(snapshot(&s3.bucket("shards").join("mds")), want);
-    // A bucket list without sizes would need a request per key: refused, saying how.
-    let names: String = entries(&listed).into_keys().map(|k| k + "\n").collect();
-    std::fs::write(t.join("names.txt"), names).unwrap();
-    let o = s3.run(&[
-        "pack",
-        "s3://raw/images",
-        &t.s("out"),
-        "--files-from",
-        &t.s("names.txt"),
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(!t.join("out").exists(), "nothing was written");
-    let err = text(&o.stderr);
-    assert!(
-        err.contains("KEY<TAB>SIZE") && err.contains("shardsmith list s3://raw/images"),
-        "{err}"
-    );
-    // A list that is not there is named.
+    // A bucket list without sizes is refused: below. A list that is not there is named.
     let o = s3.run(&[
         "pack",
         "s3://raw/images",

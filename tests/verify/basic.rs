@@ -354,13 +354,62 @@ fn leftovers_gaps_single_files_and_unusable_paths() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// pyarrow writes two good files named after Arrow issues, and a numbered sequence with
-/// one file missing, and reads each back. Numbers in names that no writer's sequence
-/// would have (41317 and 43605) are not 2,287 missing shards; a gap in a sequence still
-/// is a missing file.
+/// Files named after Arrow issues (`issues`), and a numbered sequence with `part-0003`
+/// missing (`parts`): the names of the two tests below.
+const NAMED: [(&str, &[&str]); 2] = [
+    ("issues", &["ARROW-GH-41317", "ARROW-GH-43605"]),
+    ("parts", &["part-0001", "part-0002", "part-0004"]),
+];
+
+/// `verify` of the two directories: numbers in names that no writer's sequence would have
+/// (41317 and 43605) are not 2,287 missing shards; a gap in a sequence still is a missing
+/// file.
+fn numbers_in_names_judged(t: &Tree) {
+    let (code, report) = verify_json(&t.join("issues"), &[]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(findings(&report), [], "{report}");
+    let (code, report) = verify_json(&t.join("parts"), &[]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(
+        findings(&report),
+        [("missing_file".into(), "part-0003.parquet".into(), None)],
+        "{report}"
+    );
+}
+
+/// The names on copies of a Parquet file `pack` wrote: numbers in names are a sequence
+/// only when a writer would make one (the same names on pyarrow's files: below).
+#[test]
+fn numbers_in_names_are_a_sequence_only_when_a_writer_would_make_one() {
+    let input = Tree::new();
+    input.file("a.txt", b"one sample");
+    let t = Tree::new();
+    let o = run(&[
+        "pack",
+        input.path().to_str().unwrap(),
+        &t.s("packed"),
+        "--format",
+        "parquet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let file = manifest(&t.join("packed"))["files"][0]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bytes = std::fs::read(t.join(&format!("packed/{file}"))).unwrap();
+    for (dir, names) in NAMED {
+        for name in names {
+            t.file(&format!("{dir}/{name}.parquet"), &bytes);
+        }
+    }
+    numbers_in_names_judged(&t);
+}
+
+/// pyarrow writes the two directories' files itself and reads each back, and `verify`
+/// judges their names as it judges them on our files (above).
 #[test]
 #[ignore = "needs the python env: SHARDSMITH_PYTHON (tests/setup.sh)"]
-fn numbers_in_names_are_a_sequence_only_when_a_writer_would_make_one() {
+fn numbers_in_the_names_of_files_pyarrow_wrote_are_judged_alike() {
     const WRITE: &str = r#"
 import os, sys, pyarrow as pa, pyarrow.parquet as pq
 root = sys.argv[1]
@@ -380,14 +429,5 @@ for d, names in [("issues", ["ARROW-GH-41317", "ARROW-GH-43605"]),
         read, "ARROW-GH-41317 3\nARROW-GH-43605 4\npart-0001 3\npart-0002 4\npart-0004 5\n",
         "pyarrow reads every file"
     );
-    let (code, report) = verify_json(&t.join("issues"), &[]);
-    assert_eq!(code, 0, "{report}");
-    assert_eq!(findings(&report), [], "{report}");
-    let (code, report) = verify_json(&t.join("parts"), &[]);
-    assert_eq!(code, 1, "{report}");
-    assert_eq!(
-        findings(&report),
-        [("missing_file".into(), "part-0003.parquet".into(), None)],
-        "{report}"
-    );
+    numbers_in_names_judged(&t);
 }
