@@ -1,67 +1,19 @@
-//! Integration tests of the `shardsmith` binary: one test binary, one module per area.
-//! A test that needs an env, a server, root or Slurm is ignored with its cost (`costs`):
-//! `cargo test` runs the rest, tests/run_all.sh everything (tests/README.md).
+//! Integration tests of the `shardsmith` binary: one test binary, one folder per command
+//! or area (tests/README.md lists them). A test that needs an env, a server, root or
+//! Slurm is ignored with its cost (`project::costs`): `cargo test` runs the rest,
+//! tests/run_all.sh everything (tests/README.md).
 
-mod audit;
-mod azure;
-mod big_trees;
 mod checkpoint;
-mod checkpoint_interop;
 mod cli;
-mod conformance;
-mod convert;
-mod convert_interop;
-mod costs;
-mod dcp_coverage;
-mod doc_links;
-mod failed_runs;
-mod faults;
-mod first_contact;
-mod gcs;
-mod hfcache;
-mod hostile;
-mod images;
-mod images_interop;
 mod interop;
-mod interop_mds;
-mod interop_parquet;
-mod interop_wds_compressed;
-mod job_files;
-mod layers;
-mod licence;
-mod list;
 mod look;
-mod manifest_cmd;
-mod mds;
+mod manifest;
 mod pack;
-mod pack_left_out;
-mod pack_wds_compressed;
-mod parquet;
-mod parquet_readers;
-mod readme;
-mod report_schema;
-mod s3;
-mod s3_audit;
-mod s3_faults;
-mod s3_pack;
-mod s3_verify;
-mod s3_waits;
-mod shell;
+mod project;
+mod remote;
+mod runs;
 mod sign;
-mod sign_interop;
-mod slurm;
-mod tar_gnu;
-mod tasks;
-mod tensors;
-mod tls;
+mod split;
 mod tokenize;
-mod tokenize_interop;
-mod tokenize_runs;
-mod tokenize_verify;
-mod torch_dcp;
-mod torch_files;
-mod unfinished;
 mod util;
 mod verify;
-mod verify_nothing;
-mod zero_runs;

@@ -20,7 +20,7 @@ for arg in "$@"; do
     build_args+=("$arg")
 done
 # Every test runs here, the ones a plain `cargo test` leaves out for their cost (an env,
-# a server, root, Slurm: `#[ignore = "needs …"]`, tests/costs.rs) included: the set-up
+# a server, root, Slurm: `#[ignore = "needs …"]`, tests/project/costs.rs) included: the set-up
 # below provides what they need, and under CI a test without it fails. The libtest
 # option goes after the caller's `--`, or after one of ours.
 test_args=("$@")

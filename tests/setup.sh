@@ -46,7 +46,7 @@ step s3s-fs tests/servers/install.sh s3s-fs
 step azurite tests/servers/install.sh azurite
 step fake-gcs tests/servers/install.sh fake-gcs-server
 # Debian's slurm-wlm and munge (root only). Under CI it must work; elsewhere
-# tests/slurm.rs says why it cannot and runs the same flow with the variables set by hand.
+# tests/split/slurm says why it cannot and runs the same flow with the variables set by hand.
 step slurm bash -c 'tests/servers/slurm.sh install || [ "${CI:-}" != true ]'
 # cargo-fuzz, pinned (tests/fuzz/run.sh).
 step cargo-fuzz tests/fuzz/run.sh --install

@@ -84,7 +84,7 @@ pub fn run_json(args: &[&str]) -> (i32, Value) {
             text(&out.stderr)
         )
     });
-    crate::report_schema::check(&value);
+    crate::project::report_schema::check(&value);
     (out.status.code().unwrap_or(-1), value)
 }
 
@@ -328,7 +328,7 @@ pub fn server_bin(var: &str, what: &str) -> Option<PathBuf> {
 }
 
 /// What a test does when something it needs (an env, a server, root, Slurm) is missing:
-/// such a test is ignored with its cost (tests/costs.rs, tests/README.md), so it runs
+/// such a test is ignored with its cost (tests/project/costs.rs, tests/README.md), so it runs
 /// only when asked for. Under CI that is a failure: a test skipped there would hide a
 /// broken set-up. Outside CI, in a run that asked for the ignored tests (`--ignored`,
 /// `--include-ignored`: tests/run_all.sh as a user without root), the test says NOT RUN
@@ -342,7 +342,7 @@ pub fn missing(what: &str, why: &str) {
     assert!(
         asked,
         "{what} test not ignored, without what it needs ({why}): give it an \
-         `#[ignore]` that names its cost (tests/costs.rs, tests/README.md)"
+         `#[ignore]` that names its cost (tests/project/costs.rs, tests/README.md)"
     );
     eprintln!("{what} test NOT RUN: {why}");
 }

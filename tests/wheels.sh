@@ -95,7 +95,7 @@ PY
 
 echo "== wheels: the pages' Python examples, in a directory holding those shards"
 # Every .md page of the repository (outside target/ and hidden directories), as
-# tests/doc_links.rs finds them: the API's examples are on cli/python/README.md.
+# tests/project/doc_links.rs finds them: the API's examples are on cli/python/README.md.
 "$venv/bin/python" - . "$work/readme" <<'PY'
 import os, re, sys
 

@@ -35,20 +35,12 @@ from decimal import Decimal
 
 import numpy as np
 
+import common
+from common import check, finish
+
 INT_KINDS = {"int", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "str_int"}
 FLOAT_KINDS = {"float16", "float32", "float64", "str_float"}
 PASS_THROUGH = {"bytes", "str", "json", "jpeg", "png", "str_int", "str_float", "str_decimal"}
-
-failures, passed = [], 0
-
-
-def check(ok, message):
-    global passed
-    if ok:
-        passed += 1
-    else:
-        failures.append(message)
-        print("FAIL:", message)
 
 
 def raw(want):
@@ -168,8 +160,7 @@ def compare(got, want, encoding=None):
 def load_manifest(out_dir):
     """manifest.json, or None where there is none (an input of make_convert_inputs.py,
     checked against itself)."""
-    path = os.path.join(out_dir, "manifest.json")
-    return json.load(open(path, encoding="utf-8")) if os.path.exists(path) else None
+    return common.load_manifest(out_dir) if os.path.exists(os.path.join(out_dir, "manifest.json")) else None
 
 
 def manifest_paths(out_dir, suffixes):
@@ -375,8 +366,7 @@ def main():
                       f"sample {key!r} column {f} ({encoding}): stored bytes {short(stored.get(f))} where "
                       f"{short(raw(want[f]))} was expected")
 
-    print(f"{passed} passed, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ import webdataset as wds  # noqa: E402
 from PIL import Image, ImageOps  # noqa: E402
 from img2dataset.resizer import Resizer  # noqa: E402
 
+from common import key_field, load_manifest, read_bytes  # noqa: E402
+
 IMAGE_FIELDS = ("jpg", "jpeg", "png", "webp", "gif", "bmp", "tiff", "tif")
 IMAGE_KEYS = ("width", "height", "original_width", "original_height", "source_format")
 SOURCE_FORMAT = {"JPEG": "jpeg", "MPO": "jpeg", "PNG": "png", "GIF": "gif", "WEBP": "webp", "BMP": "bmp",
@@ -65,25 +67,17 @@ def note(message):
     print("note:", message, file=sys.stderr)
 
 
-def key_field(rel):
-    """The webdataset rule: key = path up to the first dot of the file name; field = the rest."""
-    head, _, base = rel.rpartition("/")
-    stem, _, ext = base.partition(".")
-    return (f"{head}/{stem}" if head else stem), ext.lower()
-
-
 def input_samples(root):
     groups = {}
     for d, _, files in os.walk(root):
         for name in files:
             key, field = key_field(os.path.relpath(os.path.join(d, name), root).replace(os.sep, "/"))
-            with open(os.path.join(d, name), "rb") as f:
-                groups.setdefault(key, {})[field] = f.read()
+            groups.setdefault(key, {})[field] = read_bytes(os.path.join(d, name))
     return groups
 
 
 def output_samples(out_dir):
-    manifest = json.load(open(os.path.join(out_dir, "manifest.json")))
+    manifest = load_manifest(out_dir)
     urls = [os.path.join(out_dir, e["path"]) for e in manifest["files"] if ".tar" in e["path"]]
     samples = {}
     if urls:
@@ -99,7 +93,7 @@ def pil_pass(out_dir, outputs, out_field):
     """Reads the shards again as a training script does, with webdataset's own PIL decoder
     (decode("pil"): RGB images; .npy fields as arrays), and checks that every sample decodes
     to the same pixels as the first pass."""
-    manifest = json.load(open(os.path.join(out_dir, "manifest.json")))
+    manifest = load_manifest(out_dir)
     urls = [os.path.join(out_dir, e["path"]) for e in manifest["files"] if ".tar" in e["path"]]
     seen = 0
     for s in wds.WebDataset(urls, shardshuffle=False, empty_check=False).decode("pil"):

@@ -29,31 +29,19 @@ import tarfile
 
 import numpy as np
 
+import common
+from common import check, key_field, load_manifest
+
 IMAGE_COLUMNS = ("jpg", "png", "webp", "npy")
 INT_KEYS = ("width", "height", "original_width", "original_height")
 IMAGE_KEYS = INT_KEYS + ("source_format",)
 
-failures, notes, passed = [], [], 0
-
-
-def check(ok, message):
-    global passed
-    if ok:
-        passed += 1
-    else:
-        failures.append(message)
-        print("FAIL:", message)
-
-
-def key_field(name):
-    head, _, base = name.rpartition("/")
-    stem, _, ext = base.partition(".")
-    return (f"{head}/{stem}" if head else stem), ext.lower()
+notes = []
 
 
 def wds_samples(out_dir):
     """[(key, {field: bytes})] in shard and member order, read with tarfile."""
-    manifest = json.load(open(os.path.join(out_dir, "manifest.json")))
+    manifest = load_manifest(out_dir)
     samples = []
     for entry in manifest["files"]:
         if ".tar" not in entry["path"]:
@@ -112,7 +100,7 @@ def compare(what, key, row, fields, int_type):
 def in_order(what, out_dir, got_keys, samples):
     """The keys are the shards' keys, in order; any sample missing is listed as skipped."""
     path = os.path.join(out_dir, "manifest.json")
-    manifest = json.load(open(path)) if os.path.exists(path) else {}
+    manifest = load_manifest(out_dir) if os.path.exists(path) else {}
     skipped = {key_field(s["path"])[0] for s in manifest.get("skipped", [])}
     by_key = dict(samples)
     expected = [k for k, _ in samples if k in set(got_keys)]
@@ -153,7 +141,7 @@ def npy_bytes(array):
 def check_parquet(pq_dir, samples, key_column):
     import pyarrow as pa
     import pyarrow.parquet as pq
-    manifest = json.load(open(os.path.join(pq_dir, "manifest.json")))
+    manifest = load_manifest(pq_dir)
     rows = []
     for entry in manifest["files"]:
         if not entry["path"].endswith(".parquet"):
@@ -203,9 +191,9 @@ def main():
         counts["parquet"] = check_parquet(args.parquet, samples, args.key_column)
     for n in notes:
         print("note:", n)
-    print(f"{passed} passed, {len(failures)} failed")
-    print(json.dumps({**counts, "passed": passed, "failed": len(failures), "notes": len(notes)}))
-    sys.exit(1 if failures else 0)
+    print(common.summary())
+    print(json.dumps({**counts, "passed": common.passed, "failed": len(common.failures), "notes": len(notes)}))
+    sys.exit(1 if common.failures else 0)
 
 
 if __name__ == "__main__":

@@ -25,30 +25,7 @@ import tempfile
 import numpy as np
 
 import streaming_shim
-
-failures, passed = [], 0
-
-
-def check(ok, message):
-    global passed
-    if ok:
-        passed += 1
-    else:
-        failures.append(message)
-        print("FAIL:", message)
-
-
-def raw_samples(root):
-    groups = {}
-    for d, _, files in os.walk(root):
-        for name in files:
-            rel = os.path.relpath(os.path.join(d, name), root).replace(os.sep, "/")
-            head, _, base = rel.rpartition("/")
-            stem, _, ext = base.partition(".")
-            key = f"{head}/{stem}" if head else stem
-            with open(os.path.join(d, name), "rb") as f:
-                groups.setdefault(key, {})[ext.lower()] = f.read()
-    return [(key, groups[key]) for key in sorted(groups, key=lambda k: k.encode())]
+from common import check, finish, raw_samples
 
 
 def writer_value(encoding, data):
@@ -206,8 +183,7 @@ def main():
             except ValueError as e:
                 check("Checksum failure" in str(e), f"unexpected error for a flipped byte: {e}")
 
-    print(f"{passed} passed, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":

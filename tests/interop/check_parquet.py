@@ -9,35 +9,12 @@ root digest, and the writer settings: compression, column statistics, the page i
 no dictionary encoding on binary columns. Prints "N passed, M failed".
 """
 import glob
-import hashlib
-import json
 import os
 import sys
 
 import pyarrow.parquet as pq
 
-failures, passed = [], 0
-
-
-def check(ok, message):
-    global passed
-    if ok:
-        passed += 1
-    else:
-        failures.append(message)
-        print("FAIL:", message)
-
-
-def raw_samples(root):
-    groups = {}
-    for d, _, files in os.walk(root):
-        for name in files:
-            rel = os.path.relpath(os.path.join(d, name), root).replace(os.sep, "/")
-            head, _, base = rel.rpartition("/")
-            stem, _, ext = base.partition(".")
-            key = f"{head}/{stem}" if head else stem
-            groups.setdefault(key, {})[ext.lower()] = open(os.path.join(d, name), "rb").read()
-    return [(k, groups[k]) for k in sorted(groups, key=lambda k: k.encode())]
+from common import check, finish, load_manifest, raw_samples, root_digest_ok
 
 
 def parquet_samples(root, key_column):
@@ -60,7 +37,7 @@ def as_bytes(v):
 def main():
     input_dir, out_dir = sys.argv[1], sys.argv[2]
     key_column = sys.argv[sys.argv.index("--key-column") + 1] if "--key-column" in sys.argv else "key"
-    manifest = json.load(open(os.path.join(out_dir, "manifest.json")))
+    manifest = load_manifest(out_dir)
     parquet_input = bool(glob.glob(os.path.join(input_dir, "**", "*.parquet"), recursive=True))
     skipped = {s["path"] for s in manifest.get("skipped", [])}
     if parquet_input:
@@ -93,12 +70,8 @@ def main():
         check(key == want_key, f"key {key!r} where {want_key!r} was expected")
         check({k: as_bytes(v) if not isinstance(want.get(k), (int, float)) else v for k, v in got.items()} ==
               {k: as_bytes(v) for k, v in want.items()}, f"row {key!r}: {str(got)[:120]} vs {str(want)[:120]}")
-    m = dict(manifest)
-    root = m.pop("root_sha256")
-    canonical = json.dumps(m, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    check(hashlib.sha256(canonical).hexdigest() == root, "manifest root digest")
-    print(f"{passed} passed, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    check(root_digest_ok(manifest), "manifest root digest")
+    finish()
 
 
 if __name__ == "__main__":

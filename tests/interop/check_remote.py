@@ -21,17 +21,7 @@ import boto3
 import webdataset as wds
 
 import streaming_shim
-
-failures, passed = [], 0
-
-
-def check(ok, message):
-    global passed
-    if ok:
-        passed += 1
-    else:
-        failures.append(message)
-        print("FAIL:", message)
+from common import check, finish
 
 
 def as_plain(sample):
@@ -68,8 +58,7 @@ def main():
         same = len(local) > 0 and strip(remote) == strip(local)
         check(same, f"{name}: samples read through a presigned URL differ: "
                     f"{[sorted(x) for x in remote[:1]]} vs {[sorted(x) for x in local[:1]]}")
-    print(f"{passed} passed, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":

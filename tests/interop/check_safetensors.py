@@ -3,7 +3,7 @@
 every header/offset/coverage check; numpy has no bf16, so tensors are sliced, not
 converted) and
 prints one line per file: `ok PATH` or `error PATH: MESSAGE`. Used by
-tests/checkpoint_interop.rs to check that shardsmith accepts exactly what the reference
+tests/checkpoint/interop.rs to check that shardsmith accepts exactly what the reference
 reader loads."""
 import sys
 

@@ -11,7 +11,6 @@ field: sha256}), each replaced by {"error": "..."} when the reader raises. The R
 asserts these verdicts beside shardsmith's.
 """
 
-import hashlib
 import json
 import os
 import sys
@@ -19,9 +18,7 @@ import tarfile
 
 import webdataset as wds
 
-
-def sha(data):
-    return hashlib.sha256(data).hexdigest()
+from common import sha256
 
 
 def read_tarfile(path):
@@ -29,7 +26,7 @@ def read_tarfile(path):
     with tarfile.open(path) as tar:
         for m in tar:
             data = tar.extractfile(m).read() if m.isreg() else b""
-            members.append([m.name, m.type.decode("latin-1"), m.size, sha(data)])
+            members.append([m.name, m.type.decode("latin-1"), m.size, sha256(data)])
             if m.pax_headers:
                 pax[m.name] = {k: repr(v) for k, v in m.pax_headers.items()}
     return {"members": members, "pax": pax}
@@ -41,7 +38,7 @@ def read_webdataset(urls):
         out = {"__key__": sample["__key__"]}
         for field, value in sample.items():
             if not field.startswith("__"):
-                out[field] = sha(value)
+                out[field] = sha256(value)
         samples.append(out)
     return samples
 

@@ -16,7 +16,6 @@ IndexedDatasetBuilder (loaded from the installed wheel with import stubs; byte i
 .bin and .idx), numpy.memmap for nanoGPT, the llm.c header rules for llm.c.
 Prints one line per failure and "N passed, M failed"; exits 1 on failure.
 """
-import hashlib
 import importlib.util
 import json
 import os
@@ -26,17 +25,7 @@ import types
 
 import numpy as np
 
-failures = []
-passed = 0
-
-
-def check(ok, message):
-    global passed
-    if ok:
-        passed += 1
-    else:
-        failures.append(message)
-        print("FAIL:", message)
+from common import check, finish, load_manifest, sha256
 
 
 def texts(corpus):
@@ -44,13 +33,8 @@ def texts(corpus):
         return [json.loads(line)["text"] for line in f]
 
 
-def manifest(outdir):
-    with open(os.path.join(outdir, "manifest.json")) as f:
-        return json.load(f)
-
-
 def files(outdir, suffix):
-    return [f["path"] for f in manifest(outdir)["files"] if f["path"].endswith(suffix)]
+    return [f["path"] for f in load_manifest(outdir)["files"] if f["path"].endswith(suffix)]
 
 
 def read_megatron(outdir):
@@ -138,7 +122,7 @@ def check_megatron_core(outdir, want_docs, eod):
 
 def compare(fmt, outdir, want, eod):
     """want: the reference ids of every document (without EOD)."""
-    opts = manifest(outdir)["options"]
+    opts = load_manifest(outdir)["options"]
     if fmt == "megatron":
         docs = [w + [eod] if w and eod is not None else list(w) for w in want]
         got = read_megatron(outdir)
@@ -176,11 +160,6 @@ def compare(fmt, outdir, want, eod):
     check(first is None and len(got) == len(stream), f"{fmt}: ids differ from the reference at token {first}")
 
 
-def finish():
-    print(f"{passed} passed, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
-
-
 def main():
     mode, args = sys.argv[1], sys.argv[2:]
     if mode == "tiktoken":
@@ -188,7 +167,7 @@ def main():
         encoding, corpus, fmt, outdir = args
         enc = tiktoken.get_encoding(encoding)
         want = enc.encode_ordinary_batch(texts(corpus), num_threads=os.cpu_count())
-        opts = manifest(outdir)["options"]
+        opts = load_manifest(outdir)["options"]
         check(opts["vocab_size"] == enc.n_vocab, f"vocab {opts['vocab_size']} vs tiktoken {enc.n_vocab}")
         check(opts["eod_id"] == enc.eot_token, f"eod {opts['eod_id']} vs tiktoken {enc.eot_token}")
         compare(fmt, outdir, want, opts["eod_id"])
@@ -200,10 +179,10 @@ def main():
         tok.no_truncation()
         tok.encode_special_tokens = True
         want = [e.ids for e in tok.encode_batch(texts(corpus), add_special_tokens=False)]
-        opts = manifest(outdir)["options"]
+        opts = load_manifest(outdir)["options"]
         check(opts["eod_id"] == tok.token_to_id(eod_token), f"eod id {opts['eod_id']}")
         with open(path, "rb") as f:
-            check(opts["tokenizer_sha256"] == hashlib.sha256(f.read()).hexdigest(), "tokenizer digest")
+            check(opts["tokenizer_sha256"] == sha256(f.read()), "tokenizer digest")
         compare(fmt, outdir, want, opts["eod_id"])
     elif mode == "train-bpe":
         from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers

@@ -17,25 +17,13 @@ Checks:
   5. manifest.json: file sizes and SHA-256 match, totals add up, the root digest
      recomputed here (canonical JSON) matches, and `sha256sum -c SHA256SUMS` passes.
 """
-import hashlib
 import json
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
 
-failures = []
-passed = 0
-
-
-def check(ok, message):
-    global passed
-    if ok:
-        passed += 1
-    else:
-        failures.append(message)
-        print("FAIL:", message)
+from common import check, check_sha256sums, finish, load_manifest, read_bytes, root_digest_ok, sha256
 
 
 def expected_samples(input_dir, skipped):
@@ -62,14 +50,9 @@ def wids_fields(sample):
     return {k[1:]: (v.getvalue() if hasattr(v, "getvalue") else v) for k, v in sample.items() if k.startswith(".")}
 
 
-def canonical(value):
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 def main():
     input_dir, shard_dir = sys.argv[1], sys.argv[2]
-    with open(os.path.join(shard_dir, "manifest.json"), encoding="utf-8") as f:
-        manifest = json.load(f)
+    manifest = load_manifest(shard_dir)
     skipped = {s["path"]: s["reason"] for s in manifest.get("skipped", [])}
     for path, reason in skipped.items():
         check(bool(reason), f"{path}: skipped without a reason")
@@ -79,18 +62,16 @@ def main():
     shards = [os.path.join(shard_dir, e["path"]) for e in manifest["files"]]
 
     # 5. manifest consistency and root digest
-    root = manifest.pop("root_sha256")
-    check(hashlib.sha256(canonical(manifest)).hexdigest() == root, "root digest differs from Python's canonical JSON")
+    check(root_digest_ok(manifest), "root digest differs from Python's canonical JSON")
     total = 0
     for entry, path in zip(manifest["files"], shards):
-        data = open(path, "rb").read()
+        data = read_bytes(path)
         check(len(data) == entry["size"], f"{path}: size differs from manifest")
-        check(hashlib.sha256(data).hexdigest() == entry["sha256"], f"{path}: sha256 differs from manifest")
+        check(sha256(data) == entry["sha256"], f"{path}: sha256 differs from manifest")
         total += entry["samples"]
     check(manifest["totals"]["samples"] == total == len(expected),
           f"sample totals: manifest {manifest['totals']['samples']}, shards {total}, expected {len(expected)}")
-    sums = subprocess.run(["sha256sum", "--quiet", "-c", "SHA256SUMS"], cwd=shard_dir, capture_output=True, text=True)
-    check(sums.returncode == 0, f"sha256sum -c failed: {sums.stdout}{sums.stderr}")
+    check_sha256sums(shard_dir)
 
     # 2. webdataset
     import webdataset as wds
@@ -156,8 +137,7 @@ def main():
                 check(member.offset >= offset, f"{path}: members out of order")
                 offset = member.offset
 
-    print(f"{passed} passed, {len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Parquet files other tools write, made with pyarrow (and, where a writer lays a file
 out differently from pyarrow, pyarrow's file with its footer rewritten as that writer
 writes it: parquet_thrift.py), and pyarrow's verdict on them and on what shardsmith
-made of them. The Rust tests (tests/parquet_readers.rs) assert these verdicts beside
+made of them. The Rust tests (tests/pack/parquet_readers.rs) assert these verdicts beside
 shardsmith's.
 
 usage:

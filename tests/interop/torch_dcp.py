@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Makes the DCP checkpoints of tests/torch_dcp.rs with the real writer, damages copies
+"""Makes the DCP checkpoints of tests/checkpoint/torch_dcp.rs with the real writer, damages copies
 with torch's own classes, and prints torch's verdict on every one.
 
     torch_dcp.py OUT

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Makes the torch files of tests/torch_files.rs with the real writers (torch.save, zip
+"""Makes the torch files of tests/checkpoint/torch_files.rs with the real writers (torch.save, zip
 and legacy; safetensors; DCP in one process) into DIR, then loads each with the real
 readers and prints their verdicts as one JSON object on stdout:
 

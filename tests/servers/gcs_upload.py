@@ -1,6 +1,6 @@
 """Creates a bucket in fake-gcs-server, or uploads a local directory to it, through the
 GCS JSON API (the API gsutil and gcloud upload with; the emulator implements uploads on
-it only, see tests/gcs.rs).
+it only, see tests/remote/gcs.rs).
 
     usage: python3 gcs_upload.py URL bucket NAME
            python3 gcs_upload.py URL upload BUCKET PREFIX DIR

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real one-node Slurm cluster for the tests (tests/slurm.rs), on 127.0.0.1.
+# A real one-node Slurm cluster for the tests (tests/split/slurm), on 127.0.0.1.
 #
 #   tests/servers/slurm.sh install     apt-get install slurm-wlm munge, as root, if missing
 #   tests/servers/slurm.sh start DIR   start a cluster whose config, state and logs are in DIR;

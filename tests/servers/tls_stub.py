@@ -1,6 +1,6 @@
 """An HTTPS server on 127.0.0.1 that answers every request as S3 answers for a missing key
 (404 NoSuchKey), with the certificate of tests/fixtures/tls (127.0.0.1, signed by the
-test CA ca.pem). For tests/tls.rs: whether the client trusts it, not what it stores.
+test CA ca.pem). For tests/remote/tls.rs: whether the client trusts it, not what it stores.
 
     usage: python3 tls_stub.py PORT CERT KEY    (prints "ready", then each request's path)
 """

@@ -1,0 +1,8 @@
+//! `tokenize`: its formats end to end (`basic`, which also holds the corpus helpers),
+//! runs that stop or repeat, `verify` of its output, and the Python reference tokenizers
+//! and readers (`interop`).
+
+pub mod basic;
+mod interop;
+mod runs;
+mod verify;
