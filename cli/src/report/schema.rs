@@ -1,7 +1,7 @@
 //! The JSON Schema of every `--json` report, derived from the report types (and the
 //! library types they embed) by `schemars`. `cli/report.schema.json` is this document;
 //! a unit test holds the file equal to it, and the integration tests check every
-//! report they read against the file (`tests/report_schema.rs`).
+//! report they read against the file (`tests/project/report_schema.rs`).
 //!
 //! Every object is closed (`additionalProperties: false`): a key that a report prints
 //! and the schema does not name fails, as does one the schema requires and a report
