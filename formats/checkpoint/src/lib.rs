@@ -29,15 +29,13 @@ mod legacy;
 pub mod listing;
 mod names;
 mod pickle;
-mod pickled;
+mod pickle_inspector;
 mod report;
 mod safetensors;
 pub mod tensors;
 mod torch;
 mod values;
 mod zip;
-mod zipcheck;
-mod zipstream;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -47,7 +45,7 @@ use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspect
 pub use error::{Error, Result};
 use legacy::LEGACY_MAGIC;
 pub use names::{is_checkpoint_name, is_temp_leftover};
-use pickled::{PickleInspector, PickleKind};
+use pickle_inspector::{PickleInspector, PickleKind};
 use report::Settings;
 
 /// Options of the checkpoint checks.
@@ -122,7 +120,7 @@ pub fn inspector_for(
             Ok(mut f) => zip::locate(&mut f, size, many),
             Err(_) => return None,
         };
-        Some(Box::new(zipstream::ZipInspector::new(
+        Some(Box::new(zip::ZipInspector::new(
             rel,
             format,
             located,

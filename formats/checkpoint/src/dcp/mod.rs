@@ -24,8 +24,7 @@ use self::item::ItemCheck;
 use self::meta::Item;
 use super::report::Settings;
 use super::safetensors::SafetensorsInspector;
-use super::zip::{self, Located};
-use super::zipstream::ZipInspector;
+use super::zip::{self, Located, ZipInspector};
 
 /// The fact of a data file that has error findings of its own.
 pub const DAMAGED: &str = "dcp.damaged";

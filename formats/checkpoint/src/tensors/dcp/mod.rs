@@ -25,7 +25,7 @@ use crate::Error;
 use crate::dcp::meta::{self, Item};
 use crate::dcp_coverage::ints;
 use crate::pickle::{self, Node, Pickle};
-use crate::pickled::MAX_PICKLE_FILE;
+use crate::pickle_inspector::MAX_PICKLE_FILE;
 use crate::values::TensorDtype;
 
 /// A chunk that cannot be read as `.metadata` declares it.

@@ -5,12 +5,12 @@
 
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
-use super::content::TensorScan;
-use super::pickle;
-use super::report::Settings;
-use super::torch::{self, Contents};
-use super::zip::{Damage, Entry, Located};
-use super::zipcheck::{self, ArchiveView, MemberView};
+use super::central::{Damage, Entry, Located};
+use super::findings::{self, ArchiveView, MemberView};
+use crate::content::TensorScan;
+use crate::pickle;
+use crate::report::Settings;
+use crate::torch::{self, Contents};
 
 /// Largest `data.pkl` read into memory.
 pub const MAX_PICKLE: u64 = 256 << 20;
@@ -393,7 +393,7 @@ impl Inspector for ZipInspector {
             _ => torch::Reader::WeightsOnly,
         };
         let mut more =
-            zipcheck::archive_findings(&self.path, &self.settings, &views, reader, &mut inspection);
+            findings::archive_findings(&self.path, &self.settings, &views, reader, &mut inspection);
         inspection.findings = std::mem::take(&mut self.findings);
         inspection.findings.append(&mut more);
         inspection
@@ -452,7 +452,7 @@ fn sole_shape(c: &Contents, s: &torch::Storage) -> Option<(Vec<u64>, bool)> {
     }
 }
 
-/// What the per-archive checks in [`super::zipcheck`] look at.
+/// What the per-archive checks in [`super::findings`] look at.
 impl ZipInspector {
     /// Every archive with its members and what the read saw of them.
     fn archive_views(&self) -> Vec<ArchiveView<'_>> {

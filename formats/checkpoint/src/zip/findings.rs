@@ -5,10 +5,10 @@
 use serde_json::json;
 use shardsmith_manifest::{Finding, FindingKind, Inspection};
 
-use super::content::TensorScan;
-use super::content::in_hole;
-use super::report::{self, Settings};
-use super::torch::{Contents, Reader};
+use crate::content::TensorScan;
+use crate::content::in_hole;
+use crate::report::{self, Settings};
+use crate::torch::{Contents, Reader};
 
 /// Findings of every archive of `z`; facts (tensor names, scalars) go into `inspection`.
 pub(super) fn archive_findings(
@@ -115,7 +115,7 @@ fn describe(a: &ArchiveView<'_>, m: &MemberView<'_>) -> String {
     let storage = m
         .storage
         .and_then(|k| a.contents.and_then(|c| c.storages.get(k)));
-    let tensor = |s: &super::torch::Storage| match a.label {
+    let tensor = |s: &crate::torch::Storage| match a.label {
         Some(label) => label.to_string(),
         None => format!("tensor `{}`", s.tensors.first().map_or("?", String::as_str)),
     };
@@ -131,7 +131,7 @@ fn describe(a: &ArchiveView<'_>, m: &MemberView<'_>) -> String {
     }
 }
 
-fn zero_note(scan: Option<&super::content::TensorScan>, holes: &[(u64, u64)]) -> String {
+fn zero_note(scan: Option<&TensorScan>, holes: &[(u64, u64)]) -> String {
     let Some(scan) = scan else {
         return String::new();
     };
