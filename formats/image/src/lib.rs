@@ -129,10 +129,7 @@ pub fn transform(data: &[u8], kind: Kind, options: &ImageOptions) -> Result<Tran
 pub fn validate(data: &[u8], kind: Kind) -> Result<(), Error> {
     guarded(kind, || {
         if kind == Kind::Png {
-            png::check_palette(data).map_err(|detail| Error::Decode {
-                format: "png",
-                detail,
-            })?;
+            png::check_palette(data)?;
         }
         image::load_from_memory_with_format(data, kind.image_format())
             .map(drop)
@@ -162,7 +159,7 @@ fn transform_unguarded(
 ) -> Result<Transformed, Error> {
     let format = kind.name();
     if kind == Kind::Png {
-        png::check_palette(data).map_err(|detail| Error::Decode { format, detail })?;
+        png::check_palette(data)?;
     }
     let decode_err = |e: image::ImageError| Error::Decode {
         format,
@@ -292,12 +289,7 @@ fn reduced_jpeg(
     if full {
         n = 8;
     }
-    jpeg::decode_reduced(data, frame, n)
-        .map(Some)
-        .map_err(|detail| Error::Decode {
-            format: "jpeg",
-            detail,
-        })
+    jpeg::decode_reduced(data, frame, n).map(Some)
 }
 
 /// Resizes, crops, pads and encodes decoded pixels.
@@ -308,10 +300,7 @@ fn finish(
     (shown_w, shown_h): (u32, u32),
     kind: Kind,
 ) -> Result<Transformed, Error> {
-    let image = image.apply(geometry).map_err(|detail| Error::Encode {
-        format: "pixels",
-        detail,
-    })?;
+    let image = image.apply(geometry)?;
     let bytes = match options.store {
         StoreAs::Tensor => image.npy(),
         StoreAs::Encoded => image.encode(options.format, options.quality)?,

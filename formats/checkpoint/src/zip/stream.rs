@@ -222,7 +222,9 @@ impl ZipInspector {
                 archive.pickle_seen = true;
                 match buf.map(|b| pickle::parse(&b)) {
                     Some(Ok(p)) => archive.contents = Some(torch::contents(&p)),
-                    Some(Err(e)) => archive.pickle_error = Some((start + e.at as u64, e.reason)),
+                    Some(Err(e)) => {
+                        archive.pickle_error = Some((start + e.at as u64, e.reason.to_string()))
+                    }
                     None => {
                         archive.pickle_error = Some((
                             start,
