@@ -30,19 +30,8 @@ pub(super) fn check(
     let Some(map) = json.get("weight_map").and_then(Value::as_object) else {
         return;
     };
+    let by_shard = by_shard(rel, map, out);
     let dir = dir_of(rel);
-    let mut by_shard: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (tensor, shard) in map {
-        let Some(shard) = shard.as_str() else {
-            out.push(Finding::error(
-                FindingKind::IndexMismatch,
-                rel,
-                format!("weight_map entry `{tensor}` is not a file name"),
-            ));
-            continue;
-        };
-        by_shard.entry(shard).or_default().insert(tensor);
-    }
     let mut owner: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (shard, tensors) in &by_shard {
         let shard_rel = join(dir, shard);
@@ -68,29 +57,75 @@ pub(super) fn check(
             continue;
         };
         let held: BTreeSet<&str> = held.iter().filter_map(Value::as_str).collect();
-        for t in tensors.iter().filter(|t| !held.contains(**t)) {
-            out.push(Finding::error(
-                FindingKind::IndexMismatch,
-                &shard_rel,
-                format!("{rel} puts tensor `{t}` in this shard, which does not hold it"),
-            ));
-        }
+        check_shard(rel, map, &shard_rel, tensors, &held, out);
         for t in &held {
             owner
                 .entry((*t).to_string())
                 .or_default()
                 .push(shard.to_string());
-            if !map.contains_key(*t) {
-                out.push(Finding::warning(
-                    FindingKind::IndexMismatch,
-                    &shard_rel,
-                    format!(
-                        "tensor `{t}` is in this shard but not in {rel}: loaders will not find it"
-                    ),
-                ));
-            }
         }
     }
+    check_series(rel, &owner, &by_shard, out);
+}
+
+/// The tensors of the index's `weight_map` by the shard it names; a finding for each
+/// entry that is not a file name.
+fn by_shard<'a>(
+    rel: &str,
+    map: &'a serde_json::Map<String, Value>,
+    out: &mut Vec<Finding>,
+) -> BTreeMap<&'a str, BTreeSet<&'a str>> {
+    let mut by_shard: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (tensor, shard) in map {
+        let Some(shard) = shard.as_str() else {
+            out.push(Finding::error(
+                FindingKind::IndexMismatch,
+                rel,
+                format!("weight_map entry `{tensor}` is not a file name"),
+            ));
+            continue;
+        };
+        by_shard.entry(shard).or_default().insert(tensor);
+    }
+    by_shard
+}
+
+/// The shard `shard_rel` against the index `rel`: every tensor the index puts in it
+/// (`tensors`) held, every tensor it holds (`held`) in the index.
+fn check_shard(
+    rel: &str,
+    map: &serde_json::Map<String, Value>,
+    shard_rel: &str,
+    tensors: &BTreeSet<&str>,
+    held: &BTreeSet<&str>,
+    out: &mut Vec<Finding>,
+) {
+    for t in tensors.iter().filter(|t| !held.contains(**t)) {
+        out.push(Finding::error(
+            FindingKind::IndexMismatch,
+            shard_rel,
+            format!("{rel} puts tensor `{t}` in this shard, which does not hold it"),
+        ));
+    }
+    for t in held {
+        if !map.contains_key(*t) {
+            out.push(Finding::warning(
+                FindingKind::IndexMismatch,
+                shard_rel,
+                format!("tensor `{t}` is in this shard but not in {rel}: loaders will not find it"),
+            ));
+        }
+    }
+}
+
+/// The shards as a series: no tensor held by two of them (`owner`: the shards holding
+/// each tensor), and as many shards as their `-of-N` names say.
+fn check_series(
+    rel: &str,
+    owner: &BTreeMap<String, Vec<String>>,
+    by_shard: &BTreeMap<&str, BTreeSet<&str>>,
+    out: &mut Vec<Finding>,
+) {
     // Shards in the directory that the index does not name but that belong to its series.
     for (t, shards) in owner.iter().filter(|(_, s)| s.len() > 1) {
         out.push(Finding::error(

@@ -11,6 +11,7 @@ mod contents;
 mod dcp;
 pub mod graph;
 mod read;
+mod render;
 pub mod trust;
 
 #[cfg(test)]
