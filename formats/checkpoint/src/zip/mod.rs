@@ -12,3 +12,6 @@ mod stream;
 
 pub use central::{Archive, Located, data_start, locate};
 pub use stream::ZipInspector;
+
+#[cfg(test)]
+mod stream_tests;
