@@ -65,23 +65,15 @@ pub fn check(p: &Pickle, path: &str) -> Vec<Finding> {
             continue;
         };
         let head = format!("tensor `{fqn}` (shape {})", dims(&shape));
-        let items = p.items(list).unwrap_or(&[]);
-        let mut chunks = Vec::with_capacity(items.len());
-        for (i, &c) in items.iter().enumerate() {
-            let offsets = p.get(c, "offsets").and_then(|o| ints(p, o));
-            let sizes = p.get(c, "sizes").and_then(|s| ints(p, s));
-            let (Some(offsets), Some(sizes)) = (offsets, sizes) else {
+        let chunks = match chunks(p, list) {
+            Ok(chunks) => chunks,
+            Err(i) => {
                 out.push(bad(format!(
                     "{head}: chunk {i} has no readable offsets and sizes"
                 )));
-                chunks.clear();
-                break;
-            };
-            chunks.push(Chunk { offsets, sizes });
-        }
-        if chunks.len() != items.len() {
-            continue;
-        }
+                continue;
+            }
+        };
         for problem in coverage_within(&shape, &chunks, &mut budget) {
             let message = format!("{head}: {}", describe(&shape, &chunks, &problem));
             out.push(match problem {
@@ -94,20 +86,47 @@ pub fn check(p: &Pickle, path: &str) -> Vec<Finding> {
         if storage.is_none() {
             continue;
         }
-        let mut missing = (0..chunks.len())
-            .filter(|&i| !stored.contains(&(fqn, Some(chunks[i].offsets.clone()))));
-        if let Some(i) = missing.next() {
-            let more = missing.count();
-            let also = if more > 0 {
-                format!(" and {more} more chunk(s) have")
-            } else {
-                " has".to_string()
-            };
-            out.push(bad(format!(
-                "{head}: chunk {i} (offsets {}){also} no storage_data entry (dcp.load fails looking it up)",
-                dims(&chunks[i].offsets)
-            )));
+        if let Some(message) = missing_lookups(&stored, fqn, &chunks) {
+            out.push(bad(format!("{head}: {message}")));
         }
     }
     out
+}
+
+/// The chunks listed at `list`; `Err` with the index of the first whose offsets and
+/// sizes are not readable.
+fn chunks(p: &Pickle, list: Id) -> Result<Vec<Chunk>, usize> {
+    let items = p.items(list).unwrap_or(&[]);
+    let mut chunks = Vec::with_capacity(items.len());
+    for (i, &c) in items.iter().enumerate() {
+        let offsets = p.get(c, "offsets").and_then(|o| ints(p, o));
+        let sizes = p.get(c, "sizes").and_then(|s| ints(p, s));
+        let (Some(offsets), Some(sizes)) = (offsets, sizes) else {
+            return Err(i);
+        };
+        chunks.push(Chunk { offsets, sizes });
+    }
+    Ok(chunks)
+}
+
+/// The chunks of tensor `fqn` that `storage_data` (`stored`) has no entry for, in
+/// words, if any.
+fn missing_lookups<'a>(
+    stored: &BTreeSet<(&'a str, Option<Vec<u64>>)>,
+    fqn: &'a str,
+    chunks: &[Chunk],
+) -> Option<String> {
+    let mut missing =
+        (0..chunks.len()).filter(|&i| !stored.contains(&(fqn, Some(chunks[i].offsets.clone()))));
+    let i = missing.next()?;
+    let more = missing.count();
+    let also = if more > 0 {
+        format!(" and {more} more chunk(s) have")
+    } else {
+        " has".to_string()
+    };
+    Some(format!(
+        "chunk {i} (offsets {}){also} no storage_data entry (dcp.load fails looking it up)",
+        dims(&chunks[i].offsets)
+    ))
 }
