@@ -414,71 +414,44 @@ impl TensorScan {
             return None;
         }
         let &(s0, e0) = self.zeros.runs.first()?;
-        let warn = |start, end, why: String| {
-            Some(ZeroJudgement {
-                start,
-                end,
-                error: false,
-                why,
-            })
-        };
         let generic = "whose other bytes are not zero: the mark of data lost by the storage (or a legitimately zero row)".to_string();
         let Some(geo) = &self.geometry else {
-            return warn(s0, e0, generic);
+            return Some(ZeroJudgement::warning(s0, e0, generic));
         };
         let runs = &self.zeros.runs;
         if self.zeros.count > runs.len() as u64 || geo.rows.iter().any(|&r| self.len < 2 * r) {
-            return warn(s0, e0, generic);
+            return Some(ZeroJudgement::warning(s0, e0, generic));
         }
-        // Each run trimmed to the whole elements it covers: the zero low-order bytes of
-        // a neighbouring element (one in 256 for a float's last mantissa byte) say nothing.
-        let unit = self.zero_elements.unit().max(1);
-        let rel = |o: u64| o - self.start;
-        let core = |&(a, b): &(u64, u64)| {
-            (
-                self.start + rel(a).div_ceil(unit) * unit,
-                self.start + rel(b) / unit * unit,
-            )
+        let rows = Rows {
+            start: self.start,
+            unit: self.zero_elements.unit().max(1),
+            rows: &geo.rows,
         };
-        let mid = |o: u64| geo.rows.iter().all(|&r| rel(o) % r != 0);
-        let Some(&(s, e)) = runs.iter().find(|&run| {
-            let (cs, ce) = core(run);
-            mid(cs) || mid(ce)
+        let Some(&run) = runs.iter().find(|&run| {
+            let (cs, ce) = rows.core(run);
+            rows.mid(cs) || rows.mid(ce)
         }) else {
-            let (c0, c1) = core(&(s0, e0));
-            let aligned = |&r: &u64| rel(c0) % r == 0 && rel(c1) % r == 0;
-            let r = geo
-                .rows
-                .iter()
-                .copied()
-                .find(aligned)
-                .unwrap_or(geo.rows[0]);
-            return warn(
-                s0,
-                e0,
-                format!(
-                    "covering whole rows {}..{} of {r} bytes: a zero row is legitimate (an embedding's padding row, a pruned unit), or data lost by the storage",
-                    rel(c0) / r,
-                    rel(c1) / r
-                ),
-            );
+            return Some(rows.whole_rows(s0, e0));
         };
-        let (cs, ce) = core(&(s, e));
-        let row = geo.rows[0];
-        let at = |o: u64| format!("row {}, byte {} of {row}", rel(o) / row, rel(o) % row);
-        let place = match (mid(cs), mid(ce)) {
-            (true, true) => format!("start mid-row ({}) and end mid-row ({})", at(cs), at(ce)),
-            (true, false) => format!("start mid-row ({})", at(cs)),
-            _ => format!("end mid-row ({})", at(ce)),
-        };
+        Some(self.mid_row(&rows, run))
+    }
+
+    /// The judgement of the run `(s, e)` that starts or ends mid-row: an error unless
+    /// another run shares its place in the row, the runs fill most of the tensor, or
+    /// other zero elements explain it (and it is not cut to file blocks).
+    fn mid_row(&self, rows: &Rows<'_>, (s, e): (u64, u64)) -> ZeroJudgement {
+        let runs = &self.zeros.runs;
+        let (cs, ce) = rows.core(&(s, e));
+        let place = rows.place(cs, ce);
         let repeated = runs.iter().filter(|&&run| run != (s, e)).any(|run| {
-            let (cs1, ce1) = core(run);
-            geo.rows.iter().any(|&r| {
-                (mid(cs) && rel(cs1) % r == rel(cs) % r) || (mid(ce) && rel(ce1) % r == rel(ce) % r)
+            let (cs1, ce1) = rows.core(run);
+            rows.rows.iter().any(|&r| {
+                (rows.mid(cs) && rows.rel(cs1) % r == rows.rel(cs) % r)
+                    || (rows.mid(ce) && rows.rel(ce1) % r == rows.rel(ce) % r)
             })
         });
         if repeated {
-            return warn(
+            return ZeroJudgement::warning(
                 s,
                 e,
                 format!(
@@ -488,7 +461,7 @@ impl TensorScan {
         }
         let run_bytes: u64 = runs.iter().map(|&(a, b)| b - a).sum();
         if run_bytes.saturating_mul(MAX_RUN_SHARE) > self.len {
-            return warn(
+            return ZeroJudgement::warning(
                 s,
                 e,
                 format!(
@@ -497,10 +470,11 @@ impl TensorScan {
                 ),
             );
         }
+        let unit = rows.unit;
         let inside: u64 = runs
             .iter()
             .map(|run| {
-                let (a, b) = core(run);
+                let (a, b) = rows.core(run);
                 b.saturating_sub(a) / unit
             })
             .sum();
@@ -514,25 +488,25 @@ impl TensorScan {
         );
         let blocks = b2 > b1 && b1 - fs < unit && fe - b2 < unit;
         if others == 0 {
-            Some(ZeroJudgement {
+            ZeroJudgement {
                 start: s,
                 end: e,
                 error: true,
                 why: format!(
                     "{place} and the tensor has no other zero element: data lost by the storage"
                 ),
-            })
+            }
         } else if blocks {
-            Some(ZeroJudgement {
+            ZeroJudgement {
                 start: s,
                 end: e,
                 error: true,
                 why: format!(
                     "{place} and are whole 4 KiB blocks of the file: data lost by the storage (the tensor's {others} other zero element(s) do not explain a run cut to file blocks)"
                 ),
-            })
+            }
         } else {
-            warn(
+            ZeroJudgement::warning(
                 s,
                 e,
                 format!(
@@ -540,6 +514,85 @@ impl TensorScan {
                 ),
             )
         }
+    }
+}
+
+impl ZeroJudgement {
+    fn warning(start: u64, end: u64, why: String) -> Self {
+        Self {
+            start,
+            end,
+            error: false,
+            why,
+        }
+    }
+}
+
+/// Positions in a tensor's rows: offsets relative to its first byte (`start`), runs
+/// trimmed to whole elements of `unit` bytes, and the candidate row lengths.
+struct Rows<'a> {
+    start: u64,
+    unit: u64,
+    rows: &'a [u64],
+}
+
+impl Rows<'_> {
+    /// `o` relative to the tensor's first byte.
+    fn rel(&self, o: u64) -> u64 {
+        o - self.start
+    }
+
+    /// A run trimmed to the whole elements it covers: the zero low-order bytes of a
+    /// neighbouring element (one in 256 for a float's last mantissa byte) say nothing.
+    fn core(&self, &(a, b): &(u64, u64)) -> (u64, u64) {
+        let unit = self.unit;
+        (
+            self.start + self.rel(a).div_ceil(unit) * unit,
+            self.start + self.rel(b) / unit * unit,
+        )
+    }
+
+    /// Whether `o` is mid-row for every candidate row length.
+    fn mid(&self, o: u64) -> bool {
+        self.rows.iter().all(|&r| !self.rel(o).is_multiple_of(r))
+    }
+
+    /// Where a run trimmed to `cs..ce` starts or ends mid-row, in words.
+    fn place(&self, cs: u64, ce: u64) -> String {
+        let row = self.rows[0];
+        let at = |o: u64| {
+            format!(
+                "row {}, byte {} of {row}",
+                self.rel(o) / row,
+                self.rel(o) % row
+            )
+        };
+        match (self.mid(cs), self.mid(ce)) {
+            (true, true) => format!("start mid-row ({}) and end mid-row ({})", at(cs), at(ce)),
+            (true, false) => format!("start mid-row ({})", at(cs)),
+            _ => format!("end mid-row ({})", at(ce)),
+        }
+    }
+
+    /// The warning for a first run `(s0, e0)` of whole rows (no run is mid-row).
+    fn whole_rows(&self, s0: u64, e0: u64) -> ZeroJudgement {
+        let (c0, c1) = self.core(&(s0, e0));
+        let aligned = |&r: &u64| self.rel(c0).is_multiple_of(r) && self.rel(c1).is_multiple_of(r);
+        let r = self
+            .rows
+            .iter()
+            .copied()
+            .find(aligned)
+            .unwrap_or(self.rows[0]);
+        ZeroJudgement::warning(
+            s0,
+            e0,
+            format!(
+                "covering whole rows {}..{} of {r} bytes: a zero row is legitimate (an embedding's padding row, a pruned unit), or data lost by the storage",
+                self.rel(c0) / r,
+                self.rel(c1) / r
+            ),
+        )
     }
 }
 

@@ -20,6 +20,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use image::RgbImage;
 
+use crate::Error;
+
 /// What a JPEG's frame header (SOFn) declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Frame {
@@ -100,8 +102,13 @@ pub(crate) fn scaled(w: u32, h: u32, n: u8) -> (u32, u32) {
     )
 }
 
-/// Decodes `data` (whose frame is `frame`) at `n` eighths of its size, as 8-bit RGB.
-pub(crate) fn decode_reduced(data: &[u8], frame: Frame, n: u8) -> Result<RgbImage, String> {
+/// Decodes `data` (whose frame is `frame`) at `n` eighths of its size, as 8-bit RGB;
+/// libjpeg's failures are JPEG decode errors.
+pub(crate) fn decode_reduced(data: &[u8], frame: Frame, n: u8) -> Result<RgbImage, Error> {
+    let fail = |detail: String| Error::Decode {
+        format: "jpeg",
+        detail,
+    };
     let (w, h) = scaled(u32::from(frame.width), u32::from(frame.height), n);
     // libjpeg reports a fatal error by unwinding out of the decoder (the crate's error
     // manager); it is caught here and becomes this image's reason. Nothing is shared
@@ -130,14 +137,14 @@ pub(crate) fn decode_reduced(data: &[u8], frame: Frame, n: u8) -> Result<RgbImag
     }));
     let pixels = match decoded {
         Ok(Ok(pixels)) => pixels,
-        Ok(Err(e)) => return Err(e.to_string()),
+        Ok(Err(e)) => return Err(fail(e.to_string())),
         Err(panic) => {
-            return Err(
-                crate::error::panic_message(&*panic).unwrap_or_else(|| "libjpeg failed".into())
-            );
+            return Err(fail(
+                crate::error::panic_message(&*panic).unwrap_or_else(|| "libjpeg failed".into()),
+            ));
         }
     };
-    RgbImage::from_raw(w, h, pixels).ok_or_else(|| "short pixel buffer".into())
+    RgbImage::from_raw(w, h, pixels).ok_or_else(|| fail("short pixel buffer".into()))
 }
 
 #[cfg(test)]
@@ -206,7 +213,7 @@ mod tests {
         // Cut inside the header: libjpeg's fatal error comes back as a message.
         data.truncate(120);
         let err = decode_reduced(&data, f, 4).unwrap_err();
-        assert!(!err.is_empty());
+        assert!(matches!(&err, Error::Decode { format: "jpeg", detail } if !detail.is_empty()));
         // Garbage after a valid header: decoded or refused, never a panic.
         let mut noisy = jpeg(64, 64, false);
         let len = noisy.len();

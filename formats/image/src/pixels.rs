@@ -57,8 +57,9 @@ impl Pixels {
         }
     }
 
-    /// Resizes, crops and pads as `geometry` says.
-    pub(crate) fn apply(mut self, geometry: &Geometry) -> Result<Self, String> {
+    /// Resizes, crops and pads as `geometry` says; a resizer's failure is an encode
+    /// error of format `pixels`.
+    pub(crate) fn apply(mut self, geometry: &Geometry) -> Result<Self, Error> {
         let mut crop = geometry.crop;
         if let Some((w, h, filter)) = geometry.resize {
             self = if filter == Filter::Area && w <= self.width && h <= self.height {
@@ -109,11 +110,15 @@ impl Pixels {
 
     /// Resized by fast_image_resize: growing (Lanczos), or shrinking one side while the
     /// other grows.
-    fn resized(self, width: u32, height: u32, filter: Filter) -> Result<Self, String> {
+    fn resized(self, width: u32, height: u32, filter: Filter) -> Result<Self, Error> {
+        let fail = |e: &dyn std::fmt::Display| Error::Encode {
+            format: "pixels",
+            detail: e.to_string(),
+        };
         let pixel_type = self.pixel_type();
         let channels = self.channels;
         let src = Image::from_vec_u8(self.width, self.height, self.data, pixel_type)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| fail(&e))?;
         let mut dst = Image::new(width, height, pixel_type);
         let algorithm = match filter {
             // Only when one side grows (never with img2dataset's geometry).
@@ -124,7 +129,7 @@ impl Pixels {
             .with_borrow_mut(|r| {
                 r.resize(&src, &mut dst, &ResizeOptions::new().resize_alg(algorithm))
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| fail(&e))?;
         Ok(Self {
             data: dst.into_vec(),
             width,

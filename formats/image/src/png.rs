@@ -6,17 +6,22 @@
 //! The PNG specification allows 1 to 256 three-byte entries; anything else is refused
 //! here, from the chunk headers, before any decoder runs.
 
-/// Checks the chunks before the image data: `Err` with the reason for a palette the
-/// specification does not allow. Other damage is left to the decoder.
-pub(crate) fn check_palette(data: &[u8]) -> Result<(), String> {
+use crate::Error;
+
+/// Checks the chunks before the image data: a PNG decode error naming the chunk's offset
+/// for a palette the specification does not allow. Other damage is left to the decoder.
+pub(crate) fn check_palette(data: &[u8]) -> Result<(), Error> {
     let mut at = 8; // signature
     while let Some(head) = data.get(at..at + 8) {
         let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
         match &head[4..8] {
             b"PLTE" if len == 0 || !len.is_multiple_of(3) || len > 768 => {
-                return Err(format!(
-                    "PLTE chunk at byte {at} holds {len} bytes, not 1 to 256 RGB entries (3 bytes each)"
-                ));
+                return Err(Error::Decode {
+                    format: "png",
+                    detail: format!(
+                        "PLTE chunk at byte {at} holds {len} bytes, not 1 to 256 RGB entries (3 bytes each)"
+                    ),
+                });
             }
             b"IDAT" | b"IEND" => return Ok(()),
             _ => {}
@@ -52,7 +57,9 @@ mod tests {
             check_palette(&png_with_palette(ok)).unwrap();
         }
         for bad in [0, 1, 49, 771] {
-            let err = check_palette(&png_with_palette(bad)).unwrap_err();
+            let err = check_palette(&png_with_palette(bad))
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(&format!("holds {bad} bytes")), "{err}");
             assert!(err.contains("at byte 33"), "{err}");
         }

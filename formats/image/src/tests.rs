@@ -1,6 +1,9 @@
 use std::io::Cursor;
 
-use image::{ImageEncoder, Rgb, RgbImage, Rgba, RgbaImage};
+use image::{
+    DynamicImage, ImageDecoder, ImageEncoder, ImageFormat, ImageReader, Rgb, RgbImage, Rgba,
+    RgbaImage,
+};
 
 use super::*;
 

@@ -12,7 +12,7 @@ use super::meta::Item;
 use super::transform::{DecodeError, Decoded, Decoder, Transform};
 use crate::report::Settings;
 use crate::zip;
-use crate::zipstream::ZipInspector;
+use crate::zip::ZipInspector;
 
 /// Decoded bytes read per step when checking them.
 const BLOCK: usize = 1 << 20;

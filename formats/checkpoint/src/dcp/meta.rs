@@ -11,7 +11,7 @@ use std::time::SystemTime;
 
 use crate::dcp_coverage::ints;
 use crate::pickle::{self, Pickle};
-use crate::pickled::MAX_PICKLE_FILE;
+use crate::pickle_inspector::MAX_PICKLE_FILE;
 
 /// One item of `storage_data`: a tensor chunk or a bytes item, where it is stored.
 #[derive(Clone, Debug, PartialEq, Eq)]

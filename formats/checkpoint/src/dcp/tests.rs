@@ -3,7 +3,10 @@ use std::path::Path;
 
 use shardsmith_manifest::{Finding, FindingKind, Inspector, Severity};
 
+use super::meta::Item;
+use super::plan::by_items;
 use super::*;
+use crate::report::Settings;
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -1,4 +1,8 @@
-use super::*;
+use shardsmith_manifest::FindingKind;
+
+use super::describe::describe;
+use super::metadata::check;
+use super::tiling::*;
 use crate::pickle;
 
 fn c(offsets: &[u64], sizes: &[u64]) -> Chunk {

@@ -6,7 +6,7 @@ use std::path::{Component, Path};
 use shardsmith_manifest::{Finding, FindingKind};
 
 use super::blobs::Address;
-use super::fsutil::{MAX_DEPTH, normalize, read_dir_sorted, unreadable};
+use super::paths::{MAX_DEPTH, normalize, read_dir_sorted, unreadable};
 use super::repo::{Repo, Snapshot};
 
 impl Repo {

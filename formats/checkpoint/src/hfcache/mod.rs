@@ -13,14 +13,14 @@
 //! it links to is whole.
 
 mod blobs;
-mod fsutil;
 mod links;
+mod paths;
 mod repo;
 mod report;
 
 use std::path::{Path, PathBuf};
 
-use self::fsutil::repo_id;
+use self::paths::repo_id;
 use self::repo::Repo;
 pub use self::report::{CacheReport, RepoStatus, SnapshotStatus};
 

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use shardsmith_manifest::{Finding, FindingKind};
 
 use super::blobs::{self, Address, Job, is_lower_hex};
-use super::fsutil::{MAX_REF, collect_files, normalize, read_dir_sorted, repo_id, unreadable};
+use super::paths::{MAX_REF, collect_files, normalize, read_dir_sorted, repo_id, unreadable};
 use super::report::{CacheReport, RepoStatus, SnapshotStatus};
 
 /// One repository directory as listed, then checked.

@@ -7,7 +7,7 @@ use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
 use super::head::{Head, HeadError, head, head_findings};
 use super::walk::Walk;
-use crate::pickled::MAX_PICKLE_FILE;
+use crate::pickle_inspector::MAX_PICKLE_FILE;
 use crate::report;
 use crate::torch::Reader;
 

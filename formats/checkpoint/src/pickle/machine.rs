@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use super::fault::Fault;
 use super::node::{Id, KEEP_BYTES, Node};
 
 pub(super) struct Machine<'a> {
@@ -17,17 +18,17 @@ pub(super) struct Machine<'a> {
     pub(super) truncated: bool,
 }
 
-pub(super) type R<T> = Result<T, String>;
+pub(super) type R<T> = Result<T, Fault>;
 
 impl<'a> Machine<'a> {
     pub(super) fn take(&mut self, n: usize) -> R<&'a [u8]> {
         let data: &'a [u8] = self.data;
         if n > data.len() - self.pos {
             self.truncated = true;
-            return Err(format!(
-                "needs {n} bytes but only {} remain: the pickle is truncated",
-                data.len() - self.pos
-            ));
+            return Err(Fault::Truncated {
+                need: n,
+                remain: data.len() - self.pos,
+            });
         }
         let out = &data[self.pos..self.pos + n];
         self.pos += n;
@@ -51,10 +52,10 @@ impl<'a> Machine<'a> {
         let rest = &data[self.pos..];
         let Some(end) = rest.iter().position(|&b| b == b'\n') else {
             self.truncated = true;
-            return Err("text line without newline: the pickle is truncated".into());
+            return Err(Fault::UnendedLine);
         };
         self.pos += end + 1;
-        std::str::from_utf8(&rest[..end]).map_err(|_| "text line is not UTF-8".to_string())
+        std::str::from_utf8(&rest[..end]).map_err(|_| Fault::LineNotUtf8)
     }
 
     pub(super) fn push_node(&mut self, node: Node) {
@@ -66,7 +67,7 @@ impl<'a> Machine<'a> {
     pub(super) fn pop(&mut self) -> R<Id> {
         let floor = self.marks.last().copied().unwrap_or(0);
         if self.stack.len() <= floor {
-            return Err("stack underflow".into());
+            return Err(Fault::StackUnderflow);
         }
         Ok(self.stack.pop().expect("checked above"))
     }
@@ -74,18 +75,18 @@ impl<'a> Machine<'a> {
     pub(super) fn top(&self) -> R<Id> {
         let floor = self.marks.last().copied().unwrap_or(0);
         if self.stack.len() <= floor {
-            return Err("stack underflow".into());
+            return Err(Fault::StackUnderflow);
         }
         Ok(*self.stack.last().expect("checked above"))
     }
 
     pub(super) fn pop_mark(&mut self) -> R<Vec<Id>> {
-        let mark = self.marks.pop().ok_or("no MARK on the stack")?;
+        let mark = self.marks.pop().ok_or(Fault::NoMark)?;
         Ok(self.stack.split_off(mark))
     }
 
     pub(super) fn text(&mut self, n: u64) -> R<()> {
-        let n = usize::try_from(n).map_err(|_| "string length overflows")?;
+        let n = usize::try_from(n).map_err(|_| Fault::LengthOverflows("string"))?;
         let bytes = self.take(n)?;
         let s = String::from_utf8_lossy(bytes).into_owned();
         self.push_node(Node::Str(s));
@@ -93,7 +94,7 @@ impl<'a> Machine<'a> {
     }
 
     pub(super) fn bytes(&mut self, n: u64) -> R<()> {
-        let n = usize::try_from(n).map_err(|_| "bytes length overflows")?;
+        let n = usize::try_from(n).map_err(|_| Fault::LengthOverflows("bytes"))?;
         let bytes = self.take(n)?;
         let kept = if n <= KEEP_BYTES {
             bytes.to_vec()
@@ -105,7 +106,7 @@ impl<'a> Machine<'a> {
     }
 
     pub(super) fn long(&mut self, n: u64) -> R<()> {
-        let n = usize::try_from(n).map_err(|_| "integer length overflows")?;
+        let n = usize::try_from(n).map_err(|_| Fault::LengthOverflows("integer"))?;
         let bytes = self.take(n)?;
         let node = if n <= 8 {
             let mut v: i64 = 0;
@@ -143,17 +144,14 @@ impl<'a> Machine<'a> {
     }
 
     pub(super) fn memo_get(&mut self, key: u64) -> R<()> {
-        let id = *self
-            .memo
-            .get(&key)
-            .ok_or_else(|| format!("memo key {key} was never stored"))?;
+        let id = *self.memo.get(&key).ok_or(Fault::MemoMissing(key))?;
         self.stack.push(id);
         Ok(())
     }
 
     pub(super) fn set_items(&mut self, target: Id, items: Vec<Id>) -> R<()> {
         if !items.len().is_multiple_of(2) {
-            return Err("odd number of items for SETITEMS".into());
+            return Err(Fault::OddItems("SETITEMS"));
         }
         match &mut self.nodes[target] {
             Node::Dict(entries) => {
@@ -169,7 +167,7 @@ impl<'a> Machine<'a> {
                 ));
                 self.attach_items(target, dict)
             }
-            _ => Err("SETITEMS on a value that is not a dict".into()),
+            _ => Err(Fault::SetItemsNotDict),
         }
     }
 
@@ -207,7 +205,7 @@ impl<'a> Machine<'a> {
                 Ok(())
             }
             Node::Call(..) | Node::Object { .. } => Ok(()),
-            _ => Err("APPEND on a value that is not a list".into()),
+            _ => Err(Fault::AppendNotList),
         }
     }
 }

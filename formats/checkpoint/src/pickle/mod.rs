@@ -10,9 +10,11 @@
 
 use std::collections::HashMap;
 
+mod fault;
 mod machine;
 mod node;
 mod ops;
+use fault::Fault;
 pub use node::{Id, Node};
 pub use ops::opcode_name;
 #[cfg(test)]
@@ -36,14 +38,26 @@ pub struct Pickle {
 }
 
 /// Why a pickle could not be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct PickleError {
     /// Offset in the pickle where reading stopped.
     pub at: usize,
     /// What went wrong.
-    pub reason: String,
+    pub reason: Fault,
     /// The data ended inside the pickle (more bytes could complete it).
     pub truncated: bool,
+}
+
+/// The reason shown as the words it says (some callers' messages print this `Debug`
+/// form: `PickleError { at: 7, reason: "stack underflow", truncated: false }`).
+impl std::fmt::Debug for PickleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PickleError")
+            .field("at", &self.at)
+            .field("reason", &self.reason.to_string())
+            .field("truncated", &self.truncated)
+            .finish()
+    }
 }
 
 impl std::fmt::Display for PickleError {
@@ -82,7 +96,7 @@ pub fn parse(data: &[u8]) -> Result<Pickle, PickleError> {
     }
     let root = m.stack.pop().ok_or(PickleError {
         at: m.pos,
-        reason: "STOP with an empty stack".into(),
+        reason: Fault::EmptyStop,
         truncated: false,
     })?;
     Ok(Pickle {

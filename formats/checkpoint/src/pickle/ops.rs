@@ -1,6 +1,7 @@
 //! The opcodes of the pickle machine: each one builds inert nodes, nothing is imported
 //! or called.
 
+use super::fault::Fault;
 use super::machine::{Machine, R};
 use super::node::Node;
 
@@ -62,7 +63,7 @@ impl Machine<'_> {
             0x80 => {
                 let proto = self.u8()?;
                 if proto > 5 {
-                    return Err(format!("unsupported pickle protocol {proto}"));
+                    return Err(Fault::Protocol(proto));
                 }
                 self.proto = proto;
             }
@@ -197,7 +198,7 @@ impl Machine<'_> {
             b'd' => {
                 let items = self.pop_mark()?;
                 if !items.len().is_multiple_of(2) {
-                    return Err("odd number of items for DICT".into());
+                    return Err(Fault::OddItems("DICT"));
                 }
                 self.push_node(Node::Dict(
                     items.chunks(2).map(|kv| (kv[0], kv[1])).collect(),
@@ -235,7 +236,7 @@ impl Machine<'_> {
                 let (Node::Str(module), Node::Str(name)) =
                     (self.nodes[module].clone(), self.nodes[name].clone())
                 else {
-                    return Err("STACK_GLOBAL needs two strings".into());
+                    return Err(Fault::StackGlobal);
                 };
                 self.global(module, name);
             }
@@ -256,7 +257,7 @@ impl Machine<'_> {
             b'o' => {
                 let mut items = self.pop_mark()?;
                 if items.is_empty() {
-                    return Err("OBJ without a class".into());
+                    return Err(Fault::ObjWithoutClass);
                 }
                 let class = items.remove(0);
                 let args = self.nodes.len();
@@ -306,7 +307,10 @@ impl Machine<'_> {
                 }
             }
             b'p' => {
-                let key = self.line()?.parse::<u64>().map_err(|_| "bad PUT key")?;
+                let key = self
+                    .line()?
+                    .parse::<u64>()
+                    .map_err(|_| Fault::BadKey("PUT"))?;
                 self.memo_put(key)?;
             }
             b'q' => {
@@ -322,7 +326,10 @@ impl Machine<'_> {
                 self.memo_put(key)?;
             }
             b'g' => {
-                let key = self.line()?.parse::<u64>().map_err(|_| "bad GET key")?;
+                let key = self
+                    .line()?
+                    .parse::<u64>()
+                    .map_err(|_| Fault::BadKey("GET"))?;
                 self.memo_get(key)?;
             }
             b'h' => {
@@ -344,9 +351,7 @@ impl Machine<'_> {
                 self.push_node(Node::PersId(id));
             }
             other => {
-                return Err(format!(
-                    "opcode 0x{other:02x} is not a pickle opcode this reader accepts"
-                ));
+                return Err(Fault::Opcode(other));
             }
         }
         Ok(true)

@@ -36,7 +36,7 @@ fn hostile_lengths_and_truncation_are_errors_not_allocations() {
         b"",
     ] {
         let err = parse(data).unwrap_err();
-        assert!(!err.reason.is_empty(), "{data:?}");
+        assert!(!err.reason.to_string().is_empty(), "{data:?}");
     }
 }
 
@@ -103,4 +103,22 @@ fn a_pickle_that_ends_early_says_so() {
     assert!(e.truncated, "{e:?}");
     let e = parse(b"\x80\x02\xff.").unwrap_err();
     assert!(!e.truncated, "{e:?}");
+}
+
+#[test]
+fn an_error_reads_the_same_in_both_forms_callers_print() {
+    // POP on an empty stack, then a truncated argument: Display and Debug (which two
+    // callers put in their messages) say the reason in words.
+    let e = parse(b"0").unwrap_err();
+    assert_eq!(e.to_string(), "stack underflow at pickle offset 0");
+    assert_eq!(
+        format!("{e:?}"),
+        "PickleError { at: 0, reason: \"stack underflow\", truncated: false }"
+    );
+    let e = parse(b"\x80\x02X\x05\x00\x00\x00ab").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "needs 5 bytes but only 2 remain: the pickle is truncated at pickle offset 2"
+    );
+    assert!(e.truncated);
 }

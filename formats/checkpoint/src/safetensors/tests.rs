@@ -1,4 +1,7 @@
+use shardsmith_manifest::{FindingKind, Inspection, Inspector};
+
 use super::*;
+use crate::report::Settings;
 
 fn file(header: &str, data_len: usize) -> Vec<u8> {
     let mut out = (header.len() as u64).to_le_bytes().to_vec();

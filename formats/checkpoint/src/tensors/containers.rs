@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::model::{Entry, Piece, Tensor, contiguous};
 use crate::Error;
-use crate::pickled::MAX_PICKLE_FILE;
+use crate::pickle_inspector::MAX_PICKLE_FILE;
 use crate::safetensors::MAX_HEADER;
 use crate::values::TensorDtype;
 use crate::zip::{self, Archive};

@@ -11,7 +11,7 @@ use std::path::Path;
 use super::model::{Entry, Tensor};
 use crate::Error;
 use crate::legacy::{self, HeadError};
-use crate::pickled::MAX_PICKLE_FILE;
+use crate::pickle_inspector::MAX_PICKLE_FILE;
 
 /// The tensors of the legacy torch file `path` (`len` bytes), shown as `rel`, and its
 /// values that are not tensors: the layout read as `verify` reads it

@@ -11,7 +11,7 @@
 //!
 //! Reads are positioned and bounded: a contiguous run is streamed in blocks of at most
 //! [`canon::BLOCK`] bytes, and a strided view is gathered from memory only when the
-//! storage range it spans is at most [`canon::GATHER_LIMIT`] bytes (else element by
+//! storage range it spans is at most [`canon::reader::GATHER_LIMIT`] bytes (else element by
 //! element through a small window), so memory stays bounded whatever the tensor size.
 
 mod canon;

@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use super::render::render;
 use crate::pickle::{Id, Node, Pickle};
 
 /// How far the walk descends into nested containers.
@@ -102,6 +103,12 @@ enum Via {
     Index(usize),
 }
 
+/// A step of the walk: a node entered under a path at a depth, or left.
+enum Step {
+    Enter(Id, String, usize),
+    Leave(Id),
+}
+
 /// Walks `p` from its root.
 pub fn reach(p: &Pickle) -> Reached {
     let mut out = Reached::default();
@@ -110,10 +117,6 @@ pub fn reach(p: &Pickle) -> Reached {
     let mut budget = p.nodes.len().saturating_mul(2).saturating_add(4096);
     let mut bytes = MAX_NAME_BYTES;
     let mut on_path: HashSet<Id> = HashSet::new();
-    enum Step {
-        Enter(Id, String, usize),
-        Leave(Id),
-    }
     let mut stack = vec![Step::Enter(p.root, String::new(), 0)];
     while let Some(step) = stack.pop() {
         let (id, path, depth) = match step {
@@ -126,64 +129,19 @@ pub fn reach(p: &Pickle) -> Reached {
         if depth > MAX_DEPTH || on_path.contains(&id) {
             continue;
         }
-        let name = |path: &str| match path.is_empty() {
-            true => "<root>".to_string(),
-            false => path.to_string(),
-        };
         if tensor_call(p, id).is_some() {
             let at = *index.entry(id).or_insert_with(|| {
                 out.tensors.push((id, Vec::new()));
                 out.tensors.len() - 1
             });
-            out.tensors[at].1.push(name(&path));
+            out.tensors[at].1.push(shown_name(&path));
             continue;
         }
-        // Children, in order; pushed reversed so the first is walked first.
-        let mut children: Vec<(Id, Via)> = Vec::new();
-        match p.node(id) {
-            Node::Call(func, args) => {
-                let func = p.global_name(*func).unwrap_or_default();
-                match p.items(*args).and_then(|a| a.first()) {
-                    Some(&first) if is_wrapper(&func) => children.push((first, Via::Same)),
-                    _ if is_other_tensor(&func) => out.others.push((name(&path), func)),
-                    _ => out.entries.push(entry(p, id, name(&path))),
-                }
-            }
-            Node::Dict(items) if !items.is_empty() => {
-                children.extend(items.iter().map(|&(k, v)| (v, Via::Key(k))));
-            }
-            Node::List(items) | Node::Tuple(items) if !items.is_empty() => {
-                children.extend(items.iter().enumerate().map(|(i, &c)| (c, Via::Index(i))));
-            }
-            Node::Object { args, .. } => {
-                let first = p.items(*args).and_then(|a| a.first()).copied();
-                let wraps = first.filter(|&f| tensor_call(p, f).is_some());
-                let entries = p.dict_entries(id).filter(|e| !e.is_empty());
-                if let Some(first) = wraps {
-                    children.push((first, Via::Same));
-                }
-                if let Some(entries) = entries {
-                    children.extend(entries.iter().map(|&(k, v)| (v, Via::Key(k))));
-                } else if wraps.is_none() {
-                    out.entries.push(entry(p, id, name(&path)));
-                }
-            }
-            _ => out.entries.push(entry(p, id, name(&path))),
-        }
+        let children = children(p, id, &path, &mut out);
         if children.is_empty() {
             continue;
         }
-        let cost: usize = children
-            .iter()
-            .map(|(_, via)| {
-                path.len()
-                    + match via {
-                        Via::Same => 0,
-                        Via::Key(k) => 1 + key_len(p, *k),
-                        Via::Index(i) => 1 + i.to_string().len(),
-                    }
-            })
-            .sum();
+        let cost = names_cost(p, &path, &children);
         if children.len() > budget || cost > bytes {
             out.truncated = true;
             break;
@@ -192,23 +150,94 @@ pub fn reach(p: &Pickle) -> Reached {
         bytes -= cost;
         on_path.insert(id);
         stack.push(Step::Leave(id));
-        for (c, via) in children.into_iter().rev() {
-            let key = match via {
-                Via::Same => {
-                    stack.push(Step::Enter(c, path.clone(), depth + 1));
-                    continue;
-                }
-                Via::Key(k) => key(p, k),
-                Via::Index(i) => i.to_string(),
-            };
-            let child = match path.is_empty() {
-                true => key,
-                false => format!("{path}.{key}"),
-            };
-            stack.push(Step::Enter(c, child, depth + 1));
-        }
+        push_children(&mut stack, p, &path, depth, children);
     }
     out
+}
+
+/// The name a value at `path` is shown by (`<root>` for the root).
+fn shown_name(path: &str) -> String {
+    match path.is_empty() {
+        true => "<root>".to_string(),
+        false => path.to_string(),
+    }
+}
+
+/// The children of the node `id` (at `path`) the walk goes on to, in order; a leaf
+/// (a value, or a tensor that is not a plain view) is recorded in `out` instead.
+fn children(p: &Pickle, id: Id, path: &str, out: &mut Reached) -> Vec<(Id, Via)> {
+    let mut children: Vec<(Id, Via)> = Vec::new();
+    match p.node(id) {
+        Node::Call(func, args) => {
+            let func = p.global_name(*func).unwrap_or_default();
+            match p.items(*args).and_then(|a| a.first()) {
+                Some(&first) if is_wrapper(&func) => children.push((first, Via::Same)),
+                _ if is_other_tensor(&func) => out.others.push((shown_name(path), func)),
+                _ => out.entries.push(entry(p, id, shown_name(path))),
+            }
+        }
+        Node::Dict(items) if !items.is_empty() => {
+            children.extend(items.iter().map(|&(k, v)| (v, Via::Key(k))));
+        }
+        Node::List(items) | Node::Tuple(items) if !items.is_empty() => {
+            children.extend(items.iter().enumerate().map(|(i, &c)| (c, Via::Index(i))));
+        }
+        Node::Object { args, .. } => {
+            let first = p.items(*args).and_then(|a| a.first()).copied();
+            let wraps = first.filter(|&f| tensor_call(p, f).is_some());
+            let entries = p.dict_entries(id).filter(|e| !e.is_empty());
+            if let Some(first) = wraps {
+                children.push((first, Via::Same));
+            }
+            if let Some(entries) = entries {
+                children.extend(entries.iter().map(|&(k, v)| (v, Via::Key(k))));
+            } else if wraps.is_none() {
+                out.entries.push(entry(p, id, shown_name(path)));
+            }
+        }
+        _ => out.entries.push(entry(p, id, shown_name(path))),
+    }
+    children
+}
+
+/// Bytes of the names of `children` under `path`.
+fn names_cost(p: &Pickle, path: &str, children: &[(Id, Via)]) -> usize {
+    children
+        .iter()
+        .map(|(_, via)| {
+            path.len()
+                + match via {
+                    Via::Same => 0,
+                    Via::Key(k) => 1 + key_len(p, *k),
+                    Via::Index(i) => 1 + i.to_string().len(),
+                }
+        })
+        .sum()
+}
+
+/// Pushes `children` of the node at `path` reversed, so that the first is walked first.
+fn push_children(
+    stack: &mut Vec<Step>,
+    p: &Pickle,
+    path: &str,
+    depth: usize,
+    children: Vec<(Id, Via)>,
+) {
+    for (c, via) in children.into_iter().rev() {
+        let key = match via {
+            Via::Same => {
+                stack.push(Step::Enter(c, path.to_string(), depth + 1));
+                continue;
+            }
+            Via::Key(k) => key(p, k),
+            Via::Index(i) => i.to_string(),
+        };
+        let child = match path.is_empty() {
+            true => key,
+            false => format!("{path}.{key}"),
+        };
+        stack.push(Step::Enter(c, child, depth + 1));
+    }
 }
 
 /// Bytes of the name [`key`] gives the key at `k`.
@@ -249,170 +278,6 @@ fn entry(p: &Pickle, id: Id, name: String) -> Entry {
         shown,
         digest,
     }
-}
-
-/// Longest rendering kept; past it the value is not known in full.
-const MAX_RENDER: usize = 1024;
-
-/// Appends a Python-like rendering of the value at `id`; false when some of it is not
-/// known (long bytes, storages, objects of classes, too deep or too long).
-fn render(p: &Pickle, id: Id, out: &mut String, depth: usize) -> bool {
-    if depth > 4 || out.len() > MAX_RENDER {
-        out.push_str("...");
-        return false;
-    }
-    let list = |items: &[Id], out: &mut String, sort: bool| -> bool {
-        let mut parts = Vec::new();
-        let mut whole = true;
-        let mut len = out.len();
-        for &item in items {
-            let mut s = String::new();
-            whole &= render(p, item, &mut s, depth + 1);
-            len += s.len() + 2;
-            parts.push(s);
-            if len > MAX_RENDER {
-                out.push_str("...");
-                return false;
-            }
-        }
-        if sort {
-            parts.sort();
-        }
-        out.push_str(&parts.join(", "));
-        whole
-    };
-    match p.node(id) {
-        Node::None => out.push_str("None"),
-        Node::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
-        Node::Int(i) => out.push_str(&i.to_string()),
-        Node::BigInt(n) => {
-            out.push_str(&format!("<int of {n} bytes>"));
-            return false;
-        }
-        Node::Float(f) => {
-            if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e16 {
-                out.push_str(&format!("{f:.1}"));
-            } else {
-                out.push_str(&format!("{f}"));
-            }
-        }
-        Node::Str(s) => {
-            out.push('\'');
-            for c in s.chars() {
-                if out.len() > MAX_RENDER {
-                    out.push_str("...");
-                    return false;
-                }
-                match c {
-                    '\'' => out.push_str("\\'"),
-                    '\\' => out.push_str("\\\\"),
-                    '\n' => out.push_str("\\n"),
-                    c => out.push(c),
-                }
-            }
-            out.push('\'');
-        }
-        Node::Bytes(n, kept) => {
-            if kept.len() != *n || *n > MAX_RENDER {
-                out.push_str(&format!("<{n} bytes>"));
-                return false;
-            }
-            out.push_str("b'");
-            for &b in kept {
-                match b {
-                    b'\'' | b'\\' => out.push_str(&format!("\\{}", b as char)),
-                    0x20..=0x7e => out.push(b as char),
-                    _ => out.push_str(&format!("\\x{b:02x}")),
-                }
-            }
-            out.push('\'');
-        }
-        Node::Tuple(items) => {
-            out.push('(');
-            let whole = list(items, out, false);
-            out.push_str(if items.len() == 1 { ",)" } else { ")" });
-            return whole;
-        }
-        Node::List(items) => {
-            out.push('[');
-            let whole = list(items, out, false);
-            out.push(']');
-            return whole;
-        }
-        Node::Set(items) => {
-            out.push('{');
-            let whole = list(items, out, true);
-            out.push('}');
-            return whole;
-        }
-        Node::Dict(items) => {
-            out.push('{');
-            let mut whole = true;
-            for (i, &(k, v)) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                whole &= render(p, k, out, depth + 1);
-                out.push_str(": ");
-                whole &= render(p, v, out, depth + 1);
-                if out.len() > MAX_RENDER {
-                    return false;
-                }
-            }
-            out.push('}');
-            return whole;
-        }
-        Node::Global(m, n) => out.push_str(&format!("{m}.{n}")),
-        Node::Call(func, args) => {
-            let name = p.global_name(*func).unwrap_or_else(|| "?".into());
-            let items = p.items(*args).unwrap_or(&[]);
-            match name.as_str() {
-                // Values the weights_only reader builds from plain data.
-                "builtins.set" | "builtins.frozenset" => {
-                    let inner = items.first().and_then(|&a| p.items(a)).unwrap_or(&[]);
-                    let frozen = name == "builtins.frozenset";
-                    out.push_str(if frozen { "frozenset({" } else { "{" });
-                    let whole = list(inner, out, true);
-                    out.push_str(if frozen { "})" } else { "}" });
-                    return whole;
-                }
-                "_codecs.encode" => {
-                    // bytes saved by protocol 2: encode(latin-1 text, 'latin1').
-                    let text = items.first().and_then(|&a| p.str(a)).unwrap_or("");
-                    out.push_str("b'");
-                    for c in text.chars() {
-                        if out.len() > MAX_RENDER {
-                            out.push_str("...");
-                            return false;
-                        }
-                        match c as u32 {
-                            0x27 | 0x5c => out.push_str(&format!("\\{c}")),
-                            0x20..=0x7e => out.push(c),
-                            v => out.push_str(&format!("\\x{v:02x}")),
-                        }
-                    }
-                    out.push('\'');
-                }
-                _ => {
-                    out.push_str(&name);
-                    out.push('(');
-                    let whole = list(items, out, false);
-                    out.push(')');
-                    return whole && matches!(name.as_str(), "torch.device" | "torch.Size");
-                }
-            }
-        }
-        Node::Object { class, .. } => {
-            let name = p.global_name(*class).unwrap_or_else(|| "?".into());
-            out.push_str(&format!("<{name} object>"));
-            return false;
-        }
-        Node::PersId(_) => {
-            out.push_str("<storage>");
-            return false;
-        }
-    }
-    true
 }
 
 #[cfg(test)]

@@ -174,6 +174,118 @@ pub fn weights_only_allows(global: &str) -> bool {
     false
 }
 
+/// Globals `weights_only=True` refuses that run no code of their own (beside the
+/// prefixes [`is_inert`] accepts).
+const INERT: &[&str] = &[
+    "builtins.frozenset",
+    "builtins.slice",
+    "builtins.range",
+    "builtins.int",
+    "builtins.float",
+    "builtins.str",
+    "builtins.bytes",
+    "builtins.bool",
+    "builtins.list",
+    "builtins.dict",
+    "builtins.tuple",
+    "builtins.object",
+    "copyreg._reconstructor",
+    "collections.defaultdict",
+    "argparse.Namespace",
+    "pathlib.Path",
+    "pathlib.PosixPath",
+    "pathlib.WindowsPath",
+    "pathlib.PurePosixPath",
+    "pathlib.PureWindowsPath",
+    "numpy.core.multiarray._reconstruct",
+    "numpy._core.multiarray._reconstruct",
+    "numpy.core.multiarray.scalar",
+    "numpy._core.multiarray.scalar",
+    "numpy.ndarray",
+    "numpy.dtype",
+    "torch.storage._load_from_bytes",
+];
+
+/// Module prefixes whose globals can run arbitrary code.
+const DANGEROUS: &[&str] = &[
+    "os.",
+    "posix.",
+    "nt.",
+    "subprocess.",
+    "sys.",
+    "builtins.",
+    "__builtin__.",
+    "runpy.",
+    "importlib.",
+    "socket.",
+    "shutil.",
+    "pickle.",
+    "marshal.",
+    "types.",
+    "code.",
+    "pty.",
+    "webbrowser.",
+    "ctypes.",
+    "functools.",
+    "operator.",
+    "io.",
+    "codecs.",
+    "copyreg.",
+];
+
+/// Module prefixes of training frameworks: loading needs them, and `weights_only=False`.
+const FRAMEWORKS: &[&str] = &[
+    "torch.nn.",
+    "torch.optim.",
+    "torch.amp.",
+    "torch.cuda.amp.",
+    "deepspeed.",
+    "megatron.",
+    "transformers.",
+    "accelerate.",
+    "lightning.",
+    "pytorch_lightning.",
+    "lightning_fabric.",
+    "omegaconf.",
+    "apex.",
+    "peft.",
+    "diffusers.",
+    "timm.",
+    "enum.",
+    "datetime.",
+    "decimal.",
+    "fractions.",
+    "collections.",
+];
+
+/// Whether `global` is refused by `weights_only=True` but runs no code of its own:
+/// plain containers and values, rebuild functions, DCP metadata classes, torch dtypes,
+/// storage classes and layouts.
+fn is_inert(global: &str) -> bool {
+    if INERT.contains(&global)
+        || global.starts_with("torch._utils._rebuild_")
+        || global.starts_with("torch.distributed.checkpoint.")
+        || global.starts_with("numpy.dtypes.")
+    {
+        return true;
+    }
+    global.strip_prefix("torch.").is_some_and(|name| {
+        !name.contains('.')
+            && (name.ends_with("Storage")
+                || TensorDtype::from_torch_dtype(name).is_some()
+                || matches!(
+                    name,
+                    "strided"
+                        | "sparse_coo"
+                        | "_mkldnn"
+                        | "contiguous_format"
+                        | "channels_last"
+                        | "channels_last_3d"
+                        | "preserve_format"
+                ))
+    })
+}
+
 /// Judges `module.name`.
 pub fn trust(global: &str) -> Trust {
     let module = global.rsplit_once('.').map_or("", |(m, _)| m);
@@ -183,110 +295,12 @@ pub fn trust(global: &str) -> Trust {
     if weights_only_allows(global) {
         return Trust::Allowed;
     }
-    const INERT: &[&str] = &[
-        "builtins.frozenset",
-        "builtins.slice",
-        "builtins.range",
-        "builtins.int",
-        "builtins.float",
-        "builtins.str",
-        "builtins.bytes",
-        "builtins.bool",
-        "builtins.list",
-        "builtins.dict",
-        "builtins.tuple",
-        "builtins.object",
-        "copyreg._reconstructor",
-        "collections.defaultdict",
-        "argparse.Namespace",
-        "pathlib.Path",
-        "pathlib.PosixPath",
-        "pathlib.WindowsPath",
-        "pathlib.PurePosixPath",
-        "pathlib.PureWindowsPath",
-        "numpy.core.multiarray._reconstruct",
-        "numpy._core.multiarray._reconstruct",
-        "numpy.core.multiarray.scalar",
-        "numpy._core.multiarray.scalar",
-        "numpy.ndarray",
-        "numpy.dtype",
-        "torch.storage._load_from_bytes",
-    ];
-    if INERT.contains(&global)
-        || global.starts_with("torch._utils._rebuild_")
-        || global.starts_with("torch.distributed.checkpoint.")
-        || global.starts_with("numpy.dtypes.")
-    {
+    if is_inert(global) {
         return Trust::Inert;
     }
-    if let Some(name) = global.strip_prefix("torch.")
-        && !name.contains('.')
-        && (name.ends_with("Storage")
-            || TensorDtype::from_torch_dtype(name).is_some()
-            || matches!(
-                name,
-                "strided"
-                    | "sparse_coo"
-                    | "_mkldnn"
-                    | "contiguous_format"
-                    | "channels_last"
-                    | "channels_last_3d"
-                    | "preserve_format"
-            ))
-    {
-        return Trust::Inert;
-    }
-    const DANGEROUS: &[&str] = &[
-        "os.",
-        "posix.",
-        "nt.",
-        "subprocess.",
-        "sys.",
-        "builtins.",
-        "__builtin__.",
-        "runpy.",
-        "importlib.",
-        "socket.",
-        "shutil.",
-        "pickle.",
-        "marshal.",
-        "types.",
-        "code.",
-        "pty.",
-        "webbrowser.",
-        "ctypes.",
-        "functools.",
-        "operator.",
-        "io.",
-        "codecs.",
-        "copyreg.",
-    ];
     if DANGEROUS.iter().any(|p| global.starts_with(p)) {
         return Trust::Unsafe;
     }
-    const FRAMEWORKS: &[&str] = &[
-        "torch.nn.",
-        "torch.optim.",
-        "torch.amp.",
-        "torch.cuda.amp.",
-        "deepspeed.",
-        "megatron.",
-        "transformers.",
-        "accelerate.",
-        "lightning.",
-        "pytorch_lightning.",
-        "lightning_fabric.",
-        "omegaconf.",
-        "apex.",
-        "peft.",
-        "diffusers.",
-        "timm.",
-        "enum.",
-        "datetime.",
-        "decimal.",
-        "fractions.",
-        "collections.",
-    ];
     if FRAMEWORKS.iter().any(|p| global.starts_with(p)) {
         Trust::Framework
     } else {

@@ -221,91 +221,9 @@ impl<'a> Reader<'a> {
             .file
             .try_clone()
             .map_err(|e| (Cause::File, Error::io(&path, e)))?;
-        let label = item.label();
-        let container = |why: String| {
-            (
-                Cause::Container,
-                Error::malformed(
-                    &path,
-                    format!("{label} at bytes {}..{}: {why}", item.offset, item.end()),
-                ),
-            )
-        };
-        if item
-            .offset
-            .checked_add(item.length)
-            .is_none_or(|end| end > size)
-        {
-            return Err((
-                Cause::PastEnd,
-                Error::malformed(
-                    &path,
-                    format!(
-                        "{label} at bytes {}..+{} is past the end of the {}-byte file",
-                        item.offset, item.length, size
-                    ),
-                ),
-            ));
-        }
-        // Only overlapping items read the same bytes twice.
-        match self.budget.checked_sub(item.length) {
-            Some(left) => self.budget = left,
-            None => {
-                return Err((
-                    Cause::Overlap,
-                    Error::malformed(
-                        &path,
-                        format!(
-                            "{label} was not read: the items read before it already span twice the bytes of the data files (overlapping items)"
-                        ),
-                    ),
-                ));
-            }
-        }
+        self.claim(item, &path, size)?;
         if !item.transforms.is_empty() {
-            let transforms = transform::parse(&item.transforms).map_err(|d| {
-                (
-                    Cause::Transform,
-                    Error::Unsupported {
-                        path: path.display().to_string(),
-                        reason: format!("{label} is stored through transform `{d}`, which shardsmith does not read"),
-                    },
-                )
-            })?;
-            let decoded = transform::decode_at(
-                &data_file,
-                item.offset,
-                item.length,
-                &transforms,
-                item.limit,
-            )
-            .map_err(|e| {
-                let cause = match e {
-                    transform::DecodeError::TooLarge { .. } => Cause::Transform,
-                    _ => Cause::Container,
-                };
-                (cause, container(e.to_string()).1)
-            })?;
-            let mut file = decoded.file;
-            let located = zip::locate(&mut file, decoded.len, false);
-            let archive = match (located.archives.first(), located.damage) {
-                (Some(a), None) => a.clone(),
-                (_, Some(d)) => return Err(container(format!("its decoded bytes: {}", d.message))),
-                (None, None) => return Err(container("its decoded bytes hold no zip".into())),
-            };
-            let mut tensors =
-                torch_archive(&path, &mut file, &archive, &rel).map_err(with_cause)?;
-            for t in &mut tensors {
-                for piece in &mut t.pieces {
-                    piece.encoded = Some(Encoded {
-                        offset: item.offset,
-                        length: item.length,
-                        transforms: transforms.clone(),
-                        limit: item.limit,
-                    });
-                }
-            }
-            return Ok(Stored::Zip(tensors));
+            return read_transformed(item, &path, &data_file, &rel);
         }
         let mut head = [0u8; 16];
         data_file
@@ -318,7 +236,7 @@ impl<'a> Reader<'a> {
                 Some(a) if a.start == item.offset => torch_archive(&path, &mut file, a, &rel)
                     .map(Stored::Zip)
                     .map_err(with_cause),
-                _ => Err(container("no complete torch zip there".into())),
+                _ => Err(container(&path, item, "no complete torch zip there".into())),
             };
         }
         if is_safetensors(&head, size - item.offset) {
@@ -339,9 +257,126 @@ impl<'a> Reader<'a> {
             return Ok(Stored::Blob(blob));
         }
         Err(container(
+            &path,
+            item,
             "holds neither a torch zip nor safetensors".into(),
         ))
     }
+
+    /// Checks that `item` lies inside its data file (`path`, `size` bytes) and takes its
+    /// length from the read budget (only overlapping items read the same bytes twice).
+    fn claim(&mut self, item: &Item, path: &Path, size: u64) -> Result<(), (Cause, Error)> {
+        let label = item.label();
+        if item
+            .offset
+            .checked_add(item.length)
+            .is_none_or(|end| end > size)
+        {
+            return Err((
+                Cause::PastEnd,
+                Error::malformed(
+                    path,
+                    format!(
+                        "{label} at bytes {}..+{} is past the end of the {}-byte file",
+                        item.offset, item.length, size
+                    ),
+                ),
+            ));
+        }
+        match self.budget.checked_sub(item.length) {
+            Some(left) => {
+                self.budget = left;
+                Ok(())
+            }
+            None => Err((
+                Cause::Overlap,
+                Error::malformed(
+                    path,
+                    format!(
+                        "{label} was not read: the items read before it already span twice the bytes of the data files (overlapping items)"
+                    ),
+                ),
+            )),
+        }
+    }
+}
+
+/// The container problem of `item` in the data file at `path`, in words.
+fn container(path: &Path, item: &Item, why: String) -> (Cause, Error) {
+    (
+        Cause::Container,
+        Error::malformed(
+            path,
+            format!(
+                "{} at bytes {}..{}: {why}",
+                item.label(),
+                item.offset,
+                item.end()
+            ),
+        ),
+    )
+}
+
+/// The tensors of an item stored through transforms (a zstd frame decoding to a torch
+/// zip): decoded, then read as a zip, each piece remembering how to decode it again.
+fn read_transformed(
+    item: &Item,
+    path: &Path,
+    data_file: &File,
+    rel: &str,
+) -> Result<Stored, (Cause, Error)> {
+    let label = item.label();
+    let transforms = transform::parse(&item.transforms).map_err(|d| {
+        (
+            Cause::Transform,
+            Error::Unsupported {
+                path: path.display().to_string(),
+                reason: format!(
+                    "{label} is stored through transform `{d}`, which shardsmith does not read"
+                ),
+            },
+        )
+    })?;
+    let decoded =
+        transform::decode_at(data_file, item.offset, item.length, &transforms, item.limit)
+            .map_err(|e| {
+                let cause = match e {
+                    transform::DecodeError::TooLarge { .. } => Cause::Transform,
+                    _ => Cause::Container,
+                };
+                (cause, container(path, item, e.to_string()).1)
+            })?;
+    let mut file = decoded.file;
+    let located = zip::locate(&mut file, decoded.len, false);
+    let archive = match (located.archives.first(), located.damage) {
+        (Some(a), None) => a.clone(),
+        (_, Some(d)) => {
+            return Err(container(
+                path,
+                item,
+                format!("its decoded bytes: {}", d.message),
+            ));
+        }
+        (None, None) => {
+            return Err(container(
+                path,
+                item,
+                "its decoded bytes hold no zip".into(),
+            ));
+        }
+    };
+    let mut tensors = torch_archive(path, &mut file, &archive, rel).map_err(with_cause)?;
+    for t in &mut tensors {
+        for piece in &mut t.pieces {
+            piece.encoded = Some(Encoded {
+                offset: item.offset,
+                length: item.length,
+                transforms: transforms.clone(),
+                limit: item.limit,
+            });
+        }
+    }
+    Ok(Stored::Zip(tensors))
 }
 
 /// A reading error as a problem: what this reader does not read, or damage.

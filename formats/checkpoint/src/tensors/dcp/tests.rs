@@ -1,6 +1,10 @@
 use std::path::Path;
 
+use shardsmith_manifest::FindingKind;
+
+use super::read::{Chunk, Reader};
 use super::*;
+use crate::dcp::meta::Item;
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -158,31 +158,7 @@ fn damage(message: String) -> Damage {
 /// The archive whose end-of-central-directory record ends at `end`.
 fn archive_ending_at(file: &mut File, end: u64) -> Result<Archive, Damage> {
     let io = |e: std::io::Error| damage(format!("read failed: {e}"));
-    if end < 22 {
-        return Err(Damage {
-            no_end_record: true,
-            ..damage(format!("{end} bytes cannot hold a zip end record"))
-        });
-    }
-    let mut eocd_at = end - 22;
-    let mut rec = read_at(file, eocd_at, 22).map_err(io)?;
-    if &rec[..4] != EOCD || u16le(&rec, 20) != 0 {
-        let span = end.min(MAX_TAIL);
-        let tail = read_at(file, end - span, span).map_err(io)?;
-        let found = (0..tail.len().saturating_sub(21)).rev().find(|&i| {
-            &tail[i..i + 4] == EOCD && i + 22 + usize::from(u16le(&tail, i + 20)) == tail.len()
-        });
-        let Some(i) = found else {
-            return Err(Damage {
-                no_end_record: true,
-                ..damage(
-                    "no end-of-central-directory record at the end: the file was cut short (an interrupted save or partial copy) or its end was overwritten (\"failed finding central directory\")".into(),
-                )
-            });
-        };
-        eocd_at = end - span + i as u64;
-        rec = tail[i..i + 22].to_vec();
-    }
+    let (eocd_at, rec) = end_record(file, end)?;
     let count16 = u64::from(u16le(&rec, 10));
     let mut count = count16;
     let mut cd_size = u64::from(u32le(&rec, 12));
@@ -238,6 +214,37 @@ fn archive_ending_at(file: &mut File, end: u64) -> Result<Archive, Damage> {
         end,
         entries,
     })
+}
+
+/// The end-of-central-directory record of the archive ending at `end` (at the very end,
+/// or followed by its comment), and where it starts.
+fn end_record(file: &mut File, end: u64) -> Result<(u64, Vec<u8>), Damage> {
+    let io = |e: std::io::Error| damage(format!("read failed: {e}"));
+    if end < 22 {
+        return Err(Damage {
+            no_end_record: true,
+            ..damage(format!("{end} bytes cannot hold a zip end record"))
+        });
+    }
+    let eocd_at = end - 22;
+    let rec = read_at(file, eocd_at, 22).map_err(io)?;
+    if &rec[..4] != EOCD || u16le(&rec, 20) != 0 {
+        let span = end.min(MAX_TAIL);
+        let tail = read_at(file, end - span, span).map_err(io)?;
+        let found = (0..tail.len().saturating_sub(21)).rev().find(|&i| {
+            &tail[i..i + 4] == EOCD && i + 22 + usize::from(u16le(&tail, i + 20)) == tail.len()
+        });
+        let Some(i) = found else {
+            return Err(Damage {
+                no_end_record: true,
+                ..damage(
+                    "no end-of-central-directory record at the end: the file was cut short (an interrupted save or partial copy) or its end was overwritten (\"failed finding central directory\")".into(),
+                )
+            });
+        };
+        return Ok((end - span + i as u64, tail[i..i + 22].to_vec()));
+    }
+    Ok((eocd_at, rec))
 }
 
 fn parse_central(cd: &[u8], central: u64, start: u64) -> Result<Vec<Entry>, Damage> {

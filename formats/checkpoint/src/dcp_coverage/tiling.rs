@@ -1,16 +1,5 @@
-//! DCP coverage: in a `.metadata`, the chunks of every tensor tile its global shape
-//! exactly once (each chunk within the shape, no two intersecting, no element left
-//! out), and every chunk and bytes item has the `storage_data` entry `dcp.load` looks
-//! it up by (`MetadataIndex(fqn, offset)`). The pickle is untrusted: arithmetic is
-//! checked, a tensor of more than [`MAX_CHUNKS`] chunks is not compared, and one
-//! `.metadata` spends at most [`MAX_WORK`] box comparisons (overlaps are found by a
-//! sweep along the most divided dimension: about linear for real sharding layouts).
-
-use std::collections::BTreeSet;
-
-use shardsmith_manifest::{Finding, FindingKind};
-
-use super::pickle::{Id, Node, Pickle};
+//! Whether the chunks of one tensor tile its shape exactly once: each within the shape,
+//! no two intersecting (a sweep along the most divided dimension), no element left out.
 
 /// Most chunks of one tensor whose coverage is checked (pairs are compared).
 pub const MAX_CHUNKS: usize = 10_000;
@@ -19,7 +8,7 @@ pub const MAX_WORK: u64 = 50_000_000;
 /// Most grid cells × chunks spent on naming the elements no chunk covers, per tensor.
 const MAX_GRID_WORK: u64 = 1 << 22;
 /// Most chunks (or chunk pairs) of one tensor named for one kind of problem.
-const MAX_NAMED: usize = 4;
+pub(super) const MAX_NAMED: usize = 4;
 
 /// One chunk: where it starts and how far it extends in each dimension.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,7 +44,8 @@ pub enum Problem {
     More(u64, &'static str),
 }
 
-fn volume(region: &[(u64, u64)]) -> Option<u64> {
+/// Elements of `region`; `None` past 64 bits.
+pub(super) fn volume(region: &[(u64, u64)]) -> Option<u64> {
     region
         .iter()
         .try_fold(1u64, |v, &(lo, hi)| v.checked_mul(hi - lo))
@@ -234,174 +224,3 @@ fn uncovered(shape: &[u64], regions: &[&Region], budget: &mut u64) -> Option<(u6
     }
     Some((count, first.unwrap_or_default()))
 }
-
-fn dims(values: &[u64]) -> String {
-    let parts: Vec<String> = values.iter().map(u64::to_string).collect();
-    format!("[{}]", parts.join(", "))
-}
-
-fn region(r: &[(u64, u64)]) -> String {
-    let parts: Vec<String> = r.iter().map(|(lo, hi)| format!("{lo}..{hi}")).collect();
-    format!("[{}]", parts.join(", "))
-}
-
-fn chunk(chunks: &[Chunk], i: usize) -> String {
-    let c = &chunks[i];
-    format!(
-        "chunk {i} (offsets {}, sizes {})",
-        dims(&c.offsets),
-        dims(&c.sizes)
-    )
-}
-
-/// The sentence for `problem`, after "tensor `fqn` (shape [..]): ".
-pub fn describe(shape: &[u64], chunks: &[Chunk], problem: &Problem) -> String {
-    match problem {
-        Problem::TooLarge => "its shape has more elements than fit in 64 bits".into(),
-        Problem::TooManyChunks(n) => format!(
-            "{n} chunks, more than the {MAX_CHUNKS} whose coverage is checked: coverage not checked"
-        ),
-        Problem::Unchecked => format!(
-            "coverage not checked: the .metadata needs more than {MAX_WORK} chunk comparisons"
-        ),
-        Problem::WrongRank(i) => format!(
-            "{} does not give one offset and one size for each of its {} dimension(s)",
-            chunk(chunks, *i),
-            shape.len()
-        ),
-        Problem::Outside(i) => format!(
-            "{} lies outside the shape {}",
-            chunk(chunks, *i),
-            dims(shape)
-        ),
-        Problem::Overlap(a, b, r) => format!("chunks {a} and {b} overlap on {}", region(r)),
-        Problem::More(n, what) => match *what {
-            "outside" => format!("{n} more chunk(s) lie outside the shape"),
-            _ => format!("{n} more pair(s) of chunks overlap"),
-        },
-        Problem::Gap { count, first } => {
-            let total: u64 = shape.iter().product();
-            let left = if shape.is_empty() {
-                "its one element (a 0-dim tensor) is".to_string()
-            } else {
-                match first {
-                    Some(r) if volume(r) == Some(*count) => {
-                        format!("elements {} are", region(r))
-                    }
-                    Some(r) => format!(
-                        "{count} of its {total} elements are, among them {},",
-                        region(r)
-                    ),
-                    None => format!("{count} of its {total} elements are"),
-                }
-            };
-            format!("{left} covered by no chunk (dcp.load cannot fill them)")
-        }
-    }
-}
-
-/// `torch.Size((a, b))` (a call of one tuple) or a plain tuple/list of non-negative
-/// integers.
-pub(crate) fn ints(p: &Pickle, id: Id) -> Option<Vec<u64>> {
-    let id = match p.node(id) {
-        Node::Call(_, args) => *p.items(*args)?.first()?,
-        _ => id,
-    };
-    p.items(id)?
-        .iter()
-        .map(|&x| p.int(x).and_then(|v| u64::try_from(v).ok()))
-        .collect()
-}
-
-fn class_is(p: &Pickle, id: Id, name: &str) -> bool {
-    matches!(p.node(id), Node::Object { class, .. }
-        if p.global_name(*class).is_some_and(|g| g.rsplit('.').next() == Some(name)))
-}
-
-/// The coverage and lookup findings of the DCP `.metadata` at `path`.
-pub fn check(p: &Pickle, path: &str) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let Some(tensors) = p.get(p.root, "state_dict_metadata") else {
-        return out;
-    };
-    let storage = p.get(p.root, "storage_data");
-    let mut stored: BTreeSet<(&str, Option<Vec<u64>>)> = BTreeSet::new();
-    for &(k, _) in storage.and_then(|s| p.dict_entries(s)).unwrap_or(&[]) {
-        if let Some(fqn) = p.get(k, "fqn").and_then(|id| p.str(id)) {
-            stored.insert((fqn, p.get(k, "offset").and_then(|o| ints(p, o))));
-        }
-    }
-    let mut budget = MAX_WORK;
-    let has_fqn = |fqn: &str| {
-        stored
-            .range((fqn, None)..)
-            .next()
-            .is_some_and(|s| s.0 == fqn)
-    };
-    for &(k, v) in p.dict_entries(tensors).unwrap_or(&[]) {
-        let fqn = p.str(k).unwrap_or("?");
-        let bad = |message: String| Finding::error(FindingKind::BadLayout, path, message);
-        let Some(list) = p.get(v, "chunks") else {
-            if class_is(p, v, "BytesStorageMetadata") && storage.is_some() && !has_fqn(fqn) {
-                out.push(bad(format!(
-                    "item `{fqn}` has no storage_data entry (dcp.load fails looking it up)"
-                )));
-            }
-            continue;
-        };
-        let Some(shape) = p.get(v, "size").and_then(|s| ints(p, s)) else {
-            out.push(bad(format!(
-                "tensor `{fqn}`: its size is not a list of non-negative integers"
-            )));
-            continue;
-        };
-        let head = format!("tensor `{fqn}` (shape {})", dims(&shape));
-        let items = p.items(list).unwrap_or(&[]);
-        let mut chunks = Vec::with_capacity(items.len());
-        for (i, &c) in items.iter().enumerate() {
-            let offsets = p.get(c, "offsets").and_then(|o| ints(p, o));
-            let sizes = p.get(c, "sizes").and_then(|s| ints(p, s));
-            let (Some(offsets), Some(sizes)) = (offsets, sizes) else {
-                out.push(bad(format!(
-                    "{head}: chunk {i} has no readable offsets and sizes"
-                )));
-                chunks.clear();
-                break;
-            };
-            chunks.push(Chunk { offsets, sizes });
-        }
-        if chunks.len() != items.len() {
-            continue;
-        }
-        for problem in coverage_within(&shape, &chunks, &mut budget) {
-            let message = format!("{head}: {}", describe(&shape, &chunks, &problem));
-            out.push(match problem {
-                Problem::TooManyChunks(_) | Problem::Unchecked => {
-                    Finding::warning(FindingKind::BadLayout, path, message)
-                }
-                _ => bad(message),
-            });
-        }
-        if storage.is_none() {
-            continue;
-        }
-        let mut missing = (0..chunks.len())
-            .filter(|&i| !stored.contains(&(fqn, Some(chunks[i].offsets.clone()))));
-        if let Some(i) = missing.next() {
-            let more = missing.count();
-            let also = if more > 0 {
-                format!(" and {more} more chunk(s) have")
-            } else {
-                " has".to_string()
-            };
-            out.push(bad(format!(
-                "{head}: chunk {i} (offsets {}){also} no storage_data entry (dcp.load fails looking it up)",
-                dims(&chunks[i].offsets)
-            )));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests;

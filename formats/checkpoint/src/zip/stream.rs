@@ -5,12 +5,12 @@
 
 use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
-use super::content::TensorScan;
-use super::pickle;
-use super::report::Settings;
-use super::torch::{self, Contents};
-use super::zip::{Damage, Entry, Located};
-use super::zipcheck::{self, ArchiveView, MemberView};
+use super::central::{Damage, Entry, Located};
+use super::findings::{self, ArchiveView, MemberView};
+use crate::content::TensorScan;
+use crate::pickle;
+use crate::report::Settings;
+use crate::torch::{self, Contents};
 
 /// Largest `data.pkl` read into memory.
 pub const MAX_PICKLE: u64 = 256 << 20;
@@ -131,6 +131,103 @@ impl ZipInspector {
         }
     }
 
+    /// Skips the bytes before the next member's local header (`None` past the last
+    /// member); at the header, starts reading it. The bytes of `data` used.
+    fn seek(&mut self, data: &[u8]) -> Option<usize> {
+        let m = self.members.get(self.cur)?;
+        let at = m.entry.header_at;
+        if self.pos < at {
+            let skip = (at - self.pos).min(data.len() as u64) as usize;
+            self.pos += skip as u64;
+            return Some(skip);
+        }
+        if self.pos == at {
+            self.state = State::Header(Vec::with_capacity(30), 30);
+        } else {
+            let message = format!(
+                "member `{}` starts at byte {at}, inside the previous member: overlapping members (a zip bomb or damage)",
+                m.entry.name
+            );
+            self.error(FindingKind::BadHeader, at, message);
+            self.skip_member();
+        }
+        Some(0)
+    }
+
+    /// Gathers the local header (30 bytes, then its name and extra field) and checks it
+    /// once whole. The bytes of `data` used.
+    fn read_header(&mut self, data: &[u8]) -> usize {
+        let State::Header(buf, need) = &mut self.state else {
+            return 0;
+        };
+        let take = (*need - buf.len()).min(data.len());
+        buf.extend_from_slice(&data[..take]);
+        self.pos += take as u64;
+        if buf.len() < *need {
+            return take;
+        }
+        if *need == 30 {
+            if &buf[..4] != b"PK\x03\x04" {
+                let m = &self.members[self.cur];
+                let message = format!(
+                    "local header of `{}` is damaged (no signature): torch fails with \"invalid header or archive is corrupted\"",
+                    m.entry.name
+                );
+                let at = m.entry.header_at;
+                self.error(FindingKind::BadHeader, at, message);
+                self.skip_member();
+                return take;
+            }
+            let n = u16::from_le_bytes([buf[26], buf[27]]);
+            let e = u16::from_le_bytes([buf[28], buf[29]]);
+            *need = 30 + usize::from(n) + usize::from(e);
+            if *need > 30 {
+                return take;
+            }
+        }
+        let header = std::mem::take(buf);
+        match self.on_header(&header) {
+            Some(state) => self.state = state,
+            None => self.skip_member(),
+        }
+        take
+    }
+
+    /// Feeds a member's data to its CRC-32, its scan and (for `data.pkl`) its buffer;
+    /// ends the member at its last byte. The bytes of `data` used.
+    fn read_data(&mut self, data: &[u8]) -> usize {
+        let State::Data {
+            end,
+            crc,
+            scan,
+            buf,
+            start,
+        } = &mut self.state
+        else {
+            return 0;
+        };
+        let take = (*end - self.pos).min(data.len() as u64) as usize;
+        let piece = &data[..take];
+        crc.update(piece);
+        if let Some(scan) = scan {
+            scan.update(piece);
+        }
+        if let Some(buf) = buf {
+            buf.extend_from_slice(piece);
+        }
+        self.pos += take as u64;
+        if self.pos == *end {
+            let (start, crc, scan, buf) = (
+                *start,
+                crc.clone().finalize(),
+                scan.take().map(|s| *s),
+                buf.take(),
+            );
+            self.end_member(start, crc, scan, buf);
+        }
+        take
+    }
+
     /// Names the archives, in order, for the findings (DCP items, whose tensor is the
     /// pickle's root: their names are in `.metadata`).
     pub fn with_labels(mut self, labels: Vec<Option<String>>) -> Self {
@@ -222,7 +319,9 @@ impl ZipInspector {
                 archive.pickle_seen = true;
                 match buf.map(|b| pickle::parse(&b)) {
                     Some(Ok(p)) => archive.contents = Some(torch::contents(&p)),
-                    Some(Err(e)) => archive.pickle_error = Some((start + e.at as u64, e.reason)),
+                    Some(Err(e)) => {
+                        archive.pickle_error = Some((start + e.at as u64, e.reason.to_string()))
+                    }
                     None => {
                         archive.pickle_error = Some((
                             start,
@@ -252,90 +351,18 @@ impl ZipInspector {
 impl Inspector for ZipInspector {
     fn update(&mut self, mut data: &[u8]) {
         while !data.is_empty() {
-            match &mut self.state {
+            let used = match self.state {
                 State::Seek => {
-                    let Some(m) = self.members.get(self.cur) else {
+                    let Some(used) = self.seek(data) else {
                         self.pos += data.len() as u64;
                         return;
                     };
-                    let at = m.entry.header_at;
-                    if self.pos < at {
-                        let skip = (at - self.pos).min(data.len() as u64) as usize;
-                        data = &data[skip..];
-                        self.pos += skip as u64;
-                    } else if self.pos == at {
-                        self.state = State::Header(Vec::with_capacity(30), 30);
-                    } else {
-                        let message = format!(
-                            "member `{}` starts at byte {at}, inside the previous member: overlapping members (a zip bomb or damage)",
-                            m.entry.name
-                        );
-                        self.error(FindingKind::BadHeader, at, message);
-                        self.skip_member();
-                    }
+                    used
                 }
-                State::Header(buf, need) => {
-                    let take = (*need - buf.len()).min(data.len());
-                    buf.extend_from_slice(&data[..take]);
-                    data = &data[take..];
-                    self.pos += take as u64;
-                    if buf.len() < *need {
-                        continue;
-                    }
-                    if *need == 30 {
-                        if &buf[..4] != b"PK\x03\x04" {
-                            let m = &self.members[self.cur];
-                            let message = format!(
-                                "local header of `{}` is damaged (no signature): torch fails with \"invalid header or archive is corrupted\"",
-                                m.entry.name
-                            );
-                            let at = m.entry.header_at;
-                            self.error(FindingKind::BadHeader, at, message);
-                            self.skip_member();
-                            continue;
-                        }
-                        let n = u16::from_le_bytes([buf[26], buf[27]]);
-                        let e = u16::from_le_bytes([buf[28], buf[29]]);
-                        *need = 30 + usize::from(n) + usize::from(e);
-                        if *need > 30 {
-                            continue;
-                        }
-                    }
-                    let header = std::mem::take(buf);
-                    match self.on_header(&header) {
-                        Some(state) => self.state = state,
-                        None => self.skip_member(),
-                    }
-                }
-                State::Data {
-                    end,
-                    crc,
-                    scan,
-                    buf,
-                    start,
-                } => {
-                    let take = (*end - self.pos).min(data.len() as u64) as usize;
-                    let piece = &data[..take];
-                    crc.update(piece);
-                    if let Some(scan) = scan {
-                        scan.update(piece);
-                    }
-                    if let Some(buf) = buf {
-                        buf.extend_from_slice(piece);
-                    }
-                    data = &data[take..];
-                    self.pos += take as u64;
-                    if self.pos == *end {
-                        let (start, crc, scan, buf) = (
-                            *start,
-                            crc.clone().finalize(),
-                            scan.take().map(|s| *s),
-                            buf.take(),
-                        );
-                        self.end_member(start, crc, scan, buf);
-                    }
-                }
-            }
+                State::Header(..) => self.read_header(data),
+                State::Data { .. } => self.read_data(data),
+            };
+            data = &data[used..];
         }
     }
 
@@ -393,7 +420,7 @@ impl Inspector for ZipInspector {
             _ => torch::Reader::WeightsOnly,
         };
         let mut more =
-            zipcheck::archive_findings(&self.path, &self.settings, &views, reader, &mut inspection);
+            findings::archive_findings(&self.path, &self.settings, &views, reader, &mut inspection);
         inspection.findings = std::mem::take(&mut self.findings);
         inspection.findings.append(&mut more);
         inspection
@@ -408,7 +435,7 @@ impl Inspector for ZipInspector {
 /// then hold the rows, [`TensorScan::with_shape`]).
 /// Storages shared by several tensors, views of part of a storage and unknown sizes get
 /// no shape, and their zero runs stay warnings.
-fn sole_shape(c: &Contents, s: &torch::Storage) -> Option<(Vec<u64>, bool)> {
+pub(super) fn sole_shape(c: &Contents, s: &torch::Storage) -> Option<(Vec<u64>, bool)> {
     let [name] = s.tensors.as_slice() else {
         return None;
     };
@@ -452,7 +479,7 @@ fn sole_shape(c: &Contents, s: &torch::Storage) -> Option<(Vec<u64>, bool)> {
     }
 }
 
-/// What the per-archive checks in [`super::zipcheck`] look at.
+/// What the per-archive checks in [`super::findings`] look at.
 impl ZipInspector {
     /// Every archive with its members and what the read saw of them.
     fn archive_views(&self) -> Vec<ArchiveView<'_>> {
@@ -488,68 +515,5 @@ impl ZipInspector {
             });
         }
         views
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::values::TensorDtype;
-
-    fn sole(
-        shape: &[u64],
-        stride: Option<&[u64]>,
-        offset: u64,
-        tensors: usize,
-    ) -> Option<(Vec<u64>, bool)> {
-        let dtype = Some(TensorDtype::F32);
-        let names: Vec<String> = (0..tensors).map(|i| format!("t{i}")).collect();
-        let storage = torch::Storage {
-            key: "0".into(),
-            dtype,
-            bytes: Some(shape.iter().product::<u64>() * 4),
-            tensors: names.clone(),
-            location: "cpu".into(),
-            untyped: false,
-            numel: None,
-        };
-        let c = Contents {
-            views: names
-                .iter()
-                .map(|name| torch::View {
-                    name: name.clone(),
-                    dtype,
-                    shape: shape.to_vec(),
-                    storage: "0".into(),
-                    offset: Some(offset),
-                    stride: stride.map(<[u64]>::to_vec),
-                    ..torch::View::default()
-                })
-                .collect(),
-            ..Contents::default()
-        };
-        sole_shape(&c, &storage)
-    }
-
-    #[test]
-    fn a_storage_gets_the_shape_of_its_one_tensor_as_laid_out() {
-        assert_eq!(
-            sole(&[30, 8], Some(&[8, 1]), 0, 1),
-            Some((vec![30, 8], true))
-        );
-        // Saved transposed: the storage's rows are the first dimension's.
-        assert_eq!(
-            sole(&[8, 30], Some(&[1, 8]), 0, 1),
-            Some((vec![30, 8], true))
-        );
-        // Dimensions of 1 have any stride.
-        assert_eq!(
-            sole(&[1, 30, 8], Some(&[7, 8, 1]), 0, 1),
-            Some((vec![30, 8], true))
-        );
-        // Strides unknown: every dimension may hold the rows.
-        assert_eq!(sole(&[30, 8], None, 0, 1), Some((vec![30, 8], false)));
-        // Shared by two tensors: no shape.
-        assert_eq!(sole(&[30, 8], Some(&[8, 1]), 0, 2), None);
     }
 }

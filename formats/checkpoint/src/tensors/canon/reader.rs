@@ -1,46 +1,23 @@
-//! The canonical form of a tensor, read: its elements in row-major order, contiguous,
-//! little-endian, whatever its pieces' strides and files.
-//!
-//! Dimensions are first collapsed where every piece covers them whole and contiguously
-//! (a contiguous tensor becomes one run). Then the global index walks the tensor in
-//! row-major order, one run of the innermost dimension at a time: a run of a piece whose
-//! innermost stride is 1 is one positioned read; a strided run is gathered element by
-//! element, from memory when the storage range the piece spans is small enough.
+//! The reader of a tensor's canonical form: runs gathered in row-major order into one
+//! buffer, a block at a time (or band by band for a large strided view, or as raw bytes
+//! for packed sub-byte elements).
 
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
 
-use sha2::{Digest, Sha256};
-
-use super::model::{Tensor, contiguous};
+use super::band;
+use super::prepare::{Prepared, prepare};
 use crate::Error;
+use crate::tensors::model::{Tensor, contiguous};
 
 /// Most bytes produced per refill, and the block size callers read with.
 pub const BLOCK: usize = 1 << 20;
 /// Largest storage range of one strided piece gathered from memory; a larger one is
 /// read band by band.
 pub const GATHER_LIMIT: u64 = 64 << 20;
-/// Most times a view may repeat its storage's bytes (strides of 0).
-const MAX_REPEAT: u64 = 1 << 16;
-/// Most bytes a view may read beyond its storage's by repeating elements (strides of 0
-/// or overlapping): an `expand` of a few elements is fine, terabytes are refused.
-const MAX_REPEATED_BYTES: u64 = 1 << 30;
 /// Most bytes of one band of a large strided view.
 const BAND: u64 = 64 << 20;
-
-/// A piece, dimensions collapsed, ready to read.
-struct Prepared {
-    file: usize,
-    base: u64,
-    offset: u64,
-    shape: Vec<u64>,
-    stride: Vec<u64>,
-    at: Vec<u64>,
-    /// The storage bytes a strided piece spans, `(first byte, bytes)`, once loaded.
-    gathered: Option<(u64, Vec<u8>)>,
-}
 
 /// A reader of a tensor's canonical form ([`Read`]).
 pub struct Canonical<'a> {
@@ -55,7 +32,7 @@ pub struct Canonical<'a> {
     /// Sub-byte types: the one contiguous byte range, `(file, at, left)`.
     raw: Option<(usize, u64, u64)>,
     /// A large strided view read in bands: `(next row of dimension 0, rows per band)`.
-    band: Option<(u64, u64)>,
+    pub(super) band: Option<(u64, u64)>,
     /// Allocated once (at most a block and one element), never shrunk or re-zeroed.
     buf: Vec<u8>,
     /// Bytes of `buf` holding produced data.
@@ -76,38 +53,6 @@ impl Tensor {
     }
 }
 
-/// The SHA-256 (lowercase hex) of `tensor`'s canonical form.
-pub fn digest(tensor: &Tensor) -> Result<String, Error> {
-    let mut reader = tensor.canonical()?;
-    let mut hasher = Sha256::new();
-    loop {
-        let chunk = reader.next_chunk().map_err(|e| read_error(tensor, e))?;
-        if chunk.is_empty() {
-            break;
-        }
-        let n = chunk.len();
-        hasher.update(chunk);
-        reader.consume(n);
-    }
-    Ok(hex(&hasher.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A read error of `tensor`'s canonical form as a [`Error`].
-pub(crate) fn read_error(tensor: &Tensor, e: io::Error) -> Error {
-    let path = tensor
-        .pieces
-        .first()
-        .map_or_else(|| tensor.file.clone(), |p| p.path.display().to_string());
-    Error::Malformed {
-        path,
-        reason: format!("tensor `{}`: {e}", tensor.name),
-    }
-}
-
 impl<'a> Canonical<'a> {
     pub(super) fn new(tensor: &'a Tensor) -> Result<Self, Error> {
         Self::with_gather_limit(tensor, GATHER_LIMIT)
@@ -115,7 +60,7 @@ impl<'a> Canonical<'a> {
 
     /// [`Self::new`] gathering strided views of at most `gather_limit` storage bytes
     /// from memory (the tests lower it to reach the band reading with small files).
-    fn with_gather_limit(tensor: &'a Tensor, gather_limit: u64) -> Result<Self, Error> {
+    pub(super) fn with_gather_limit(tensor: &'a Tensor, gather_limit: u64) -> Result<Self, Error> {
         let bad = |why: String| Error::Malformed {
             path: tensor.file.clone(),
             reason: format!("tensor `{}`: {why}", tensor.name),
@@ -125,97 +70,7 @@ impl<'a> Canonical<'a> {
             .ok_or_else(|| bad("its shape has more than 2^64 elements".into()))?;
         let bits = tensor.dtype.bits();
         let esize = tensor.dtype.size();
-        let mut paths: Vec<(PathBuf, Option<u64>)> = Vec::new();
-        let mut sizes: Vec<u64> = Vec::new();
-        let mut files = Vec::new();
-        let mut pieces = Vec::new();
-        for (i, piece) in tensor.pieces.iter().enumerate() {
-            let rank = tensor.shape.len();
-            if piece.shape.len() != rank || piece.stride.len() != rank || piece.at.len() != rank {
-                return Err(bad(format!("piece {i} has another rank than the tensor")));
-            }
-            for k in 0..rank {
-                if piece.at[k]
-                    .checked_add(piece.shape[k])
-                    .is_none_or(|e| e > tensor.shape[k])
-                {
-                    return Err(bad(format!(
-                        "piece {i} (at {:?}, shape {:?}) reaches past the shape {:?}",
-                        piece.at, piece.shape, tensor.shape
-                    )));
-                }
-            }
-            // The view must lie inside its storage: (offset + Σ(size−1)·stride + 1)·esize.
-            let empty = piece.shape.contains(&0);
-            let last = piece
-                .shape
-                .iter()
-                .zip(&piece.stride)
-                .try_fold(piece.offset, |a, (&s, &st)| {
-                    a.checked_add(s.saturating_sub(1).checked_mul(st)?)
-                });
-            let need = last
-                .and_then(|l| l.checked_add(1))
-                .and_then(|n| n.checked_mul(bits))
-                .map(|b| b.div_ceil(8));
-            // Views may repeat elements (a stride of 0: `expand`), but not without bound:
-            // the canonical form of a hostile header could otherwise be petabytes.
-            let logical = piece.shape.iter().try_fold(esize, |n, &d| n.checked_mul(d));
-            let repeated = logical.map(|l| l.saturating_sub(piece.len));
-            if logical.is_none_or(|l| l > piece.len.max(1).saturating_mul(MAX_REPEAT))
-                || repeated.is_some_and(|r| r > MAX_REPEATED_BYTES)
-            {
-                return Err(bad(format!(
-                    "its view (shape {:?}, stride {:?}) repeats the {} bytes of its storage into more than {MAX_REPEAT} times as many, or more than {} GiB beyond them",
-                    piece.shape,
-                    piece.stride,
-                    piece.len,
-                    MAX_REPEATED_BYTES >> 30
-                )));
-            }
-            if !empty && need.is_none_or(|n| n > piece.len) {
-                return Err(bad(format!(
-                    "its view (offset {}, shape {:?}, stride {:?}) needs more than the {} bytes of its storage",
-                    piece.offset, piece.shape, piece.stride, piece.len
-                )));
-            }
-            let source = (piece.path.clone(), piece.encoded.as_ref().map(|e| e.offset));
-            let file = match paths.iter().position(|p| *p == source) {
-                Some(f) => f,
-                None => {
-                    let f = piece.open()?;
-                    let size = f.metadata().map_err(|e| Error::io(&piece.path, e))?.len();
-                    paths.push(source);
-                    sizes.push(size);
-                    files.push(f);
-                    files.len() - 1
-                }
-            };
-            // Every piece, not only the first of its file, lies inside the file.
-            let size = sizes[file];
-            if piece
-                .base
-                .checked_add(piece.len)
-                .is_none_or(|end| end > size)
-            {
-                return Err(Error::malformed(
-                    &piece.path,
-                    format!(
-                        "tensor `{}`: its storage at bytes {}..+{} is past the end of the {size}-byte file",
-                        tensor.name, piece.base, piece.len
-                    ),
-                ));
-            }
-            pieces.push(Prepared {
-                file,
-                base: piece.base,
-                offset: piece.offset,
-                shape: piece.shape.clone(),
-                stride: piece.stride.clone(),
-                at: piece.at.clone(),
-                gathered: None,
-            });
-        }
+        let (files, pieces) = prepare(tensor, &bad)?;
         let mut reader = Canonical {
             tensor,
             files,
@@ -503,7 +358,3 @@ impl Read for Canonical<'_> {
         Ok(n)
     }
 }
-
-mod band;
-#[cfg(test)]
-mod tests;

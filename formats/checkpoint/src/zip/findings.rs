@@ -5,10 +5,10 @@
 use serde_json::json;
 use shardsmith_manifest::{Finding, FindingKind, Inspection};
 
-use super::content::TensorScan;
-use super::content::in_hole;
-use super::report::{self, Settings};
-use super::torch::{Contents, Reader};
+use crate::content::TensorScan;
+use crate::content::in_hole;
+use crate::report::{self, Settings};
+use crate::torch::{Contents, Reader};
 
 /// Findings of every archive of `z`; facts (tensor names, scalars) go into `inspection`.
 pub(super) fn archive_findings(
@@ -36,52 +36,7 @@ pub(super) fn archive_findings(
     let mut names = Vec::new();
     for a in views {
         for m in &a.members {
-            let Some((start, end, crc, scan)) = m.seen else {
-                continue;
-            };
-            let what = describe(a, m);
-            if m.crc != 0 && crc != m.crc {
-                let mut finding = Finding::error(
-                    FindingKind::CrcMismatch,
-                    path,
-                    format!(
-                        "{what}: CRC-32 differs from the central directory: its bytes changed after the save (torch.load does not check and loads them silently){}",
-                        zero_note(scan, &settings.holes)
-                    ),
-                )
-                .values(format!("{:08x}", m.crc), format!("{crc:08x}"));
-                finding = match scan.and_then(|s| s.zeros.runs.first()) {
-                    Some(&(s, e)) => finding.range(s, e),
-                    None => finding.range(start, end),
-                };
-                out.push(finding);
-            } else if m.crc == 0
-                && m.size > 0
-                && !no_crc
-                && scan.is_some_and(|s| s.zeros.all_zero())
-            {
-                // The CRC-32 of no bytes is 0: an empty storage (a tensor of no
-                // element, an empty DCP shard) is saved, not a placeholder.
-                placeholders.push(m.name.to_string());
-            } else if m.crc == 0
-                && let Some(scan) = scan
-                && scan.suspicious_zeros()
-                && let Some(&(s, e)) = scan.zeros.runs.first()
-            {
-                out.push(report::zero_finding(
-                    path,
-                    &what,
-                    scan,
-                    &settings.holes,
-                    s,
-                    e,
-                ));
-            }
-            if let Some(scan) = scan {
-                let mut values_only = scan.clone();
-                values_only.zeros = Default::default();
-                report::content_findings(&mut out, path, &what, &values_only, &[]);
-            }
+            member_findings(path, settings, a, m, no_crc, &mut placeholders, &mut out);
         }
         storage_findings(path, a, reader, &mut out);
         if let Some(c) = a.contents {
@@ -109,13 +64,69 @@ pub(super) fn archive_findings(
     out
 }
 
+/// The findings of member `m` of archive `a` once read: a CRC-32 that differs, a
+/// placeholder of `skip_data()` (named into `placeholders`), zero runs where no CRC-32
+/// was recorded (`no_crc`: none was, in the whole file), and its values.
+fn member_findings(
+    path: &str,
+    settings: &Settings,
+    a: &ArchiveView<'_>,
+    m: &MemberView<'_>,
+    no_crc: bool,
+    placeholders: &mut Vec<String>,
+    out: &mut Vec<Finding>,
+) {
+    let Some((start, end, crc, scan)) = m.seen else {
+        return;
+    };
+    let what = describe(a, m);
+    if m.crc != 0 && crc != m.crc {
+        let mut finding = Finding::error(
+            FindingKind::CrcMismatch,
+            path,
+            format!(
+                "{what}: CRC-32 differs from the central directory: its bytes changed after the save (torch.load does not check and loads them silently){}",
+                zero_note(scan, &settings.holes)
+            ),
+        )
+        .values(format!("{:08x}", m.crc), format!("{crc:08x}"));
+        finding = match scan.and_then(|s| s.zeros.runs.first()) {
+            Some(&(s, e)) => finding.range(s, e),
+            None => finding.range(start, end),
+        };
+        out.push(finding);
+    } else if m.crc == 0 && m.size > 0 && !no_crc && scan.is_some_and(|s| s.zeros.all_zero()) {
+        // The CRC-32 of no bytes is 0: an empty storage (a tensor of no
+        // element, an empty DCP shard) is saved, not a placeholder.
+        placeholders.push(m.name.to_string());
+    } else if m.crc == 0
+        && let Some(scan) = scan
+        && scan.suspicious_zeros()
+        && let Some(&(s, e)) = scan.zeros.runs.first()
+    {
+        out.push(report::zero_finding(
+            path,
+            &what,
+            scan,
+            &settings.holes,
+            s,
+            e,
+        ));
+    }
+    if let Some(scan) = scan {
+        let mut values_only = scan.clone();
+        values_only.zeros = Default::default();
+        report::content_findings(out, path, &what, &values_only, &[]);
+    }
+}
+
 /// A member as findings name it: its storage's tensor and dtype when `data.pkl` says
 /// them; in a DCP item (whose tensor is the pickle's root), the item's name.
 fn describe(a: &ArchiveView<'_>, m: &MemberView<'_>) -> String {
     let storage = m
         .storage
         .and_then(|k| a.contents.and_then(|c| c.storages.get(k)));
-    let tensor = |s: &super::torch::Storage| match a.label {
+    let tensor = |s: &crate::torch::Storage| match a.label {
         Some(label) => label.to_string(),
         None => format!("tensor `{}`", s.tensors.first().map_or("?", String::as_str)),
     };
@@ -131,7 +142,7 @@ fn describe(a: &ArchiveView<'_>, m: &MemberView<'_>) -> String {
     }
 }
 
-fn zero_note(scan: Option<&super::content::TensorScan>, holes: &[(u64, u64)]) -> String {
+fn zero_note(scan: Option<&TensorScan>, holes: &[(u64, u64)]) -> String {
     let Some(scan) = scan else {
         return String::new();
     };
