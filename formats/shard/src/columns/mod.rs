@@ -11,9 +11,11 @@ use std::borrow::Cow;
 use std::fmt;
 
 mod dtype;
+mod error;
 mod npy;
 
 pub use self::dtype::ArrayDtype;
+pub use self::error::{EncodingError, NpyError, ValueError};
 use self::npy::{nd_prefix_len, ndarray, parse_npy};
 
 /// A column encoding.
@@ -55,7 +57,7 @@ pub enum Encoding {
 
 impl Encoding {
     /// Parses an encoding name as MDS spells it (`bytes`, `int`, `ndarray:float32:3,224`).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, EncodingError> {
         let mut parts = text.splitn(3, ':');
         let name = parts.next().unwrap_or_default();
         let simple = match name {
@@ -72,43 +74,37 @@ impl Encoding {
         };
         if let Some(encoding) = simple {
             return if text.contains(':') {
-                Err(format!("encoding `{name}` takes no parameters"))
+                Err(EncodingError::Parameters(name.to_string()))
             } else {
                 Ok(encoding)
             };
         }
         if name != "ndarray" {
             return Err(match name {
-                "pkl" => "`pkl` is unsafe (readers refuse it unless allow_unsafe_types); use bytes or json".into(),
+                "pkl" => EncodingError::Pickle,
                 "pil" | "list[pil]" | "list[jpeg]" | "list[png]" | "jpeg_array" | "jpegarray" => {
-                    format!("`{name}` is not supported for raw files; use jpeg, png or bytes")
+                    EncodingError::ImageList(name.to_string())
                 }
-                _ => format!(
-                    "unknown encoding `{name}`; use bytes, str, json, jpeg, png, int, int8..int64, uint8..uint64, float16/32/64, str_int, str_float, str_decimal or ndarray[:DTYPE[:SHAPE]]"
-                ),
+                _ => EncodingError::Unknown(name.to_string()),
             });
         }
         let dtype = match parts.next() {
             None | Some("") => None,
-            Some(d) => Some(ArrayDtype::from_name(d).ok_or_else(|| {
-                format!("`{d}` is not an ndarray dtype (uint8..uint64, int8..int64, float16/32/64)")
-            })?),
+            Some(d) => {
+                Some(ArrayDtype::from_name(d).ok_or_else(|| EncodingError::Dtype(d.to_string()))?)
+            }
         };
         let shape = match parts.next() {
             None => None,
             Some(s) => {
                 if dtype.is_none() {
-                    return Err("an ndarray shape needs a dtype (ndarray:DTYPE:SHAPE)".into());
+                    return Err(EncodingError::ShapeWithoutDtype);
                 }
                 let dims: Result<Vec<u64>, _> =
                     s.split(',').map(|d| d.trim().parse::<u64>()).collect();
-                let dims = dims.map_err(|_| {
-                    format!("ndarray shape `{s}` is not a comma-separated list of sizes")
-                })?;
+                let dims = dims.map_err(|_| EncodingError::ShapeSyntax(s.to_string()))?;
                 if dims.is_empty() || dims.contains(&0) || dims.len() > 63 {
-                    return Err(format!(
-                        "ndarray shape `{s}` must have 1 to 63 dimensions, each at least 1"
-                    ));
+                    return Err(EncodingError::ShapeDims(s.to_string()));
                 }
                 let size = dtype.map_or(1, |d| d.size() as u64);
                 if dims
@@ -116,7 +112,7 @@ impl Encoding {
                     .try_fold(size, |n, &dim| n.checked_mul(dim))
                     .is_none()
                 {
-                    return Err(format!("ndarray shape `{s}` is larger than any value"));
+                    return Err(EncodingError::ShapeTooLarge(s.to_string()));
                 }
                 Some(dims)
             }
@@ -158,13 +154,13 @@ impl Encoding {
     }
 
     /// Stored size of a variable-size value of `size` input bytes starting with `head`.
-    pub fn encoded_len(&self, size: u64, head: &[u8]) -> Result<u64, String> {
+    pub fn encoded_len(&self, size: u64, head: &[u8]) -> Result<u64, ValueError> {
         match self {
             Encoding::NdArray { dtype, shape } if self.fixed_size().is_none() => {
                 let npy = parse_npy(head)?;
                 let data = size
                     .checked_sub(npy.header_len as u64)
-                    .ok_or("the .npy file is shorter than its header")?;
+                    .ok_or(ValueError::ShorterThanHeader)?;
                 Ok(nd_prefix_len(*dtype, shape.as_deref(), &npy.shape) + data)
             }
             _ => Ok(self.fixed_size().unwrap_or(size)),
@@ -173,7 +169,7 @@ impl Encoding {
 
     /// [`Encoding::encode`] for a value already checked by `encode` (pass-through
     /// encodings are not checked again).
-    pub fn convert<'a>(&self, input: &'a [u8]) -> Result<Cow<'a, [u8]>, String> {
+    pub fn convert<'a>(&self, input: &'a [u8]) -> Result<Cow<'a, [u8]>, ValueError> {
         match self {
             Encoding::Bytes
             | Encoding::Str
@@ -189,58 +185,53 @@ impl Encoding {
     }
 
     /// Converts an input value into the bytes the column stores.
-    pub fn encode<'a>(&self, input: &'a [u8]) -> Result<Cow<'a, [u8]>, String> {
+    pub fn encode<'a>(&self, input: &'a [u8]) -> Result<Cow<'a, [u8]>, ValueError> {
         let text = || {
             std::str::from_utf8(input)
-                .map_err(|_| "is not UTF-8 text".to_string())
+                .map_err(|_| ValueError::NotText)
                 .map(str::trim)
         };
         match self {
             Encoding::Bytes => Ok(Cow::Borrowed(input)),
             Encoding::Str => {
-                std::str::from_utf8(input).map_err(|e| {
-                    format!(
-                        "is not valid UTF-8 (byte {}) for a str column",
-                        e.valid_up_to()
-                    )
+                std::str::from_utf8(input).map_err(|e| ValueError::NotUtf8 {
+                    valid_up_to: e.valid_up_to(),
                 })?;
                 Ok(Cow::Borrowed(input))
             }
             Encoding::Json | Encoding::Nested(_) => {
-                serde_json::from_slice::<serde::de::IgnoredAny>(input)
-                    .map_err(|e| format!("is not valid JSON: {e}"))?;
+                serde_json::from_slice::<serde::de::IgnoredAny>(input).map_err(ValueError::Json)?;
                 Ok(Cow::Borrowed(input))
             }
             Encoding::Jpeg => {
                 if !input.starts_with(&[0xff, 0xd8]) {
-                    return Err("is not a JPEG (no start-of-image marker)".into());
+                    return Err(ValueError::NotJpeg);
                 }
                 Ok(Cow::Borrowed(input))
             }
             Encoding::Png => {
                 if !input.starts_with(b"\x89PNG\r\n\x1a\n") {
-                    return Err("is not a PNG (bad signature)".into());
+                    return Err(ValueError::NotPng);
                 }
                 Ok(Cow::Borrowed(input))
             }
             Encoding::StrInt => {
-                parse_int(text()?).ok_or("is not an integer")?;
+                parse_int(text()?).ok_or(ValueError::NotInteger)?;
                 Ok(Cow::Borrowed(input))
             }
             Encoding::StrFloat => {
-                parse_float(text()?).ok_or("is not a number")?;
+                parse_float(text()?).ok_or(ValueError::NotNumber)?;
                 Ok(Cow::Borrowed(input))
             }
             Encoding::StrDecimal => {
                 if !is_decimal(text()?) {
-                    return Err("is not a decimal number".into());
+                    return Err(ValueError::NotDecimal);
                 }
                 Ok(Cow::Borrowed(input))
             }
             Encoding::Int => {
-                let value = parse_int(text()?).ok_or("is not an integer")?;
-                let value = i64::try_from(value)
-                    .map_err(|_| "is out of range for int (64-bit)".to_string())?;
+                let value = parse_int(text()?).ok_or(ValueError::NotInteger)?;
+                let value = i64::try_from(value).map_err(|_| ValueError::IntRange)?;
                 Ok(Cow::Owned(value.to_le_bytes().to_vec()))
             }
             Encoding::Scalar(dtype) => scalar(*dtype, text()?).map(Cow::Owned),
@@ -336,16 +327,16 @@ fn is_decimal(text: &str) -> bool {
     mantissa_ok && exponent_ok
 }
 
-fn scalar(dtype: ArrayDtype, text: &str) -> Result<Vec<u8>, String> {
-    let range = |v: i128, lo: i128, hi: i128| -> Result<i128, String> {
+fn scalar(dtype: ArrayDtype, text: &str) -> Result<Vec<u8>, ValueError> {
+    let range = |v: i128, lo: i128, hi: i128| -> Result<i128, ValueError> {
         if (lo..=hi).contains(&v) {
             Ok(v)
         } else {
-            Err(format!("{v} is out of range for {}", dtype.name()))
+            Err(ValueError::range(v, dtype))
         }
     };
-    let int = || parse_int(text).ok_or_else(|| format!("`{text}` is not an integer"));
-    let float = || parse_float(text).ok_or_else(|| format!("`{text}` is not a number"));
+    let int = || parse_int(text).ok_or_else(|| ValueError::ScalarInteger(text.to_string()));
+    let float = || parse_float(text).ok_or_else(|| ValueError::ScalarNumber(text.to_string()));
     Ok(match dtype {
         ArrayDtype::U8 => vec![range(int()?, 0, 255)? as u8],
         ArrayDtype::I8 => vec![range(int()?, -128, 127)? as i8 as u8],

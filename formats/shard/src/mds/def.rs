@@ -41,7 +41,8 @@ impl FormatDef for Def {
         &self,
         state: &serde_json::Value,
         shards: &[(&str, &serde_json::Value)],
-    ) -> std::result::Result<Vec<crate::format::DatasetFile>, String> {
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, crate::format::DatasetFilesError>
+    {
         super::index_files(state, shards)
     }
 

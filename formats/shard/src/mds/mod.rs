@@ -22,13 +22,13 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-pub use self::codec::{Family, MdsCompression};
+pub use self::codec::{CompressionError, Family, MdsCompression};
 use self::encode::{MdsEncoder, StreamingEncoder};
 pub use self::inspect::{MdsInspector, check_indices};
 pub use self::layout::MAX_SHARD;
 use self::layout::{Column, Layout};
-use crate::columns::Encoding;
-use crate::format::{DatasetFile, ShardEncoder, ShardFormat};
+use crate::columns::{Encoding, ValueError};
+use crate::format::{BadValue, DatasetFile, DatasetFilesError, ShardEncoder, ShardFormat};
 use crate::sample::SampleSpec;
 use crate::{Error, Result};
 
@@ -184,7 +184,7 @@ impl ShardFormat for Mds {
         self.column(ext).map_or(0, |c| c.encoding.peek_len())
     }
 
-    fn encoded_len(&self, ext: &str, size: u64, head: &[u8]) -> Result<u64, String> {
+    fn encoded_len(&self, ext: &str, size: u64, head: &[u8]) -> Result<u64, ValueError> {
         match self.column(ext) {
             Some(c) => c.encoding.encoded_len(size, head),
             None => Ok(size),
@@ -206,15 +206,13 @@ impl ShardFormat for Mds {
         4 + 4 + self.layout.config_json.len() as u64
     }
 
-    fn check_values(&self, sample: &SampleSpec, values: &[&[u8]]) -> Result<(), String> {
+    fn check_values(&self, sample: &SampleSpec, values: &[&[u8]]) -> Result<(), BadValue> {
         for (field, value) in sample.fields.iter().zip(values) {
             if let Some(column) = self.column(&field.ext) {
-                column.encoding.encode(value).map_err(|e| {
-                    format!(
-                        "field `{}` {e} (column encoding {})",
-                        field.ext, column.encoding
-                    )
-                })?;
+                column
+                    .encoding
+                    .encode(value)
+                    .map_err(|e| BadValue::new(&field.ext, e, Some(&column.encoding)))?;
             }
         }
         Ok(())
@@ -273,7 +271,10 @@ impl ShardFormat for Mds {
         })
     }
 
-    fn dataset_files(&self, shards: &[(&str, &Value)]) -> Result<Vec<DatasetFile>, String> {
+    fn dataset_files(
+        &self,
+        shards: &[(&str, &Value)],
+    ) -> Result<Vec<DatasetFile>, DatasetFilesError> {
         index_files(&self.layout.config, shards)
     }
 
@@ -288,7 +289,7 @@ impl ShardFormat for Mds {
 pub(crate) fn index_files(
     config: &Value,
     shards: &[(&str, &Value)],
-) -> Result<Vec<DatasetFile>, String> {
+) -> Result<Vec<DatasetFile>, DatasetFilesError> {
     let compression = match config["compression"].as_str() {
         Some(text) => MdsCompression::parse(text)?,
         None => None,
@@ -312,9 +313,7 @@ pub(crate) fn index_files(
             None => Value::Null,
         };
         if entry["raw_data"]["bytes"].is_null() {
-            return Err(format!(
-                "no record of shard `{name}` (written by another format?)"
-            ));
+            return Err(DatasetFilesError::NoRecord((*name).to_string()));
         }
         entries.push(entry);
     }

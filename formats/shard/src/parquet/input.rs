@@ -87,7 +87,7 @@ fn value_bytes(
     array: &ArrayRef,
     row: usize,
     formatter: Option<&ArrayFormatter<'_>>,
-) -> Result<Option<Vec<u8>>, String> {
+) -> Result<Option<Vec<u8>>, nested::NestedError> {
     if array.is_null(row) {
         return Ok(None);
     }
@@ -479,7 +479,7 @@ impl SampleReader for RowReader<'_> {
             let array = batch.column(column);
             let formatter = ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default()).ok();
             let value = value_bytes(array, self.position, formatter.as_ref())
-                .map_err(|e| bad(&self.source.field_path(sample, field), e))?
+                .map_err(|e| bad(&self.source.field_path(sample, field), e.to_string()))?
                 .unwrap_or_default();
             if value.len() as u64 != field.size {
                 return Err(Error::InputChanged {

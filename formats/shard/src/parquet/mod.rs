@@ -32,7 +32,7 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
 pub use column::{ByteColumn, ColumnError};
-pub use error::ReadError;
+pub use error::{DecodeError, ReadError};
 pub use group::{DECODE_LIMIT, DECODE_LIMIT_VAR, decode_limit, set_decode_limit};
 pub use guard::guarded;
 pub use inspect::ParquetInspector;
@@ -46,7 +46,7 @@ use serde_json::{Value, json};
 pub use strict::StrictFile;
 
 use crate::columns::Encoding;
-use crate::format::{Field, Payload, ShardEncoder, ShardFormat, ShardOut};
+use crate::format::{BadValue, Field, Payload, ShardEncoder, ShardFormat, ShardOut};
 use crate::sample::SampleSpec;
 use crate::{Error, Result};
 
@@ -66,12 +66,25 @@ enum Kind {
     Nested(DataType),
 }
 
+/// Why a column encoding has no Parquet column type here.
+#[derive(Debug, thiserror::Error)]
+enum NoColumnType {
+    /// An ndarray whose static size is no Parquet fixed length.
+    #[error("a static shape of 1 to 2^31 - 1 bytes")]
+    FixedSize,
+    /// An encoding without a column type.
+    #[error(
+        "encoding `{0}` has no Parquet column type here; use str, json, bytes, int, int32, float64 or ndarray:DTYPE:SHAPE"
+    )]
+    Encoding(Encoding),
+}
+
 /// True when a column of `encoding` has a Parquet type here.
 pub(crate) fn accepts(encoding: &Encoding) -> bool {
     kind_of(encoding).is_ok()
 }
 
-fn kind_of(encoding: &Encoding) -> Result<Kind, String> {
+fn kind_of(encoding: &Encoding) -> Result<Kind, NoColumnType> {
     Ok(match encoding {
         Encoding::Str
         | Encoding::Json
@@ -90,12 +103,10 @@ fn kind_of(encoding: &Encoding) -> Result<Kind, String> {
             shape: Some(_),
         } => match encoding.fixed_size() {
             Some(n) if n > 0 && n <= i32::MAX as u64 => Kind::Fixed(n),
-            _ => return Err("a static shape of 1 to 2^31 - 1 bytes".into()),
+            _ => return Err(NoColumnType::FixedSize),
         },
         other => {
-            return Err(format!(
-                "encoding `{other}` has no Parquet column type here; use str, json, bytes, int, int32, float64 or ndarray:DTYPE:SHAPE"
-            ));
+            return Err(NoColumnType::Encoding(other.clone()));
         }
     })
 }
@@ -222,7 +233,7 @@ impl ShardFormat for Parquet {
         4096
     }
 
-    fn check_values(&self, sample: &SampleSpec, values: &[&[u8]]) -> Result<(), String> {
+    fn check_values(&self, sample: &SampleSpec, values: &[&[u8]]) -> Result<(), BadValue> {
         for (field, value) in sample.fields.iter().zip(values) {
             if let Some(i) = self
                 .layout
@@ -233,7 +244,7 @@ impl ShardFormat for Parquet {
             {
                 self.layout.encodings[i]
                     .encode(value)
-                    .map_err(|e| format!("field `{}` {e}", field.ext))?;
+                    .map_err(|e| BadValue::new(&field.ext, e, None))?;
             }
         }
         Ok(())

@@ -10,10 +10,12 @@
 //! the index (size, count, offsets, column sizes) and holds no shard data.
 
 mod index;
+mod index_error;
 mod pil;
 mod problem;
 mod record;
 mod shard;
+mod shard_error;
 mod values;
 
 #[cfg(test)]
@@ -30,9 +32,11 @@ use shardsmith_manifest::Skipped;
 use shardsmith_store::{InputSource, RangeRead, ReadError};
 
 use self::index::Shard;
+use self::index_error::IndexError;
 use self::problem::Problem;
 use self::record::Planned;
 use self::shard::Window;
+use self::shard_error::{RecordError, ShardError};
 use crate::columns::Encoding;
 use crate::content::Validation;
 use crate::keys::KeyPrefix;
@@ -46,17 +50,17 @@ pub(crate) const INDEX: &str = "index.json";
 const MAX_INDEX: u64 = 1 << 30;
 
 /// The text of `rel`; the error is the reason.
-fn read_index(source: &dyn InputSource, rel: &str) -> Result<Vec<u8>, String> {
+fn read_index(source: &dyn InputSource, rel: &str) -> Result<Vec<u8>, IndexError> {
     let mut text = Vec::new();
     source
         .open(rel)
         .map_err(|e| match e {
-            ReadError::Vanished => "does not exist (an MDS dataset has one at its root)".into(),
-            e => format!("cannot be read: {e}"),
+            ReadError::Vanished => IndexError::Missing,
+            e => IndexError::Open(e),
         })?
         .take(MAX_INDEX)
         .read_to_end(&mut text)
-        .map_err(|e| format!("cannot be read: {e}"))?;
+        .map_err(IndexError::Read)?;
     Ok(text)
 }
 
@@ -102,9 +106,9 @@ impl MdsDataset {
         key_column: &str,
         scratch: Option<PathBuf>,
     ) -> Result<Self> {
-        let bad = |reason: String| Error::BadInput {
+        let bad = |reason: IndexError| Error::BadInput {
             path: source.display(INDEX),
-            reason,
+            reason: reason.to_string(),
         };
         let text = read_index(&*source, INDEX).map_err(bad)?;
         let shards = index::parse(&text, "", key_column).map_err(bad)?;
@@ -203,10 +207,10 @@ impl MdsDataset {
         }
     }
 
-    fn bad(&self, i: usize, reason: String) -> Error {
+    fn bad(&self, i: usize, reason: ShardError) -> Error {
         Error::BadInput {
             path: self.source.display(self.shard_rel(i)),
-            reason,
+            reason: reason.to_string(),
         }
     }
 
@@ -222,11 +226,18 @@ impl MdsDataset {
         window.reset();
         for local in 0..shard.samples {
             let (start, end) = (offsets[local as usize], offsets[local as usize + 1]);
-            let at =
-                |why: String| self.bad(i, format!("sample {local} (bytes {start}..{end}): {why}"));
+            let at = |error: RecordError| {
+                let sample = ShardError::Sample {
+                    local,
+                    start,
+                    end,
+                    error,
+                };
+                self.bad(i, sample)
+            };
             let record = window
                 .read(&*data, start, end, true)
-                .map_err(|e| at(format!("cannot be read: {e}")))?;
+                .map_err(|e| at(RecordError::Unreadable(e)))?;
             let values = shard::split(set, record).map_err(at)?;
             let global = shard.first + local;
             let (key, fields) = match record::plan(set, &values, global).map_err(at)? {
@@ -367,12 +378,19 @@ impl SampleReader for Reader<'_> {
         let shard = &dataset.shards[i];
         let local = sample.origin - shard.first;
         let (start, end) = shard::record_bounds(&*data, local).map_err(|e| dataset.bad(i, e))?;
-        let at =
-            |why: String| dataset.bad(i, format!("sample {local} (bytes {start}..{end}): {why}"));
+        let at = |error: RecordError| {
+            let sample = ShardError::Sample {
+                local,
+                start,
+                end,
+                error,
+            };
+            dataset.bad(i, sample)
+        };
         let record = self
             .window
             .read(&*data, start, end, start == self.last_end)
-            .map_err(|e| at(format!("cannot be read: {e}")))?;
+            .map_err(|e| at(RecordError::Unreadable(e)))?;
         self.last_end = end;
         let set = &shard.columns;
         let values = shard::split(set, record).map_err(at)?;
@@ -384,12 +402,15 @@ impl SampleReader for Reader<'_> {
                 .iter()
                 .copied()
                 .find(|&c| set.columns[c].field == field.ext)
-                .ok_or_else(|| at(format!("has no column for field `{}`", field.ext)))?;
+                .ok_or_else(|| at(RecordError::NoColumn(field.ext.to_string())))?;
             let column = &set.columns[c];
             let value = match column.kind.convert(values[c]) {
                 Ok(value) => value,
                 Err(Problem::Corrupt(why)) => {
-                    return Err(at(format!("column `{}` {why}", column.name)));
+                    return Err(at(RecordError::Corrupt {
+                        column: column.name.clone(),
+                        why,
+                    }));
                 }
                 Err(Problem::Unsupported(why)) => {
                     return Ok(Err(vec![Skipped {

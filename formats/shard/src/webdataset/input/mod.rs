@@ -33,7 +33,7 @@ use rayon::prelude::*;
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE};
 use shardsmith_store::InputSource;
 
-pub use braces::expand_braces;
+pub use braces::{BraceError, expand_braces};
 
 use self::shard::{Body, MAX_SHARDS, ShardFile};
 use crate::content::Validation;
