@@ -7,10 +7,10 @@ use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
     UInt16Type, UInt32Type, UInt64Type,
 };
-use arrow_array::{Array, ArrayRef};
+use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_cast::base64::{BASE64_STANDARD, Engine};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
-use arrow_schema::DataType;
+use arrow_schema::{DataType, Fields};
 
 use super::error::NestedError;
 
@@ -67,38 +67,8 @@ pub fn to_json(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), N
         DataType::LargeListView(_) => {
             elements(out, array.as_list_view::<i64>().value(row).as_ref())?;
         }
-        DataType::Struct(fields) => {
-            let array = array.as_struct();
-            out.push(b'{');
-            for (i, field) in fields.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                string(out, field.name());
-                out.push(b':');
-                to_json(array.column(i).as_ref(), row, out)?;
-            }
-            out.push(b'}');
-        }
-        DataType::Map(..) => {
-            let entries = array.as_map().value(row);
-            let (keys, values) = (entries.column(0), entries.column(1));
-            let mut seen = HashSet::new();
-            out.push(b'{');
-            for i in 0..entries.len() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                let key = key_text(keys, i)?;
-                string(out, &key);
-                if !seen.insert(key) {
-                    return Err(NestedError::DuplicateKey(key_text(keys, i)?));
-                }
-                out.push(b':');
-                to_json(values.as_ref(), i, out)?;
-            }
-            out.push(b'}');
-        }
+        DataType::Struct(fields) => struct_fields(out, array.as_struct(), fields, row)?,
+        DataType::Map(..) => map_entries(out, &array.as_map().value(row))?,
         DataType::Dictionary(..) => {
             let dictionary = array.as_any_dictionary();
             let key = dictionary_key(dictionary.keys(), row)?;
@@ -110,6 +80,47 @@ pub fn to_json(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), N
             string(out, &formatter.value(row).to_string());
         }
     }
+    Ok(())
+}
+
+/// Appends a struct value as an object of its fields, in order.
+fn struct_fields(
+    out: &mut Vec<u8>,
+    array: &StructArray,
+    fields: &Fields,
+    row: usize,
+) -> Result<(), NestedError> {
+    out.push(b'{');
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        string(out, field.name());
+        out.push(b':');
+        to_json(array.column(i).as_ref(), row, out)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Appends a map value (its entries) as an object; a key twice is refused.
+fn map_entries(out: &mut Vec<u8>, entries: &StructArray) -> Result<(), NestedError> {
+    let (keys, values) = (entries.column(0), entries.column(1));
+    let mut seen = HashSet::new();
+    out.push(b'{');
+    for i in 0..entries.len() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let key = key_text(keys, i)?;
+        string(out, &key);
+        if !seen.insert(key) {
+            return Err(NestedError::DuplicateKey(key_text(keys, i)?));
+        }
+        out.push(b':');
+        to_json(values.as_ref(), i, out)?;
+    }
+    out.push(b'}');
     Ok(())
 }
 
