@@ -263,18 +263,7 @@ fn parse_shard(
         );
         return None;
     }
-    // The offset table, streamed: its first and last entries and where it first goes
-    // backwards.
-    let (mut first, mut last, mut backwards) = (0, 0, None);
-    for i in 0..=n {
-        let offset = read_u32(&mut header)?;
-        if i == 0 {
-            first = offset;
-        } else if backwards.is_none() && offset < last {
-            backwards = Some(i - 1);
-        }
-        last = offset;
-    }
+    let (first, last, backwards) = offset_table(&mut header, n)?;
     if first < table_end || first > len {
         report(
             FindingKind::BadHeader,
@@ -331,6 +320,37 @@ fn parse_shard(
             format!("{} bytes{note} after the last sample", len - last),
         );
     }
+    check_records(raw, len, note, n, first, &config, report);
+    Some((n, config))
+}
+
+/// The offset table of `n` samples, streamed: its first and last entries and the
+/// sample where it first goes backwards.
+fn offset_table(header: &mut impl Read, n: u64) -> Option<(u64, u64, Option<u64>)> {
+    let (mut first, mut last, mut backwards) = (0, 0, None);
+    for i in 0..=n {
+        let offset = read_u32(header)?;
+        if i == 0 {
+            first = offset;
+        } else if backwards.is_none() && offset < last {
+            backwards = Some(i - 1);
+        }
+        last = offset;
+    }
+    Some((first, last, backwards))
+}
+
+/// Walks the `n` records from byte `first` on, checking each record's size table against
+/// its offsets; stops at the first bad record (reported) or where the shard is cut.
+fn check_records(
+    raw: &Raw<'_>,
+    len: u64,
+    note: &str,
+    n: u64,
+    first: u64,
+    config: &Value,
+    report: &mut dyn FnMut(FindingKind, u64, String),
+) {
     let sizes: Vec<Option<u64>> = config["column_sizes"]
         .as_array()
         .map(|a| a.iter().map(Value::as_u64).collect())
@@ -344,7 +364,7 @@ fn parse_shard(
     // The records follow each other from `first` on (the offsets never go backwards):
     // one reader walks the offsets from sample 1 on, another the records.
     let (Ok(mut offsets), Ok(mut records)) = (raw.open_at(8), raw.open_at(first)) else {
-        return Some((n, config));
+        return;
     };
     let head = 4 * variable;
     let mut table = vec![0u8; head as usize];
@@ -388,7 +408,6 @@ fn parse_shard(
         }
         start = end;
     }
-    Some((n, config))
 }
 
 const ENTRY_KEYS: [&str; 11] = [
