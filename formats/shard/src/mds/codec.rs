@@ -5,6 +5,8 @@ use std::io::{Read, Write};
 
 use digest::Digest;
 
+pub use super::codec_error::{CompressionError, UnknownHash};
+
 /// A compression family and level (`zstd:7`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MdsCompression {
@@ -64,38 +66,6 @@ impl Family {
         .find(|f| f.name() == ext)
     }
 }
-
-/// Why a text names no MDS compression.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CompressionError {
-    /// A family MDS does not know.
-    #[error(
-        "unknown compression `{0}`; use none, zstd[:LEVEL], gz[:LEVEL], bz2[:LEVEL], br[:LEVEL] or snappy"
-    )]
-    Unknown(String),
-    /// A level given to a family without levels.
-    #[error("`{0}` has no levels")]
-    NoLevels(String),
-    /// A level that is not a number.
-    #[error("compression level `{0}` is not a number")]
-    LevelSyntax(String),
-    /// A level outside the family's range.
-    #[error("{name} levels are {lo} to {hi}")]
-    Level {
-        /// The family.
-        name: String,
-        /// Lowest level.
-        lo: u32,
-        /// Highest level.
-        hi: u32,
-    },
-}
-
-/// A hash name MDS does not know.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown hash `{0}`; known: {known}", known = HASHES.join(", "))]
-pub struct UnknownHash(pub String);
 
 impl MdsCompression {
     /// Parses `none`, `FAMILY` or `FAMILY:LEVEL`; `Ok(None)` for no compression.
@@ -248,7 +218,10 @@ pub fn parse_hashes(text: &str) -> Result<Vec<String>, UnknownHash> {
     let mut names = Vec::new();
     for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         if !HASHES.contains(&name) {
-            return Err(UnknownHash(name.to_string()));
+            return Err(UnknownHash {
+                name: name.to_string(),
+                known: &HASHES,
+            });
         }
         names.push(name.to_string());
     }

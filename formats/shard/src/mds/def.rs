@@ -9,8 +9,9 @@ use shardsmith_store::InputSource;
 
 use super::codec::MdsCompression;
 use super::codec::parse_hashes;
+use super::index_check::check_indices;
 use super::input::{INDEX, MdsDataset, is_mds_input};
-use super::inspect::{MdsInspector, check_indices};
+use super::inspect::MdsInspector;
 use super::layout::MAX_SHARD;
 use super::{Mds, MdsOptions};
 use crate::columns::Encoding;

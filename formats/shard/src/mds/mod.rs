@@ -10,9 +10,11 @@
 //! empty and no shard may reach 4 GiB (its offsets are 32-bit).
 
 pub mod codec;
+mod codec_error;
 pub mod def;
 mod encode;
 mod format;
+mod index_check;
 mod index_file;
 pub mod input;
 mod inspect;
@@ -21,6 +23,7 @@ pub mod pyjson;
 
 pub use self::codec::{CompressionError, Family, MdsCompression};
 pub use self::format::{Mds, MdsOptions};
+pub use self::index_check::check_indices;
 pub(crate) use self::index_file::index_files;
-pub use self::inspect::{MdsInspector, check_indices};
+pub use self::inspect::MdsInspector;
 pub use self::layout::MAX_SHARD;
