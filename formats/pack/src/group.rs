@@ -36,7 +36,7 @@ pub(crate) fn group(mut files: Vec<ListedFile>) -> Grouped {
         Err(reason) => {
             skipped.push(Skipped {
                 path: std::mem::take(&mut file.rel),
-                reason,
+                reason: reason.to_string(),
             });
             false
         }

@@ -348,7 +348,9 @@ fn finish(run: &Run<'_>, written: Written, mut manifest: Manifest) -> Result<Pac
         .iter()
         .map(|r| (r.entry.path.as_str(), &r.facts))
         .collect();
-    let extra = format.dataset_files(&shard_facts).map_err(Error::Finish)?;
+    let extra = format
+        .dataset_files(&shard_facts)
+        .map_err(|e| Error::Finish(e.to_string()))?;
     manifest.files = shards.into_iter().map(|record| record.entry).collect();
     // Shards of an earlier, interrupted attempt numbered past this run's last one.
     for entry in sink.list()? {
@@ -397,9 +399,11 @@ fn refine(
                     continue;
                 }
                 let field = &sample.fields[i];
-                let sized = source
-                    .head(sample, field, n)
-                    .and_then(|head| format.encoded_len(&field.ext, field.size, &head));
+                let sized = source.head(sample, field, n).and_then(|head| {
+                    format
+                        .encoded_len(&field.ext, field.size, &head)
+                        .map_err(|e| e.to_string())
+                });
                 match sized {
                     Ok(encoded) => sample.fields[i].encoded = encoded,
                     Err(reason) => {

@@ -163,7 +163,7 @@ impl SampleReader for TreeReader<'_> {
             };
             match content::check_stream(&field.ext, reader) {
                 Ok(Ok(())) => {}
-                Ok(Err(reason)) => return Ok(Err(leave_out(rel, reason))),
+                Ok(Err(reason)) => return Ok(Err(leave_out(rel, reason.to_string()))),
                 Err(e) => return Ok(Err(leave_out(rel, format!("cannot be read: {e}")))),
             }
         }

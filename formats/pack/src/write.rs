@@ -238,7 +238,7 @@ fn check(
             return Err(paths()
                 .map(|path| Skipped {
                     reason: if path == bad {
-                        reason.clone()
+                        reason.to_string()
                     } else {
                         format!(
                             "left out with `{bad}`, another file of sample `{}`",

@@ -22,6 +22,56 @@ pub enum Validation {
     Full,
 }
 
+/// What is wrong with a field's content; the text completes "`path` ...".
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ContentError {
+    /// A JSON field with no bytes.
+    #[error("is empty, which is not valid JSON")]
+    EmptyJson,
+    /// A JSON field that does not parse.
+    #[error("is not valid JSON: {0}")]
+    Json(serde_json::Error),
+    /// An image field with no bytes.
+    #[error("is empty, which is not a valid image")]
+    EmptyImage,
+    /// A `.jpg` without the start-of-image marker.
+    #[error("is not a JPEG (no start-of-image marker)")]
+    NotJpeg,
+    /// A JPEG whose tail is all zero bytes.
+    #[error("JPEG ends in a run of zero bytes: truncated or zero-filled")]
+    JpegZeroFilled,
+    /// A JPEG without the end-of-image marker.
+    #[error("JPEG has no end-of-image marker: the file is truncated")]
+    JpegTruncated,
+    /// A `.png` without the PNG signature.
+    #[error("is not a PNG (bad signature)")]
+    NotPng,
+    /// A PNG without its IEND chunk.
+    #[error("PNG has no IEND chunk at its end: the file is truncated")]
+    PngTruncated,
+    /// A `.webp` without the RIFF/WEBP header.
+    #[error("is not a WebP (bad RIFF header)")]
+    NotWebp,
+    /// A WebP whose header size disagrees with the file's.
+    #[error("WebP header declares {declared} bytes but the file has {len}: truncated or padded")]
+    WebpSize {
+        /// Size the RIFF header declares (plus its 8 bytes).
+        declared: u64,
+        /// Size of the field.
+        len: u64,
+    },
+    /// A `.gif` without the GIF signature.
+    #[error("is not a GIF (bad signature)")]
+    NotGif,
+    /// A GIF without its trailer byte.
+    #[error("GIF has no trailer byte: the file is truncated")]
+    GifTruncated,
+    /// A full decode of the pixels failed.
+    #[error(transparent)]
+    Image(#[from] shardsmith_image::Error),
+}
+
 /// Bytes kept from each end of a streamed field for the marker checks.
 pub const EDGE: usize = 16;
 
@@ -36,7 +86,7 @@ pub fn is_checked(ext: &str, level: Validation) -> bool {
 }
 
 /// Checks a field held in memory; the error says what is wrong.
-pub fn check(ext: &str, data: &[u8], level: Validation) -> Result<(), String> {
+pub fn check(ext: &str, data: &[u8], level: Validation) -> Result<(), ContentError> {
     if level == Validation::None {
         return Ok(());
     }
@@ -53,25 +103,25 @@ pub fn check(ext: &str, data: &[u8], level: Validation) -> Result<(), String> {
             _ => return Ok(()),
         };
         // Guarded: a decoder's panic on a malformed image is this field's error.
-        shardsmith_image::validate(data, format).map_err(|e| e.to_string())?;
+        shardsmith_image::validate(data, format)?;
     }
     Ok(())
 }
 
 /// Checks a JSON field read as a stream.
-pub fn check_json_stream(reader: impl std::io::Read) -> Result<(), String> {
+pub fn check_json_stream(reader: impl std::io::Read) -> Result<(), ContentError> {
     check_json(
         serde_json::from_reader::<_, serde::de::IgnoredAny>(std::io::BufReader::new(reader))
             .map(|_| ()),
     )
 }
 
-fn check_json(result: serde_json::Result<()>) -> Result<(), String> {
+fn check_json(result: serde_json::Result<()>) -> Result<(), ContentError> {
     result.map_err(|e| {
         if e.is_eof() && e.line() == 1 && e.column() == 0 {
-            "is empty, which is not valid JSON".to_string()
+            ContentError::EmptyJson
         } else {
-            format!("is not valid JSON: {e}")
+            ContentError::Json(e)
         }
     })
 }
@@ -85,7 +135,7 @@ fn trailing_zeros(data: &[u8]) -> usize {
 pub fn check_stream(
     ext: &str,
     mut reader: impl std::io::Read,
-) -> std::io::Result<Result<(), String>> {
+) -> std::io::Result<Result<(), ContentError>> {
     if ext.rsplit('.').next() == Some("json") {
         return Ok(check_json_stream(reader));
     }
@@ -119,52 +169,50 @@ pub fn check_edges(
     tail: &[u8],
     len: u64,
     zeros: usize,
-) -> Result<(), String> {
+) -> Result<(), ContentError> {
     let k = kind(ext);
     if !matches!(k, "jpg" | "jpeg" | "png" | "webp" | "gif") {
         return Ok(());
     }
     if len == 0 {
-        return Err("is empty, which is not a valid image".into());
+        return Err(ContentError::EmptyImage);
     }
     match k {
         "jpg" | "jpeg" => {
             if !head.starts_with(&[0xff, 0xd8, 0xff]) {
-                return Err("is not a JPEG (no start-of-image marker)".into());
+                return Err(ContentError::NotJpeg);
             }
             let end = tail.len().saturating_sub(zeros.min(tail.len()));
             if end < 2 || tail[end - 2..end] != [0xff, 0xd9] {
                 if zeros >= tail.len() {
-                    return Err("JPEG ends in a run of zero bytes: truncated or zero-filled".into());
+                    return Err(ContentError::JpegZeroFilled);
                 }
-                return Err("JPEG has no end-of-image marker: the file is truncated".into());
+                return Err(ContentError::JpegTruncated);
             }
         }
         "png" => {
             if !head.starts_with(b"\x89PNG\r\n\x1a\n") {
-                return Err("is not a PNG (bad signature)".into());
+                return Err(ContentError::NotPng);
             }
             if !tail.ends_with(b"\0\0\0\0IEND\xaeB`\x82") {
-                return Err("PNG has no IEND chunk at its end: the file is truncated".into());
+                return Err(ContentError::PngTruncated);
             }
         }
         "webp" => {
             if head.len() < 12 || &head[..4] != b"RIFF" || &head[8..12] != b"WEBP" {
-                return Err("is not a WebP (bad RIFF header)".into());
+                return Err(ContentError::NotWebp);
             }
             let declared = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]])) + 8;
             if declared != len && declared + 1 != len {
-                return Err(format!(
-                    "WebP header declares {declared} bytes but the file has {len}: truncated or padded"
-                ));
+                return Err(ContentError::WebpSize { declared, len });
             }
         }
         _ => {
             if !head.starts_with(b"GIF87a") && !head.starts_with(b"GIF89a") {
-                return Err("is not a GIF (bad signature)".into());
+                return Err(ContentError::NotGif);
             }
             if tail.last() != Some(&0x3b) {
-                return Err("GIF has no trailer byte: the file is truncated".into());
+                return Err(ContentError::GifTruncated);
             }
         }
     }
@@ -223,7 +271,9 @@ mod tests {
             ),
         ];
         for (ext, data, want) in cases {
-            let err = check(ext, &data, Validation::Cheap).unwrap_err();
+            let err = check(ext, &data, Validation::Cheap)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(want), "{ext}: {err}");
         }
         let mut zero_filled = jpg.clone();
@@ -232,6 +282,7 @@ mod tests {
         assert!(
             check("jpg", &zero_filled, Validation::Cheap)
                 .unwrap_err()
+                .to_string()
                 .contains("zero")
         );
         let mut corrupt = jpg.clone();
@@ -242,6 +293,7 @@ mod tests {
         assert!(
             check("jpg", &corrupt, Validation::Full)
                 .unwrap_err()
+                .to_string()
                 .contains("decode")
         );
         assert!(check("json", b"{\"a\":", Validation::None).is_ok());

@@ -180,7 +180,8 @@ pub trait FormatDef: Sync {
         &self,
         _state: &serde_json::Value,
         _shards: &[(&str, &serde_json::Value)],
-    ) -> std::result::Result<Vec<crate::format::DatasetFile>, String> {
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, crate::format::DatasetFilesError>
+    {
         Ok(Vec::new())
     }
     fn sniff_name(&self, path: &str) -> bool;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::columns::{Encoding, ValueError};
 use crate::sample::SampleSpec;
 
 /// Bytes of a field, in memory or as a stream of exactly `size` bytes.
@@ -109,6 +110,57 @@ impl PlanBroken {
     }
 }
 
+/// A value of a loaded sample that its column cannot store
+/// ([`ShardFormat::check_values`]); the text completes "sample `key`: ...".
+#[derive(Debug)]
+pub struct BadValue {
+    /// The field.
+    pub field: String,
+    /// What is wrong with its value.
+    pub error: ValueError,
+    /// The column's encoding, where the message names it.
+    pub encoding: Option<Encoding>,
+}
+
+impl BadValue {
+    /// `field`'s value cannot be stored: `error`; `encoding` is named when given.
+    pub fn new(field: &str, error: ValueError, encoding: Option<&Encoding>) -> Self {
+        Self {
+            field: field.to_string(),
+            error,
+            encoding: encoding.cloned(),
+        }
+    }
+}
+
+impl std::fmt::Display for BadValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "field `{}` {}", self.field, self.error)?;
+        match &self.encoding {
+            Some(encoding) => write!(f, " (column encoding {encoding})"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for BadValue {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// Why the dataset files cannot be written ([`ShardFormat::dataset_files`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DatasetFilesError {
+    /// The recorded writer config names a compression that is none.
+    #[error(transparent)]
+    Compression(#[from] crate::mds::CompressionError),
+    /// A shard has no facts of this format.
+    #[error("no record of shard `{0}` (written by another format?)")]
+    NoRecord(String),
+}
+
 /// A dataset-level file a format writes after its shards (MDS `index.json`).
 pub struct DatasetFile {
     /// Name inside the output directory.
@@ -133,7 +185,7 @@ pub trait ShardFormat: Sync {
     }
     /// Encoded size of a field of `size` input bytes whose first bytes are `head`; an
     /// error is why the field cannot be encoded.
-    fn encoded_len(&self, _ext: &str, size: u64, _head: &[u8]) -> Result<u64, String> {
+    fn encoded_len(&self, _ext: &str, size: u64, _head: &[u8]) -> Result<u64, ValueError> {
         Ok(size)
     }
     /// Bytes `sample` adds to a shard (exact where the format allows).
@@ -142,7 +194,7 @@ pub trait ShardFormat: Sync {
     fn shard_overhead(&self) -> u64;
     /// Checks the values of a loaded sample (an `int` column must hold an integer); an
     /// error is why the sample is left out.
-    fn check_values(&self, _sample: &SampleSpec, _values: &[&[u8]]) -> Result<(), String> {
+    fn check_values(&self, _sample: &SampleSpec, _values: &[&[u8]]) -> Result<(), BadValue> {
         Ok(())
     }
     /// Format-specific options that change the output bytes (for the manifest).
@@ -159,7 +211,10 @@ pub trait ShardFormat: Sync {
         self.encoder()
     }
     /// Files written after every shard, from the shards' names and facts in order.
-    fn dataset_files(&self, _shards: &[(&str, &Value)]) -> Result<Vec<DatasetFile>, String> {
+    fn dataset_files(
+        &self,
+        _shards: &[(&str, &Value)],
+    ) -> Result<Vec<DatasetFile>, DatasetFilesError> {
         Ok(Vec::new())
     }
     /// What [`ShardFormat::dataset_files`] needs besides the shards, as JSON, so that a

@@ -10,6 +10,11 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
 use crate::sample::{SampleSource, SampleSpec};
 use crate::{Error, Result};
 
+/// A `--key-prefix` word that is not `none`, `stem` or `path`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}`: use none, stem or path")]
+pub struct UnknownKeyPrefix(pub String);
+
 /// What goes before each key of a sample read from a file (a Parquet file, a tar shard,
 /// an MDS shard).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -27,12 +32,12 @@ pub enum KeyPrefix {
 
 impl KeyPrefix {
     /// Parses `none`, `stem` or `path`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, UnknownKeyPrefix> {
         match text {
             "none" => Ok(KeyPrefix::None),
             "stem" => Ok(KeyPrefix::Stem),
             "path" => Ok(KeyPrefix::Path),
-            _ => Err(format!("`{text}`: use none, stem or path")),
+            _ => Err(UnknownKeyPrefix(text.to_string())),
         }
     }
 

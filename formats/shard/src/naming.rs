@@ -5,6 +5,30 @@
 //! `webdataset` groups tar members. Names that a reader drops or mis-keys are refused
 //! here, with the reason, instead of being written into a shard.
 
+/// Why a path cannot be packed as a sample field; the text completes "`path` ...".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NameError {
+    /// The basename starts with a dot.
+    #[error("is a hidden file (name starts with a dot): webdataset drops such members")]
+    Hidden,
+    /// The basename has no dot.
+    #[error("has no extension: webdataset drops such members and wids keys them differently")]
+    NoExtension,
+    /// The basename ends with its first dot.
+    #[error("has an empty extension (name ends with a dot)")]
+    EmptyExtension,
+    /// The extension is not ASCII.
+    #[error("has a non-ASCII extension: readers disagree on how to lowercase it")]
+    NonAsciiExtension,
+    /// The extension starts with `__`.
+    #[error("has extension `{0}`: names starting with `__` are reserved for reader metadata")]
+    ReservedExtension(String),
+    /// The first component is `__name__`.
+    #[error("starts with a `__name__` component: webdataset skips such members as metadata")]
+    MetaName,
+}
+
 /// True for a file name prefix safe in brace-expanded shard URLs and listings: ASCII
 /// letters, digits, `-`, `_` and `.`, not starting with a dot.
 pub fn valid_prefix(prefix: &str) -> bool {
@@ -17,36 +41,28 @@ pub fn valid_prefix(prefix: &str) -> bool {
 
 /// Splits a `/`-separated relative path into `(key, field)`, or says why it cannot be
 /// packed.
-pub fn split_key(rel: &str) -> Result<(&str, String), String> {
+pub fn split_key(rel: &str) -> Result<(&str, String), NameError> {
     let base_start = rel.rfind('/').map_or(0, |i| i + 1);
     let base = &rel[base_start..];
     if base.starts_with('.') {
-        return Err(
-            "is a hidden file (name starts with a dot): webdataset drops such members".into(),
-        );
+        return Err(NameError::Hidden);
     }
     let Some(dot) = base.find('.') else {
-        return Err(
-            "has no extension: webdataset drops such members and wids keys them differently".into(),
-        );
+        return Err(NameError::NoExtension);
     };
     let key = &rel[..base_start + dot];
     let ext = &base[dot + 1..];
     if ext.is_empty() {
-        return Err("has an empty extension (name ends with a dot)".into());
+        return Err(NameError::EmptyExtension);
     }
     if !ext.is_ascii() {
-        return Err("has a non-ASCII extension: readers disagree on how to lowercase it".into());
+        return Err(NameError::NonAsciiExtension);
     }
     if ext.starts_with("__") {
-        return Err(format!(
-            "has extension `{ext}`: names starting with `__` are reserved for reader metadata"
-        ));
+        return Err(NameError::ReservedExtension(ext.to_string()));
     }
     if is_meta_name(rel) {
-        return Err(
-            "starts with a `__name__` component: webdataset skips such members as metadata".into(),
-        );
+        return Err(NameError::MetaName);
     }
     Ok((key, ext.to_ascii_lowercase()))
 }
@@ -95,7 +111,7 @@ mod tests {
             ("__meta__/x.jpg", "metadata"),
             ("__x__.y__", "metadata"),
         ] {
-            let err = split_key(rel).unwrap_err();
+            let err = split_key(rel).unwrap_err().to_string();
             assert!(err.contains(why), "{rel}: {err}");
         }
         assert!(split_key("a/__meta__/x.jpg").is_ok());

@@ -74,7 +74,8 @@ impl FormatKind {
         self,
         state: &serde_json::Value,
         shards: &[(&str, &serde_json::Value)],
-    ) -> std::result::Result<Vec<crate::format::DatasetFile>, String> {
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, crate::format::DatasetFilesError>
+    {
         self.0.dataset_files(state, shards)
     }
 

@@ -119,7 +119,7 @@ fn prepare(src: &ImageSource<'_>, sample: &SampleSpec, values: &[Vec<u8>]) -> Ou
             return Ok(Err(leave_out(i, reason)));
         };
         if let Err(reason) = content::check(kind.name(), data, src.validation) {
-            return Ok(Err(leave_out(i, reason)));
+            return Ok(Err(leave_out(i, reason.to_string())));
         }
         if let Some(declared) = Kind::from_ext(&field.ext)
             && declared != kind

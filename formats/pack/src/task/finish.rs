@@ -111,7 +111,7 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
         .collect();
     let extra = kind
         .dataset_files(&format_state, &facts)
-        .map_err(Error::Finish)?;
+        .map_err(|e| Error::Finish(e.to_string()))?;
     manifest.files = shards.into_iter().map(|(entry, _)| entry).collect();
     for file in extra {
         manifest.files.push(shardsmith_store::finish::write_entry(

@@ -3,6 +3,7 @@
 //! `../shared/reference/mds.md`: optional dtype code, optional shape, then the values).
 
 use super::dtype::ArrayDtype;
+use super::error::{NpyError, ValueError};
 
 /// A parsed `.npy` header.
 pub(super) struct Npy {
@@ -14,17 +15,17 @@ pub(super) struct Npy {
 }
 
 /// Parses the header of a `.npy` file (format versions 1, 2 and 3).
-pub(super) fn parse_npy(bytes: &[u8]) -> Result<Npy, String> {
+pub(super) fn parse_npy(bytes: &[u8]) -> Result<Npy, NpyError> {
     if !bytes.starts_with(b"\x93NUMPY") || bytes.len() < 10 {
-        return Err("is not a .npy file (no \\x93NUMPY magic)".into());
+        return Err(NpyError::Magic);
     }
     let (len_size, start) = match bytes[6] {
         1 => (2, 10),
         2 | 3 => (4, 12),
-        v => return Err(format!("is a .npy file of unknown version {v}")),
+        v => return Err(NpyError::Version(v)),
     };
     if bytes.len() < start {
-        return Err("the .npy header is truncated".into());
+        return Err(NpyError::Truncated);
     }
     let header_size = if len_size == 2 {
         u16::from_le_bytes([bytes[8], bytes[9]]) as usize
@@ -32,10 +33,8 @@ pub(super) fn parse_npy(bytes: &[u8]) -> Result<Npy, String> {
         u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize
     };
     let end = start + header_size;
-    let header = bytes
-        .get(start..end)
-        .ok_or("the .npy header is longer than the peeked bytes or the file")?;
-    let header = std::str::from_utf8(header).map_err(|_| "the .npy header is not text")?;
+    let header = bytes.get(start..end).ok_or(NpyError::Long)?;
+    let header = std::str::from_utf8(header).map_err(|_| NpyError::NotText)?;
     let field = |key: &str| -> Option<&str> {
         let at = header.find(&format!("'{key}'"))? + key.len() + 2;
         let rest = header[at..].trim_start().strip_prefix(':')?.trim_start();
@@ -44,36 +43,31 @@ pub(super) fn parse_npy(bytes: &[u8]) -> Result<Npy, String> {
     let descr = field("descr")
         .and_then(|r| r.strip_prefix('\''))
         .and_then(|r| r.split('\'').next())
-        .ok_or("the .npy header has no descr")?;
-    let dtype = ArrayDtype::from_descr(descr).ok_or_else(|| {
-        format!("dtype `{descr}` is not supported (little-endian u/i 1-8 bytes, f2/f4/f8)")
-    })?;
-    let fortran = field("fortran_order").ok_or("the .npy header has no fortran_order")?;
+        .ok_or(NpyError::NoDescr)?;
+    let dtype = ArrayDtype::from_descr(descr).ok_or_else(|| NpyError::Descr(descr.to_string()))?;
+    let fortran = field("fortran_order").ok_or(NpyError::NoFortranOrder)?;
     if fortran.starts_with("True") {
-        return Err("is a Fortran-order array; save it in C order".into());
+        return Err(NpyError::FortranOrder);
     }
     let shape_text = field("shape")
         .and_then(|r| r.strip_prefix('('))
         .and_then(|r| r.split(')').next())
-        .ok_or("the .npy header has no shape")?;
+        .ok_or(NpyError::NoShape)?;
     let shape: Result<Vec<u64>, _> = shape_text
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::parse)
         .collect();
-    let shape =
-        shape.map_err(|_| format!("the .npy shape `({shape_text})` is not a list of sizes"))?;
+    let shape = shape.map_err(|_| NpyError::ShapeSyntax(shape_text.to_string()))?;
     if shape.is_empty() || shape.contains(&0) || shape.len() > 63 {
-        return Err(format!(
-            "array shape ({shape_text}) cannot be stored: MDS needs 1 to 63 dimensions, none empty"
-        ));
+        return Err(NpyError::ShapeDims(shape_text.to_string()));
     }
     // A hostile shape must not overflow the size computed from it.
     let data_len = shape
         .iter()
         .try_fold(dtype.size() as u64, |n, &dim| n.checked_mul(dim))
-        .ok_or_else(|| format!("array shape ({shape_text}) is larger than any file"))?;
+        .ok_or_else(|| NpyError::ShapeTooLarge(shape_text.to_string()))?;
     Ok(Npy {
         header_len: end,
         dtype,
@@ -110,17 +104,17 @@ pub(super) fn ndarray(
     dtype: Option<ArrayDtype>,
     shape: Option<&[u64]>,
     input: &[u8],
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ValueError> {
     if !input.starts_with(b"\x93NUMPY") {
         let (Some(d), Some(s)) = (dtype, shape) else {
-            return Err("is not a .npy file (raw values need a static dtype and shape: ndarray:DTYPE:SHAPE)".into());
+            return Err(ValueError::RawWithoutShape);
         };
         let want = s.iter().product::<u64>() * d.size() as u64;
         if input.len() as u64 != want {
-            return Err(format!(
-                "holds {} bytes of raw values, the static shape needs {want}",
-                input.len()
-            ));
+            return Err(ValueError::RawSize {
+                len: input.len(),
+                want,
+            });
         }
         return Ok(input.to_vec());
     }
@@ -128,27 +122,26 @@ pub(super) fn ndarray(
     if let Some(d) = dtype
         && d != npy.dtype
     {
-        return Err(format!(
-            "is a {} array, the column holds {}",
-            npy.dtype.name(),
-            d.name()
-        ));
+        return Err(ValueError::Dtype {
+            found: npy.dtype.name(),
+            column: d.name(),
+        });
     }
     if let Some(s) = shape
         && s != npy.shape.as_slice()
     {
-        return Err(format!(
-            "has shape {:?}, the column's static shape is {s:?}",
-            npy.shape
-        ));
+        return Err(ValueError::Shape {
+            found: npy.shape,
+            column: s.to_vec(),
+        });
     }
     let data = &input[npy.header_len..];
     let want = npy.data_len;
     if data.len() as u64 != want {
-        return Err(format!(
-            "holds {} bytes of values, its shape needs {want}",
-            data.len()
-        ));
+        return Err(ValueError::DataSize {
+            len: data.len(),
+            want,
+        });
     }
     let mut out = Vec::with_capacity(data.len() + 2 + 8 * npy.shape.len());
     if dtype.is_none() {

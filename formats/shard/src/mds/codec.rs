@@ -5,6 +5,8 @@ use std::io::{Read, Write};
 
 use digest::Digest;
 
+pub use super::codec_error::{CompressionError, UnknownHash};
+
 /// A compression family and level (`zstd:7`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MdsCompression {
@@ -67,7 +69,7 @@ impl Family {
 
 impl MdsCompression {
     /// Parses `none`, `FAMILY` or `FAMILY:LEVEL`; `Ok(None)` for no compression.
-    pub fn parse(text: &str) -> Result<Option<Self>, String> {
+    pub fn parse(text: &str) -> Result<Option<Self>, CompressionError> {
         if text == "none" {
             return Ok(None);
         }
@@ -75,17 +77,21 @@ impl MdsCompression {
             Some((n, l)) => (n, Some(l)),
             None => (text, None),
         };
-        let family = Family::from_ext(name)
-            .ok_or_else(|| format!("unknown compression `{name}`; use none, zstd[:LEVEL], gz[:LEVEL], bz2[:LEVEL], br[:LEVEL] or snappy"))?;
+        let family =
+            Family::from_ext(name).ok_or_else(|| CompressionError::Unknown(name.to_string()))?;
         let level = match (level, family.levels()) {
             (None, _) => None,
-            (Some(_), None) => return Err(format!("`{name}` has no levels")),
+            (Some(_), None) => return Err(CompressionError::NoLevels(name.to_string())),
             (Some(l), Some((lo, hi, _))) => {
                 let l: u32 = l
                     .parse()
-                    .map_err(|_| format!("compression level `{l}` is not a number"))?;
+                    .map_err(|_| CompressionError::LevelSyntax(l.to_string()))?;
                 if !(lo..=hi).contains(&l) {
-                    return Err(format!("{name} levels are {lo} to {hi}"));
+                    return Err(CompressionError::Level {
+                        name: name.to_string(),
+                        lo,
+                        hi,
+                    });
                 }
                 Some(l)
             }
@@ -208,14 +214,14 @@ pub const HASHES: [&str; 17] = [
 
 /// Parses a comma-separated list of hash names; returns them sorted and unique, as
 /// MDSWriter requires.
-pub fn parse_hashes(text: &str) -> Result<Vec<String>, String> {
+pub fn parse_hashes(text: &str) -> Result<Vec<String>, UnknownHash> {
     let mut names = Vec::new();
     for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         if !HASHES.contains(&name) {
-            return Err(format!(
-                "unknown hash `{name}`; known: {}",
-                HASHES.join(", ")
-            ));
+            return Err(UnknownHash {
+                name: name.to_string(),
+                known: &HASHES,
+            });
         }
         names.push(name.to_string());
     }
@@ -392,16 +398,19 @@ mod tests {
         assert!(
             MdsCompression::parse("zstd:23")
                 .unwrap_err()
+                .to_string()
                 .contains("1 to 22")
         );
         assert!(
             MdsCompression::parse("snappy:1")
                 .unwrap_err()
+                .to_string()
                 .contains("no levels")
         );
         assert!(
             MdsCompression::parse("lz4")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown compression")
         );
     }

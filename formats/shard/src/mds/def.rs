@@ -9,8 +9,9 @@ use shardsmith_store::InputSource;
 
 use super::codec::MdsCompression;
 use super::codec::parse_hashes;
+use super::index_check::check_indices;
 use super::input::{INDEX, MdsDataset, is_mds_input};
-use super::inspect::{MdsInspector, check_indices};
+use super::inspect::MdsInspector;
 use super::layout::MAX_SHARD;
 use super::{Mds, MdsOptions};
 use crate::columns::Encoding;
@@ -41,7 +42,8 @@ impl FormatDef for Def {
         &self,
         state: &serde_json::Value,
         shards: &[(&str, &serde_json::Value)],
-    ) -> std::result::Result<Vec<crate::format::DatasetFile>, String> {
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, crate::format::DatasetFilesError>
+    {
         super::index_files(state, shards)
     }
 

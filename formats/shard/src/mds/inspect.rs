@@ -1,17 +1,14 @@
 //! Verifying MDS datasets: each shard walked on its own (decompressed, header, offsets,
 //! embedded config, every record's sizes, the hashes its config names), then every
-//! `index.json` compared with the shards it lists (`check_indices`).
+//! `index.json` compared with the shards it lists ([`super::check_indices`]).
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufReader, Read};
-use std::path::Path;
 
-use serde_json::{Value, json};
-use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector, Manifest};
+use serde_json::Value;
+use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
 use super::codec::{self, Family, MdsCompression};
 use super::layout::MAX_SHARD;
-use super::pyjson;
 
 /// Buffers one shard (at most 4 GiB, the format's limit) and checks it at the end.
 pub struct MdsInspector {
@@ -263,18 +260,7 @@ fn parse_shard(
         );
         return None;
     }
-    // The offset table, streamed: its first and last entries and where it first goes
-    // backwards.
-    let (mut first, mut last, mut backwards) = (0, 0, None);
-    for i in 0..=n {
-        let offset = read_u32(&mut header)?;
-        if i == 0 {
-            first = offset;
-        } else if backwards.is_none() && offset < last {
-            backwards = Some(i - 1);
-        }
-        last = offset;
-    }
+    let (first, last, backwards) = offset_table(&mut header, n)?;
     if first < table_end || first > len {
         report(
             FindingKind::BadHeader,
@@ -331,6 +317,37 @@ fn parse_shard(
             format!("{} bytes{note} after the last sample", len - last),
         );
     }
+    check_records(raw, len, note, n, first, &config, report);
+    Some((n, config))
+}
+
+/// The offset table of `n` samples, streamed: its first and last entries and the
+/// sample where it first goes backwards.
+fn offset_table(header: &mut impl Read, n: u64) -> Option<(u64, u64, Option<u64>)> {
+    let (mut first, mut last, mut backwards) = (0, 0, None);
+    for i in 0..=n {
+        let offset = read_u32(header)?;
+        if i == 0 {
+            first = offset;
+        } else if backwards.is_none() && offset < last {
+            backwards = Some(i - 1);
+        }
+        last = offset;
+    }
+    Some((first, last, backwards))
+}
+
+/// Walks the `n` records from byte `first` on, checking each record's size table against
+/// its offsets; stops at the first bad record (reported) or where the shard is cut.
+fn check_records(
+    raw: &Raw<'_>,
+    len: u64,
+    note: &str,
+    n: u64,
+    first: u64,
+    config: &Value,
+    report: &mut dyn FnMut(FindingKind, u64, String),
+) {
     let sizes: Vec<Option<u64>> = config["column_sizes"]
         .as_array()
         .map(|a| a.iter().map(Value::as_u64).collect())
@@ -344,7 +361,7 @@ fn parse_shard(
     // The records follow each other from `first` on (the offsets never go backwards):
     // one reader walks the offsets from sample 1 on, another the records.
     let (Ok(mut offsets), Ok(mut records)) = (raw.open_at(8), raw.open_at(first)) else {
-        return Some((n, config));
+        return;
     };
     let head = 4 * variable;
     let mut table = vec![0u8; head as usize];
@@ -387,264 +404,6 @@ fn parse_shard(
             break;
         }
         start = end;
-    }
-    Some((n, config))
-}
-
-const ENTRY_KEYS: [&str; 11] = [
-    "column_encodings",
-    "column_names",
-    "column_sizes",
-    "compression",
-    "format",
-    "hashes",
-    "raw_data",
-    "samples",
-    "size_limit",
-    "version",
-    "zip_data",
-];
-const CONFIG_KEYS: [&str; 8] = [
-    "column_encodings",
-    "column_names",
-    "column_sizes",
-    "compression",
-    "format",
-    "hashes",
-    "size_limit",
-    "version",
-];
-
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
-
-fn is_shard_name(path: &str) -> bool {
-    let base = path.rsplit('/').next().unwrap_or(path);
-    let mut parts = base.split('.');
-    parts.next() == Some("shard")
-        && parts
-            .next()
-            .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()))
-        && parts.next() == Some("mds")
-        && parts
-            .next()
-            .is_none_or(|ext| Family::from_ext(ext).is_some())
-        && parts.next().is_none()
-}
-
-/// Compares every MDS `index.json` under the root with the shards it lists, and reports
-/// MDS shards no index lists.
-pub fn check_indices(
-    root: &Path,
-    files: &BTreeMap<String, u64>,
-    inspections: &BTreeMap<String, Inspection>,
-    manifest: Option<&Manifest>,
-) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    let mut referenced = BTreeSet::new();
-    let mut saw_index = false;
-    for index_path in files
-        .keys()
-        .filter(|p| *p == "index.json" || p.ends_with("/index.json"))
-    {
-        let Ok(bytes) = std::fs::read(root.join(index_path)) else {
-            continue;
-        };
-        let index: Value = match serde_json::from_slice(&bytes) {
-            Ok(v) => v,
-            Err(e) => {
-                findings.push(Finding::error(
-                    FindingKind::IndexInvalid,
-                    index_path,
-                    format!("is not JSON: {e}"),
-                ));
-                continue;
-            }
-        };
-        let Some(shards) = index.get("shards").and_then(Value::as_array) else {
-            continue;
-        };
-        saw_index = true;
-        if index["version"] != 2 {
-            findings.push(Finding::error(
-                FindingKind::IndexInvalid,
-                index_path,
-                "top-level version is not 2: streaming refuses it",
-            ));
-        }
-        let dir = index_path.rsplit_once('/').map_or("", |(d, _)| d);
-        for (i, entry) in shards.iter().enumerate() {
-            check_entry(
-                index_path,
-                dir,
-                i,
-                entry,
-                files,
-                inspections,
-                &mut referenced,
-                &mut findings,
-            );
-        }
-    }
-    let listed_in_manifest =
-        |path: &str| manifest.is_none_or(|m| m.files.iter().any(|f| f.path == path));
-    for path in files
-        .keys()
-        .filter(|p| is_shard_name(p) && !referenced.contains(*p))
-    {
-        if listed_in_manifest(path) {
-            let message = if saw_index {
-                "MDS shard no index.json lists: readers never see it (stale or foreign)"
-            } else {
-                "MDS shard without an index.json: readers cannot use it"
-            };
-            findings.push(Finding::error(FindingKind::UnlistedFile, path, message));
-        }
-    }
-    findings.sort_by(|a, b| {
-        (&a.path, a.offset, a.kind, &a.message).cmp(&(&b.path, b.offset, b.kind, &b.message))
-    });
-    findings.dedup();
-    findings
-}
-
-#[allow(clippy::too_many_arguments)]
-fn check_entry(
-    index_path: &str,
-    dir: &str,
-    i: usize,
-    entry: &Value,
-    files: &BTreeMap<String, u64>,
-    inspections: &BTreeMap<String, Inspection>,
-    referenced: &mut BTreeSet<String>,
-    findings: &mut Vec<Finding>,
-) {
-    let invalid = |message: String| Finding::error(FindingKind::IndexInvalid, index_path, message);
-    let Some(object) = entry.as_object() else {
-        findings.push(invalid(format!("shard {i} is not an object")));
-        return;
-    };
-    let keys: BTreeSet<&str> = object.keys().map(String::as_str).collect();
-    let missing: Vec<&str> = ENTRY_KEYS
-        .iter()
-        .copied()
-        .filter(|k| !keys.contains(k))
-        .collect();
-    let extra: Vec<&str> = keys
-        .iter()
-        .copied()
-        .filter(|k| !ENTRY_KEYS.contains(k))
-        .collect();
-    if !missing.is_empty() || !extra.is_empty() {
-        findings.push(invalid(format!(
-            "shard {i} has missing keys {missing:?} / unexpected keys {extra:?}: streaming's reader raises TypeError"
-        )));
-    }
-    if entry["version"] != 2 || entry["format"] != "mds" {
-        findings.push(invalid(format!("shard {i} is not format `mds` version 2")));
-    }
-    let config = json!(
-        CONFIG_KEYS
-            .iter()
-            .map(|k| ((*k).to_string(), entry[*k].clone()))
-            .collect::<serde_json::Map<_, _>>()
-    );
-    let raw = &entry["raw_data"];
-    let zip = &entry["zip_data"];
-    let Some(raw_name) = raw["basename"].as_str() else {
-        findings.push(invalid(format!("shard {i} has no raw_data.basename")));
-        return;
-    };
-    let raw_path = join(dir, raw_name);
-    let zip_path = zip["basename"].as_str().map(|z| join(dir, z));
-    referenced.insert(raw_path.clone());
-    if let Some(z) = &zip_path {
-        referenced.insert(z.clone());
-    }
-    let mismatch = |path: &str, what: &str, expected: &Value, actual: &Value| {
-        Finding::error(
-            FindingKind::IndexMismatch,
-            path,
-            format!("{what} differs from {index_path} (shard {i})"),
-        )
-        .values(expected.to_string(), actual.to_string())
-    };
-    let present_raw = files.contains_key(&raw_path);
-    let present_zip = zip_path.as_ref().is_some_and(|z| files.contains_key(z));
-    if !present_raw && !present_zip {
-        let shown = zip_path.clone().unwrap_or(raw_path.clone());
-        findings.push(Finding::error(
-            FindingKind::MissingFile,
-            &shown,
-            format!("listed in {index_path} (shard {i}) but not present"),
-        ));
-        return;
-    }
-    for (path, info, zipped) in [
-        (Some(raw_path.clone()), raw, false),
-        (zip_path.clone(), zip, true),
-    ] {
-        let Some(path) = path.filter(|p| files.contains_key(p)) else {
-            continue;
-        };
-        let size = files[&path];
-        if info["bytes"].as_u64() != Some(size) {
-            findings.push(mismatch(
-                &path,
-                "file size",
-                &info["bytes"],
-                &Value::from(size),
-            ));
-        }
-        let Some(inspection) = inspections.get(&path) else {
-            continue;
-        };
-        let facts = &inspection.facts;
-        if let Some(samples) = inspection.samples
-            && entry["samples"].as_u64() != Some(samples)
-        {
-            findings.push(mismatch(
-                &path,
-                "sample count",
-                &entry["samples"],
-                &Value::from(samples),
-            ));
-        }
-        if let Some(embedded) = facts.get("config")
-            && pyjson::dumps(embedded) != pyjson::dumps(&config)
-        {
-            findings.push(mismatch(&path, "embedded config", &config, embedded));
-        }
-        let checks: Vec<(&str, &Value, Option<&Value>)> = if zipped {
-            vec![
-                ("decompressed size", &raw["bytes"], facts.get("raw_bytes")),
-                ("zip_data hashes", &info["hashes"], facts.get("zip_hashes")),
-                (
-                    "raw_data hashes (after decompression)",
-                    &raw["hashes"],
-                    facts.get("raw_hashes"),
-                ),
-            ]
-        } else {
-            vec![("raw_data hashes", &info["hashes"], facts.get("raw_hashes"))]
-        };
-        for (what, expected, actual) in checks {
-            let Some(actual) = actual else { continue };
-            let differs = match (expected.as_object(), actual.as_object()) {
-                (Some(want), Some(got)) => want
-                    .iter()
-                    .any(|(algo, hex)| got.get(algo).is_some_and(|g| g != hex)),
-                _ => expected != actual,
-            };
-            if differs {
-                findings.push(mismatch(&path, what, expected, actual));
-            }
-        }
     }
 }
 

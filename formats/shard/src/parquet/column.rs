@@ -12,6 +12,7 @@ use parquet::data_type::{ByteArray, ByteArrayType};
 use parquet::file::serialized_reader::SerializedPageReader;
 use parquet::schema::types::ColumnDescPtr;
 
+use super::error::DecodeError;
 use super::guard::guarded;
 use super::rows::ParquetFile;
 
@@ -40,16 +41,14 @@ pub enum ColumnError {
 impl ParquetFile {
     /// The pages of row group `group`'s chunk of column `leaf`, read as pyarrow reads
     /// them (memory checked).
-    fn column_pages(&self, group: usize, leaf: usize) -> Result<Box<dyn PageReader>, String> {
-        let metadata = self
-            .group_metadata(group, leaf)
-            .map_err(|e| e.to_string())?;
+    fn column_pages(&self, group: usize, leaf: usize) -> Result<Box<dyn PageReader>, DecodeError> {
+        let metadata = self.group_metadata(group, leaf)?;
         let rows = metadata.num_rows().max(0) as usize;
         let file = Arc::new(self.strict().clone());
         guarded(|| {
             SerializedPageReader::new(file, metadata.column(leaf), rows, None)
                 .map(|r| Box::new(r) as Box<dyn PageReader>)
-                .map_err(|e| e.to_string())
+                .map_err(DecodeError::from)
         })
     }
 
@@ -81,11 +80,12 @@ impl ParquetFile {
             if row.saturating_add(rows) > from {
                 let mut reader = ColumnReaderImpl::new(
                     descr.clone(),
-                    self.column_pages(g, index).map_err(unreadable)?,
+                    self.column_pages(g, index)
+                        .map_err(|e| unreadable(e.to_string()))?,
                 );
                 let skip = (from - row) as usize;
-                let skipped = guarded(|| reader.skip_records(skip).map_err(|e| e.to_string()))
-                    .map_err(unreadable)?;
+                let skipped = guarded(|| reader.skip_records(skip).map_err(DecodeError::from))
+                    .map_err(|e| unreadable(e.to_string()))?;
                 if skipped != skip {
                     return Err(unreadable(format!("has fewer rows than {from}")));
                 }
@@ -117,7 +117,7 @@ impl ByteColumn {
         &mut self,
         max: usize,
         mut each: impl FnMut(Option<&[u8]>),
-    ) -> Result<usize, String> {
+    ) -> Result<usize, DecodeError> {
         loop {
             if self.column.is_none() {
                 if self.next_group >= self.file.metadata().num_row_groups() {
@@ -134,7 +134,7 @@ impl ByteColumn {
             let (rows, _, _) = guarded(|| {
                 column
                     .read_records(max, Some(levels), None, values)
-                    .map_err(|e| e.to_string())
+                    .map_err(DecodeError::from)
             })?;
             if rows == 0 {
                 self.column = None;

@@ -24,6 +24,7 @@ use parquet::file::metadata::{ColumnChunkMetaData, RowGroupMetaData};
 use parquet::file::reader::Length;
 use parquet::file::serialized_reader::SerializedPageReader;
 
+use super::error::DecodeError;
 use super::error::ReadError;
 use super::guard::guarded;
 use super::pages::{self, Dictionary};
@@ -113,7 +114,7 @@ fn largest_entry(
     chunk: &ColumnChunkMetaData,
     dictionary: Dictionary,
     rows: usize,
-) -> Result<u64, String> {
+) -> Result<u64, DecodeError> {
     let descr = chunk.column_descr();
     match descr.physical_type() {
         PhysicalType::BYTE_ARRAY => {}
@@ -123,23 +124,21 @@ fn largest_entry(
     // The page's bytes alone (read once, exactly), as a chunk that starts at 0.
     let bytes = file
         .read_upto(dictionary.offset, dictionary.len as usize)
-        .map_err(|e| format!("the dictionary page cannot be read: {e}"))?;
+        .map_err(DecodeError::Dictionary)?;
     let only = chunk
         .clone()
         .into_builder()
         .set_dictionary_page_offset(Some(0))
         .set_data_page_offset(0)
         .set_total_compressed_size(bytes.len() as i64)
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let page = guarded(|| {
         let bytes = Arc::new(bytes::Bytes::from(bytes));
-        let mut reader =
-            SerializedPageReader::new(bytes, &only, rows, None).map_err(|e| e.to_string())?;
-        reader.get_next_page().map_err(|e| e.to_string())
+        let mut reader = SerializedPageReader::new(bytes, &only, rows, None)?;
+        reader.get_next_page().map_err(DecodeError::from)
     })?;
     let Some(Page::DictionaryPage { buf, .. }) = page else {
-        return Err("the dictionary page does not read as one".into());
+        return Err(DecodeError::NotDictionary);
     };
     let (mut at, mut largest) = (0usize, 0u64);
     while at + 4 <= buf.len() {
@@ -197,7 +196,9 @@ pub(super) fn prepare(
         }
         // What one row of this column can decode to.
         let entry = match walked.dictionary {
-            Some(d) => largest_entry(file, chunk, d, rows as usize).map_err(damaged)?,
+            Some(d) => {
+                largest_entry(file, chunk, d, rows as usize).map_err(|e| damaged(e.to_string()))?
+            }
             None => 0,
         };
         let values = chunk.num_values().max(0) as u64;

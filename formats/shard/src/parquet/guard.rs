@@ -1,10 +1,12 @@
 //! Panics of the parquet and arrow crates on malformed data, as errors.
 
+use super::error::DecodeError;
+
 /// Runs `read`, a call into the parquet and arrow crates on bytes from a file, turning a
 /// panic of those crates on malformed data into an error. They still have such panics
 /// (an empty bit-packed run asserts in `arrow-buffer`); a file anyone could have written
 /// must give a finding, never end the process.
-pub fn guarded<T>(read: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+pub fn guarded<T, E: From<DecodeError>>(read: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
         Ok(result) => result,
         Err(payload) => {
@@ -13,9 +15,7 @@ pub fn guarded<T>(read: impl FnOnce() -> Result<T, String>) -> Result<T, String>
                 .map(|s| (*s).to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "no message".into());
-            Err(format!(
-                "the Parquet reader failed on malformed data: {why}"
-            ))
+            Err(DecodeError::Panicked(why).into())
         }
     }
 }

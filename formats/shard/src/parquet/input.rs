@@ -87,7 +87,7 @@ fn value_bytes(
     array: &ArrayRef,
     row: usize,
     formatter: Option<&ArrayFormatter<'_>>,
-) -> Result<Option<Vec<u8>>, String> {
+) -> Result<Option<Vec<u8>>, nested::NestedError> {
     if array.is_null(row) {
         return Ok(None);
     }
@@ -110,6 +110,112 @@ fn value_bytes(
     }))
 }
 
+/// The files of a Parquet input: the one `only` names, or every `.parquet` file the
+/// source lists (shardsmith's own files beside them skipped; any other file refused).
+fn parquet_files(source: &dyn InputSource, only: Option<&str>) -> Result<Vec<String>> {
+    Ok(match only {
+        Some(rel) => vec![rel.to_string()],
+        None => {
+            let listing = source.list()?;
+            if let Some(skip) = listing.skipped.first() {
+                return Err(bad(
+                    &source.display(&skip.path),
+                    format!("cannot be listed: {}", skip.reason),
+                ));
+            }
+            let mut out = Vec::new();
+            for file in listing.files {
+                // Shardsmith's own files beside the shards (a Parquet output is a
+                // valid input), and any other tool's manifest or sums.
+                let base = file.rel.rsplit('/').next().unwrap_or(&file.rel);
+                if base.starts_with(TEMP_PREFIX) || base == MANIFEST_FILE || base == SUMS_FILE {
+                    continue;
+                }
+                if !file.rel.ends_with(".parquet") {
+                    return Err(bad(
+                    &source.display(&file.rel),
+                    "is in the Parquet input but is not a .parquet file; use --input-format files to pack a tree of raw files".into(),
+                ));
+                }
+                out.push(file.rel);
+            }
+            out
+        }
+    })
+}
+
+/// The encoding a column of `data_type` suggests to typed outputs (text, integers,
+/// floats, nested values), or `None` (bytes).
+fn suggested_encoding(data_type: &DataType) -> Option<Encoding> {
+    match data_type {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Some(Encoding::Str),
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32 => Some(Encoding::Int),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+            Some(Encoding::parse("float64").expect("a known encoding"))
+        }
+        DataType::Boolean
+        | DataType::Date32
+        | DataType::Date64
+        | DataType::Timestamp(..)
+        | DataType::Decimal128(..) => Some(Encoding::Str),
+        DataType::Dictionary(_, v)
+            if matches!(
+                **v,
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            ) =>
+        {
+            Some(Encoding::Str)
+        }
+        t if nested::is_nested(t) => Some(Encoding::Nested(t.clone())),
+        _ => None,
+    }
+}
+
+/// Opens every file of the input (at least one) and checks they share the first one's
+/// schema; the files, numbered by their first row, and that schema.
+fn open_files(
+    source: &dyn InputSource,
+    rels: Vec<String>,
+) -> Result<(Vec<PartFile>, arrow_schema::SchemaRef)> {
+    let mut files = Vec::new();
+    let mut schema: Option<arrow_schema::SchemaRef> = None;
+    let mut rows = 0u64;
+    for rel in rels {
+        let full = source.display(&rel);
+        let input = source
+            .open_ranged(&rel)
+            .map_err(|e| Error::io("reading", &full, e.into()))?;
+        let file = ParquetFile::open(input).map_err(|e| pq_err(&full, e))?;
+        let this = file.schema().clone();
+        match &schema {
+            None => schema = Some(this),
+            Some(first) if first.fields() != this.fields() => {
+                return Err(bad(
+                    &full,
+                    format!("has another schema than the first Parquet file: {this} vs {first}"),
+                ));
+            }
+            _ => {}
+        }
+        let count = file.num_rows();
+        files.push(PartFile {
+            rel,
+            full,
+            file,
+            first_row: rows,
+        });
+        rows += count;
+    }
+    let schema = schema.expect("at least one file");
+    Ok((files, schema))
+}
+
 impl ParquetRows {
     /// The Parquet files at `root` (one file, or every `.parquet` file below a
     /// directory, in path order). All must share one schema.
@@ -123,73 +229,14 @@ impl ParquetRows {
         only: Option<&str>,
         key_column: &str,
     ) -> Result<Self> {
-        let rels: Vec<String> = match only {
-            Some(rel) => vec![rel.to_string()],
-            None => {
-                let listing = source.list()?;
-                if let Some(skip) = listing.skipped.first() {
-                    return Err(bad(
-                        &source.display(&skip.path),
-                        format!("cannot be listed: {}", skip.reason),
-                    ));
-                }
-                let mut out = Vec::new();
-                for file in listing.files {
-                    // Shardsmith's own files beside the shards (a Parquet output is a
-                    // valid input), and any other tool's manifest or sums.
-                    let base = file.rel.rsplit('/').next().unwrap_or(&file.rel);
-                    if base.starts_with(TEMP_PREFIX) || base == MANIFEST_FILE || base == SUMS_FILE {
-                        continue;
-                    }
-                    if !file.rel.ends_with(".parquet") {
-                        return Err(bad(
-                            &source.display(&file.rel),
-                            "is in the Parquet input but is not a .parquet file; use --input-format files to pack a tree of raw files".into(),
-                        ));
-                    }
-                    out.push(file.rel);
-                }
-                out
-            }
-        };
+        let rels = parquet_files(&*source, only)?;
         if rels.is_empty() {
             return Err(Error::EmptyInput {
                 root: root.to_string(),
                 detail: ": it holds no .parquet file".into(),
             });
         }
-        let mut files = Vec::new();
-        let mut schema: Option<arrow_schema::SchemaRef> = None;
-        let mut rows = 0u64;
-        for rel in rels {
-            let full = source.display(&rel);
-            let input = source
-                .open_ranged(&rel)
-                .map_err(|e| Error::io("reading", &full, e.into()))?;
-            let file = ParquetFile::open(input).map_err(|e| pq_err(&full, e))?;
-            let this = file.schema().clone();
-            match &schema {
-                None => schema = Some(this),
-                Some(first) if first.fields() != this.fields() => {
-                    return Err(bad(
-                        &full,
-                        format!(
-                            "has another schema than the first Parquet file: {this} vs {first}"
-                        ),
-                    ));
-                }
-                _ => {}
-            }
-            let count = file.num_rows();
-            files.push(PartFile {
-                rel,
-                full,
-                file,
-                first_row: rows,
-            });
-            rows += count;
-        }
-        let schema = schema.expect("at least one file");
+        let (files, schema) = open_files(&*source, rels)?;
         let has_key = schema.fields().iter().any(|f| f.name() == key_column);
         let mut columns = Vec::new();
         let mut encodings = std::collections::BTreeMap::new();
@@ -214,34 +261,7 @@ impl ParquetRows {
                     format!("has columns that differ only by case: `{}`", field.name()),
                 ));
             }
-            let encoding = match field.data_type() {
-                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Some(Encoding::Str),
-                DataType::Int8
-                | DataType::Int16
-                | DataType::Int32
-                | DataType::Int64
-                | DataType::UInt8
-                | DataType::UInt16
-                | DataType::UInt32 => Some(Encoding::Int),
-                DataType::Float16 | DataType::Float32 | DataType::Float64 => {
-                    Some(Encoding::parse("float64").expect("a known encoding"))
-                }
-                DataType::Boolean
-                | DataType::Date32
-                | DataType::Date64
-                | DataType::Timestamp(..)
-                | DataType::Decimal128(..) => Some(Encoding::Str),
-                DataType::Dictionary(_, v)
-                    if matches!(
-                        **v,
-                        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-                    ) =>
-                {
-                    Some(Encoding::Str)
-                }
-                t if nested::is_nested(t) => Some(Encoding::Nested(t.clone())),
-                _ => None,
-            };
+            let encoding = suggested_encoding(field.data_type());
             if let Some(encoding) = encoding {
                 encodings.insert(name.clone(), encoding);
             }
@@ -479,7 +499,7 @@ impl SampleReader for RowReader<'_> {
             let array = batch.column(column);
             let formatter = ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default()).ok();
             let value = value_bytes(array, self.position, formatter.as_ref())
-                .map_err(|e| bad(&self.source.field_path(sample, field), e))?
+                .map_err(|e| bad(&self.source.field_path(sample, field), e.to_string()))?
                 .unwrap_or_default();
             if value.len() as u64 != field.size {
                 return Err(Error::InputChanged {

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use parquet::file::metadata::RowGroupMetaData;
 use serde_json::Value;
 use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspector};
 use shardsmith_store::LocalFile;
@@ -18,6 +19,16 @@ use super::rows::ParquetFile;
 /// large to decode at once): a warning, never an error.
 fn not_checked(path: &str, why: String) -> Finding {
     Finding::warning(FindingKind::NotChecked, path, why)
+}
+
+/// What checking one row group found.
+enum GroupCheck {
+    /// It decodes, to this many rows.
+    Decoded(u64),
+    /// It is damaged (a finding says how).
+    Failed,
+    /// It could not be checked (too large to decode at once).
+    Unchecked,
 }
 
 /// Structural checker for one Parquet file.
@@ -40,6 +51,150 @@ impl ParquetInspector {
             len: 0,
         }
     }
+
+    /// Checks the magic at both ends and the footer's length, and reads the footer; the
+    /// file and the footer's length, or `None` (the findings say why) when nothing more
+    /// can be checked.
+    fn open_footer(&self, findings: &mut Vec<Finding>) -> Option<(ParquetFile, u64)> {
+        let error =
+            |kind, at: u64, message: String| Finding::error(kind, &self.path, message).at(at);
+        let magic = &self.tail[self.tail.len().saturating_sub(4)..];
+        if self.len >= 12 && self.head == b"PARE" && magic == b"PARE" {
+            findings.push(not_checked(
+                &self.path,
+                "is an encrypted Parquet file (encrypted footer, `PARE`): shardsmith has no keys, so neither its footer nor its pages are checked".into(),
+            ));
+            return None;
+        }
+        if self.head != b"PAR1" {
+            findings.push(error(
+                FindingKind::BadHeader,
+                0,
+                "does not start with the Parquet magic `PAR1`".into(),
+            ));
+        }
+        if self.len < 12 || magic != b"PAR1" {
+            findings.push(error(
+                FindingKind::Truncated,
+                self.len,
+                "does not end with the Parquet magic `PAR1`: the footer is missing (truncated or still being written)".into(),
+            ));
+            return None;
+        }
+        let footer_len = u64::from(u32::from_le_bytes(
+            self.tail[..4].try_into().expect("4 bytes"),
+        ));
+        if footer_len + 12 > self.len {
+            findings.push(error(
+                FindingKind::BadHeader,
+                self.len - 8,
+                format!(
+                    "footer length {footer_len} is larger than the file ({} bytes)",
+                    self.len
+                ),
+            ));
+            return None;
+        }
+        let file = match File::open(&self.full)
+            .and_then(LocalFile::new)
+            .map_err(|e| ReadError::Damaged(e.to_string()))
+            .and_then(|input| ParquetFile::open(Arc::new(input)))
+        {
+            Ok(file) => file,
+            Err(ReadError::Encrypted(why)) => {
+                findings.push(not_checked(&self.path, why));
+                return None;
+            }
+            Err(e) => {
+                findings.push(error(
+                    FindingKind::BadHeader,
+                    self.len - 8 - footer_len,
+                    format!("footer cannot be read: {e}"),
+                ));
+                return None;
+            }
+        };
+        Some((file, footer_len))
+    }
+
+    /// Decodes row group `i` (whose chunks the footer puts in the file), reporting what
+    /// is wrong with it.
+    fn check_group(
+        &self,
+        file: &ParquetFile,
+        i: usize,
+        group: &RowGroupMetaData,
+        footer_at: u64,
+        findings: &mut Vec<Finding>,
+    ) -> GroupCheck {
+        let error =
+            |kind, at: u64, message: String| Finding::error(kind, &self.path, message).at(at);
+        // The footer's offsets and sizes are signed and untrusted (the parquet
+        // crate's own `byte_range` asserts on negative ones).
+        let Some(range) = group
+            .columns()
+            .iter()
+            .try_fold((u64::MAX, 0u64), |(lo, hi), c| {
+                let start = u64::try_from(super::group::chunk_start(c)).ok()?;
+                let len = u64::try_from(c.compressed_size()).ok()?;
+                Some((lo.min(start), hi.max(start.saturating_add(len))))
+            })
+        else {
+            findings.push(error(
+                FindingKind::BadHeader,
+                footer_at,
+                format!("row group {i} has a column chunk at a negative offset or of a negative size in the footer"),
+            ));
+            return GroupCheck::Failed;
+        };
+        if range.1 > self.len {
+            findings.push(
+                Finding::error(
+                    FindingKind::Truncated,
+                    &self.path,
+                    format!("row group {i} extends past the end of the file"),
+                )
+                .range(range.0, range.1),
+            );
+            return GroupCheck::Failed;
+        }
+        match file.group_rows(i) {
+            Ok(n) => {
+                if n != group.num_rows() as u64 {
+                    findings.push(
+                        Finding::error(
+                            FindingKind::Undecodable,
+                            &self.path,
+                            format!(
+                                "row group {i} decodes to {n} rows, its metadata says {}",
+                                group.num_rows()
+                            ),
+                        )
+                        .range(range.0, range.1),
+                    );
+                }
+                GroupCheck::Decoded(n)
+            }
+            Err(ReadError::Damaged(e)) => {
+                findings.push(
+                    Finding::error(
+                        FindingKind::Undecodable,
+                        &self.path,
+                        format!("row group {i} does not decode: {e}"),
+                    )
+                    .range(range.0, range.1),
+                );
+                GroupCheck::Failed
+            }
+            Err(e) => {
+                findings.push(
+                    not_checked(&self.path, format!("row group {i} is not checked: {e}"))
+                        .range(range.0, range.1),
+                );
+                GroupCheck::Unchecked
+            }
+        }
+    }
 }
 
 impl Inspector for ParquetInspector {
@@ -60,130 +215,19 @@ impl Inspector for ParquetInspector {
             format: "parquet".into(),
             ..Inspection::default()
         };
-        let error =
-            |kind, at: u64, message: String| Finding::error(kind, &self.path, message).at(at);
-        let magic = &self.tail[self.tail.len().saturating_sub(4)..];
-        if self.len >= 12 && self.head == b"PARE" && magic == b"PARE" {
-            inspection.findings.push(not_checked(
-                &self.path,
-                "is an encrypted Parquet file (encrypted footer, `PARE`): shardsmith has no keys, so neither its footer nor its pages are checked".into(),
-            ));
+        let Some((file, footer_len)) = self.open_footer(&mut inspection.findings) else {
             return inspection;
-        }
-        if self.head != b"PAR1" {
-            inspection.findings.push(error(
-                FindingKind::BadHeader,
-                0,
-                "does not start with the Parquet magic `PAR1`".into(),
-            ));
-        }
-        if self.len < 12 || magic != b"PAR1" {
-            inspection.findings.push(error(
-                FindingKind::Truncated,
-                self.len,
-                "does not end with the Parquet magic `PAR1`: the footer is missing (truncated or still being written)".into(),
-            ));
-            return inspection;
-        }
-        let footer_len = u64::from(u32::from_le_bytes(
-            self.tail[..4].try_into().expect("4 bytes"),
-        ));
-        if footer_len + 12 > self.len {
-            inspection.findings.push(error(
-                FindingKind::BadHeader,
-                self.len - 8,
-                format!(
-                    "footer length {footer_len} is larger than the file ({} bytes)",
-                    self.len
-                ),
-            ));
-            return inspection;
-        }
-        let file = match File::open(&self.full)
-            .and_then(LocalFile::new)
-            .map_err(|e| ReadError::Damaged(e.to_string()))
-            .and_then(|input| ParquetFile::open(Arc::new(input)))
-        {
-            Ok(file) => file,
-            Err(ReadError::Encrypted(why)) => {
-                inspection.findings.push(not_checked(&self.path, why));
-                return inspection;
-            }
-            Err(e) => {
-                inspection.findings.push(error(
-                    FindingKind::BadHeader,
-                    self.len - 8 - footer_len,
-                    format!("footer cannot be read: {e}"),
-                ));
-                return inspection;
-            }
         };
+        let footer_at = self.len - 8 - footer_len;
         let metadata = file.metadata().clone();
         let declared: i64 = metadata.file_metadata().num_rows();
         let mut decoded = 0u64;
         let mut unchecked = false;
         for (i, group) in metadata.row_groups().iter().enumerate() {
-            // The footer's offsets and sizes are signed and untrusted (the parquet
-            // crate's own `byte_range` asserts on negative ones).
-            let Some(range) = group
-                .columns()
-                .iter()
-                .try_fold((u64::MAX, 0u64), |(lo, hi), c| {
-                    let start = u64::try_from(super::group::chunk_start(c)).ok()?;
-                    let len = u64::try_from(c.compressed_size()).ok()?;
-                    Some((lo.min(start), hi.max(start.saturating_add(len))))
-                })
-            else {
-                inspection.findings.push(error(
-                    FindingKind::BadHeader,
-                    self.len - 8 - footer_len,
-                    format!("row group {i} has a column chunk at a negative offset or of a negative size in the footer"),
-                ));
-                continue;
-            };
-            if range.1 > self.len {
-                inspection.findings.push(
-                    Finding::error(
-                        FindingKind::Truncated,
-                        &self.path,
-                        format!("row group {i} extends past the end of the file"),
-                    )
-                    .range(range.0, range.1),
-                );
-                continue;
-            }
-            match file.group_rows(i) {
-                Ok(n) => {
-                    decoded += n;
-                    if n != group.num_rows() as u64 {
-                        inspection.findings.push(
-                            Finding::error(
-                                FindingKind::Undecodable,
-                                &self.path,
-                                format!(
-                                    "row group {i} decodes to {n} rows, its metadata says {}",
-                                    group.num_rows()
-                                ),
-                            )
-                            .range(range.0, range.1),
-                        );
-                    }
-                }
-                Err(ReadError::Damaged(e)) => inspection.findings.push(
-                    Finding::error(
-                        FindingKind::Undecodable,
-                        &self.path,
-                        format!("row group {i} does not decode: {e}"),
-                    )
-                    .range(range.0, range.1),
-                ),
-                Err(e) => {
-                    unchecked = true;
-                    inspection.findings.push(
-                        not_checked(&self.path, format!("row group {i} is not checked: {e}"))
-                            .range(range.0, range.1),
-                    );
-                }
+            match self.check_group(&file, i, group, footer_at, &mut inspection.findings) {
+                GroupCheck::Decoded(n) => decoded += n,
+                GroupCheck::Failed => {}
+                GroupCheck::Unchecked => unchecked = true,
             }
         }
         if unchecked {
@@ -200,7 +244,7 @@ impl Inspector for ParquetInspector {
                         "the footer declares {declared} rows, its row groups hold {decoded}: pyarrow reads the row groups' {decoded}, readers that trust the footer's count read {declared}"
                     ),
                 )
-                .at(self.len - 8 - footer_len),
+                .at(footer_at),
             );
         }
         inspection.samples = Some(decoded);

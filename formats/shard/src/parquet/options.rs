@@ -13,20 +13,30 @@ pub enum ParquetCompression {
     None,
 }
 
+/// Why a text names no Parquet compression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompressionError {
+    /// A zstd level outside 1 to 22.
+    #[error("zstd levels are 1 to 22, not `{0}`")]
+    Level(String),
+    /// Not zstd, snappy or none.
+    #[error("unknown Parquet compression `{0}`; use zstd[:LEVEL], snappy or none")]
+    Unknown(String),
+}
+
 impl ParquetCompression {
     /// Parses `zstd[:LEVEL]`, `snappy` or `none`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, CompressionError> {
         match text.split_once(':') {
             None if text == "zstd" => Ok(ParquetCompression::Zstd(3)),
             None if text == "snappy" => Ok(ParquetCompression::Snappy),
             None if text == "none" => Ok(ParquetCompression::None),
             Some(("zstd", level)) => match level.parse::<i32>() {
                 Ok(l) if (1..=22).contains(&l) => Ok(ParquetCompression::Zstd(l)),
-                _ => Err(format!("zstd levels are 1 to 22, not `{level}`")),
+                _ => Err(CompressionError::Level(level.to_string())),
             },
-            _ => Err(format!(
-                "unknown Parquet compression `{text}`; use zstd[:LEVEL], snappy or none"
-            )),
+            _ => Err(CompressionError::Unknown(text.to_string())),
         }
     }
 

@@ -19,7 +19,7 @@ use parquet::file::metadata::{FileMetaData, ParquetMetaData, RowGroupMetaData};
 use parquet::file::reader::Length;
 use shardsmith_store::RangeRead;
 
-use super::error::ReadError;
+use super::error::{DecodeError, ReadError};
 use super::group::{self, Group};
 use super::guard::guarded;
 use super::strict::{Encryption, StrictFile};
@@ -55,7 +55,7 @@ impl Rows {
     pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, ReadError> {
         loop {
             if let Some(reader) = &mut self.reader {
-                match guarded(|| reader.next().transpose().map_err(|e| e.to_string()))? {
+                match guarded(|| reader.next().transpose().map_err(DecodeError::from))? {
                     Some(batch) => return Ok(Some(batch)),
                     None => self.reader = None,
                 }
@@ -80,7 +80,7 @@ impl Rows {
 /// Refuses a footer whose column chunks do not lie inside the file: the parquet crate
 /// trusts these offsets and lengths (a negative one panics deep in its page reader, a
 /// huge one sizes a read), so they are checked once here, before any page is read.
-fn chunks_within(metadata: &ParquetMetaData, file_len: u64) -> Result<(), String> {
+fn chunks_within(metadata: &ParquetMetaData, file_len: u64) -> Result<(), DecodeError> {
     for (g, group) in metadata.row_groups().iter().enumerate() {
         for (c, chunk) in group.columns().iter().enumerate() {
             let start = group::chunk_start(chunk);
@@ -90,11 +90,14 @@ fn chunks_within(metadata: &ParquetMetaData, file_len: u64) -> Result<(), String
                 .zip(u64::try_from(len).ok())
                 .and_then(|(start, len)| start.checked_add(len));
             if end.is_none_or(|end| end > file_len) {
-                return Err(format!(
-                    "the footer puts row group {g}, column {c} ({}) at bytes {start}..+{len}, \
-                     outside the file of {file_len} bytes",
-                    chunk.column_path()
-                ));
+                return Err(DecodeError::ChunkOutside {
+                    group: g,
+                    column: c,
+                    path: chunk.column_path().to_string(),
+                    start,
+                    len,
+                    file_len,
+                });
             }
         }
     }
@@ -120,8 +123,7 @@ impl ParquetFile {
             }
         }
         guarded(|| {
-            let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
-                .map_err(|e| e.to_string())?;
+            let metadata = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())?;
             chunks_within(metadata.metadata(), file.len())?;
             let old_parquet_mr =
                 group::is_old_parquet_mr(metadata.metadata().file_metadata().created_by());
@@ -133,7 +135,7 @@ impl ParquetFile {
                 prepared: Arc::new((0..groups).map(|_| OnceLock::new()).collect()),
             })
         })
-        .map_err(ReadError::Damaged)
+        .map_err(|e: DecodeError| ReadError::Damaged(e.to_string()))
     }
 
     /// The file's metadata (its footer, as written).
@@ -222,8 +224,7 @@ impl ParquetFile {
             );
             let metadata = ParquetMetaData::new(footer, vec![group]);
             let options = ArrowReaderOptions::new();
-            let metadata = ArrowReaderMetadata::try_new(Arc::new(metadata), options)
-                .map_err(|e| e.to_string())?;
+            let metadata = ArrowReaderMetadata::try_new(Arc::new(metadata), options)?;
             let mut builder =
                 ParquetRecordBatchReaderBuilder::new_with_metadata(self.file.clone(), metadata)
                     .with_row_groups(vec![0])
@@ -232,7 +233,7 @@ impl ParquetFile {
             if let Some(mask) = mask {
                 builder = builder.with_projection(mask);
             }
-            builder.build().map_err(|e| e.to_string())
+            builder.build().map_err(DecodeError::from)
         })?;
         Ok(reader)
     }
@@ -242,7 +243,7 @@ impl ParquetFile {
         let leaves = self.leaves(None);
         let mut reader = self.group_reader(index, &leaves, None, 0, 1024)?;
         let mut rows = 0u64;
-        while let Some(batch) = guarded(|| reader.next().transpose().map_err(|e| e.to_string()))? {
+        while let Some(batch) = guarded(|| reader.next().transpose().map_err(DecodeError::from))? {
             rows += batch.num_rows() as u64;
         }
         Ok(rows)

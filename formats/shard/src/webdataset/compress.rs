@@ -26,10 +26,29 @@ pub enum TarCompression {
     Zstd(u32),
 }
 
+/// Why a text names no webdataset compression; the text is the whole message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TarCompressionError {
+    /// Not `none`, `gz` or `zstd`.
+    #[error("unknown webdataset compression `{0}`; use {CHOICES} (e.g. gz:6)")]
+    Unknown(String),
+    /// A level outside the range.
+    #[error("`{text}`: {name} levels are 1 to {max}")]
+    Level {
+        /// What was given.
+        text: String,
+        /// The compression.
+        name: String,
+        /// Highest level.
+        max: u32,
+    },
+}
+
 impl TarCompression {
     /// Parses `none`, `gz`, `gz:L`, `zstd` or `zstd:L`; `Ok(None)` for no compression.
     /// The error is the whole message (`gz:0: gz levels are 1 to 9`).
-    pub fn parse(text: &str) -> Result<Option<Self>, String> {
+    pub fn parse(text: &str) -> Result<Option<Self>, TarCompressionError> {
         if text == "none" {
             return Ok(None);
         }
@@ -41,16 +60,20 @@ impl TarCompression {
             "gz" => (TarCompression::Gz, GZ_DEFAULT, 9),
             "zstd" => (TarCompression::Zstd, ZSTD_DEFAULT, 22),
             _ => {
-                return Err(format!(
-                    "unknown webdataset compression `{text}`; use {CHOICES} (e.g. gz:6)"
-                ));
+                return Err(TarCompressionError::Unknown(text.to_string()));
             }
         };
         let level = match level {
             None => default,
             Some(level) => match level.parse::<u32>() {
                 Ok(l) if (1..=max).contains(&l) && !level.starts_with('+') => l,
-                _ => return Err(format!("`{text}`: {name} levels are 1 to {max}")),
+                _ => {
+                    return Err(TarCompressionError::Level {
+                        text: text.to_string(),
+                        name: name.to_string(),
+                        max,
+                    });
+                }
             },
         };
         Ok(Some(make(level)))
@@ -216,7 +239,7 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                TarCompression::parse(text),
+                TarCompression::parse(text).map_err(|e| e.to_string()),
                 Err(error.to_string()),
                 "{text}"
             );

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::index_error::{ColumnsError, EntryError, FileRefError, IndexError};
 use super::values::ColumnKind;
 use crate::columns::Encoding;
 use crate::mds::codec::{Family, MdsCompression};
@@ -74,55 +75,51 @@ pub(super) fn looks_like_index(text: &[u8]) -> bool {
 
 /// Parses an index at `dir` (`""` for the root; basenames are relative to it). Errors are
 /// the reason, for the caller to name the file.
-pub(super) fn parse(text: &[u8], dir: &str, key_column: &str) -> Result<Vec<Shard>, String> {
-    let value: Value =
-        serde_json::from_slice(text).map_err(|e| format!("is not valid JSON: {e}"))?;
+pub(super) fn parse(text: &[u8], dir: &str, key_column: &str) -> Result<Vec<Shard>, IndexError> {
+    let value: Value = serde_json::from_slice(text).map_err(IndexError::Json)?;
     if !value.is_object() {
-        return Err("is not a JSON object".into());
+        return Err(IndexError::NotObject);
     }
     match value.get("version") {
         Some(v) if v.as_u64() == Some(2) => {}
-        Some(v) => return Err(format!("has version {v}; MDS indices have version 2")),
-        None => return Err("has no `version` (MDS indices have version 2)".into()),
+        Some(v) => return Err(IndexError::Version(v.clone())),
+        None => return Err(IndexError::NoVersion),
     }
     let entries = value
         .get("shards")
         .and_then(Value::as_array)
-        .ok_or("has no `shards` list")?;
+        .ok_or(IndexError::NoShards)?;
     let mut sets: Vec<Arc<ColumnSet>> = Vec::new();
     let mut encodings: HashMap<String, (usize, String)> = HashMap::new();
     let mut shards = Vec::with_capacity(entries.len());
     let mut first = 0u64;
     for (i, entry) in entries.iter().enumerate() {
-        let at = |why: String| format!("shard entry {i}: {why}");
+        let at = |error: EntryError| IndexError::Entry { index: i, error };
         let get = |key: &str| {
             entry
                 .get(key)
-                .ok_or_else(|| at(format!("has no `{key}` key")))
+                .ok_or_else(|| at(EntryError::NoKey(key.to_string())))
         };
         if get("format")? != "mds" {
-            return Err(at(format!(
-                "has format {}; only `mds` shards are read",
-                entry["format"]
-            )));
+            return Err(at(EntryError::Format(entry["format"].clone())));
         }
         if get("version")?.as_u64() != Some(2) {
-            return Err(at(format!("has version {}, not 2", entry["version"])));
+            return Err(at(EntryError::Version(entry["version"].clone())));
         }
         let samples = get("samples")?
             .as_u64()
-            .ok_or_else(|| at("`samples` is not a count".into()))?;
-        let raw = file_ref(get("raw_data")?, dir).map_err(|e| at(format!("raw_data {e}")))?;
+            .ok_or_else(|| at(EntryError::Samples))?;
+        let raw = file_ref(get("raw_data")?, dir).map_err(|e| at(EntryError::RawData(e)))?;
         let zip = match get("zip_data")? {
             Value::Null => None,
-            v => Some(file_ref(v, dir).map_err(|e| at(format!("zip_data {e}")))?),
+            v => Some(file_ref(v, dir).map_err(|e| at(EntryError::ZipData(e)))?),
         };
         let family = match get("compression")? {
             Value::Null => None,
             Value::String(s) => MdsCompression::parse(s)
-                .map_err(|e| at(format!("compression: {e}")))?
+                .map_err(|e| at(EntryError::Compression(e)))?
                 .map(|c| c.family),
-            v => return Err(at(format!("`compression` {v} is not a name"))),
+            v => return Err(at(EntryError::CompressionName(v.clone()))),
         };
         let family = family.or_else(|| {
             zip.as_ref()
@@ -130,20 +127,20 @@ pub(super) fn parse(text: &[u8], dir: &str, key_column: &str) -> Result<Vec<Shar
                 .and_then(Family::from_ext)
         });
         if zip.is_some() && family.is_none() {
-            return Err(at(
-                "has zip_data but no compression that names its codec".into()
-            ));
+            return Err(at(EntryError::ZipCodec));
         }
-        let set = columns(entry, key_column).map_err(at)?;
+        let set = columns(entry, key_column).map_err(|e| at(e.into()))?;
         for column in &set.columns {
             let name = column.kind.to_string();
             if let Some((other, theirs)) = encodings.get(&column.name)
                 && *theirs != name
             {
-                return Err(at(format!(
-                    "column `{}` is {name} here but {theirs} in shard entry {other}; one field needs one encoding",
-                    column.name
-                )));
+                return Err(at(EntryError::EncodingDiffers {
+                    column: column.name.clone(),
+                    here: name,
+                    theirs: theirs.clone(),
+                    other: *other,
+                }));
             }
             encodings.insert(column.name.clone(), (i, name));
         }
@@ -165,15 +162,13 @@ pub(super) fn parse(text: &[u8], dir: &str, key_column: &str) -> Result<Vec<Shar
         });
         first = first
             .checked_add(samples)
-            .ok_or_else(|| at("the sample counts overflow".into()))?;
+            .ok_or_else(|| at(EntryError::Overflow))?;
     }
     Ok(shards)
 }
 
-fn file_ref(value: &Value, dir: &str) -> Result<FileRef, String> {
-    let base = value["basename"]
-        .as_str()
-        .ok_or("has no `basename` string")?;
+fn file_ref(value: &Value, dir: &str) -> Result<FileRef, FileRefError> {
+    let base = value["basename"].as_str().ok_or(FileRefError::NoBasename)?;
     let bad = base.is_empty()
         || base.starts_with('/')
         || base.contains('\\')
@@ -181,9 +176,7 @@ fn file_ref(value: &Value, dir: &str) -> Result<FileRef, String> {
             .split('/')
             .any(|part| part.is_empty() || part == "." || part == "..");
     if bad {
-        return Err(format!(
-            "basename `{base}` is not a relative path inside the dataset"
-        ));
+        return Err(FileRefError::Basename(base.to_string()));
     }
     Ok(FileRef {
         rel: if dir.is_empty() {
@@ -195,52 +188,64 @@ fn file_ref(value: &Value, dir: &str) -> Result<FileRef, String> {
     })
 }
 
-fn strings<'a>(entry: &'a Value, key: &str) -> Result<Vec<&'a str>, String> {
+fn strings<'a>(entry: &'a Value, key: &'static str) -> Result<Vec<&'a str>, ColumnsError> {
     entry[key]
         .as_array()
-        .ok_or_else(|| format!("has no `{key}` list"))?
+        .ok_or(ColumnsError::NoList(key))?
         .iter()
         .map(|v| {
-            v.as_str()
-                .ok_or_else(|| format!("`{key}` holds {v}, not a string"))
+            v.as_str().ok_or_else(|| ColumnsError::NotString {
+                key,
+                value: v.clone(),
+            })
         })
         .collect()
 }
 
-fn columns(entry: &Value, key_column: &str) -> Result<ColumnSet, String> {
+fn columns(entry: &Value, key_column: &str) -> Result<ColumnSet, ColumnsError> {
     let names = strings(entry, "column_names")?;
     let encodings = strings(entry, "column_encodings")?;
     let sizes = entry["column_sizes"]
         .as_array()
-        .ok_or("has no `column_sizes` list")?;
+        .ok_or(ColumnsError::NoList("column_sizes"))?;
     if encodings.len() != names.len() || sizes.len() != names.len() {
-        return Err(format!(
-            "lists {} column names, {} encodings and {} sizes",
-            names.len(),
-            encodings.len(),
-            sizes.len()
-        ));
+        return Err(ColumnsError::Counts {
+            names: names.len(),
+            encodings: encodings.len(),
+            sizes: sizes.len(),
+        });
     }
     let mut columns = Vec::with_capacity(names.len());
     let mut key = None;
     let mut seen = HashMap::new();
     for (i, ((name, encoding), size)) in names.iter().zip(&encodings).zip(sizes).enumerate() {
-        let kind = ColumnKind::parse(encoding)
-            .map_err(|e| format!("column `{name}` has encoding `{encoding}`: {e}"))?;
+        let kind = ColumnKind::parse(encoding).map_err(|error| ColumnsError::Encoding {
+            name: name.to_string(),
+            encoding: encoding.to_string(),
+            error,
+        })?;
         let fixed = match size {
             Value::Null => None,
             v => match v.as_u64() {
                 Some(0) => None,
                 Some(n) => Some(n),
-                None => return Err(format!("column `{name}` has size {v}, not a byte count")),
+                None => {
+                    return Err(ColumnsError::Size {
+                        name: name.to_string(),
+                        value: v.clone(),
+                    });
+                }
             },
         };
         if let (Some(want), Some(got)) = (kind.fixed_size(), fixed)
             && want != got
         {
-            return Err(format!(
-                "column `{name}` ({encoding}) has size {got}; the encoding stores {want} bytes"
-            ));
+            return Err(ColumnsError::FixedSize {
+                name: name.to_string(),
+                encoding: encoding.to_string(),
+                got,
+                want,
+            });
         }
         let field = name.to_ascii_lowercase();
         if *name == key_column && kind.is_text() {
@@ -251,14 +256,13 @@ fn columns(entry: &Value, key_column: &str) -> Result<ColumnSet, String> {
                 || !field.is_ascii()
                 || field.starts_with("__")
             {
-                return Err(format!(
-                    "has column `{name}`, which cannot be a field name (empty, `/`, non-ASCII or `__`)"
-                ));
+                return Err(ColumnsError::FieldName(name.to_string()));
             }
             if let Some(other) = seen.insert(field.clone(), name) {
-                return Err(format!(
-                    "has columns that differ only by case: `{other}` and `{name}`"
-                ));
+                return Err(ColumnsError::CaseClash {
+                    other: other.to_string(),
+                    name: name.to_string(),
+                });
             }
         }
         columns.push(Column {

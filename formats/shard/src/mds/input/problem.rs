@@ -9,3 +9,10 @@ pub(crate) enum Problem {
     /// cannot hold): the sample is left out.
     Unsupported(String),
 }
+
+impl Problem {
+    /// A damaged value, `why` as its text.
+    pub(crate) fn corrupt(why: impl std::fmt::Display) -> Self {
+        Problem::Corrupt(why.to_string())
+    }
+}

@@ -3,6 +3,7 @@
 
 use super::index::ColumnSet;
 use super::problem::Problem;
+use super::shard_error::RecordError;
 use crate::sample::FieldSpec;
 
 /// What a record becomes.
@@ -15,7 +16,7 @@ pub(super) enum Planned {
 
 /// Plans the record whose column values are `values` (global sample index `global`).
 /// The error is why the record is damaged.
-pub(super) fn plan(set: &ColumnSet, values: &[&[u8]], global: u64) -> Result<Planned, String> {
+pub(super) fn plan(set: &ColumnSet, values: &[&[u8]], global: u64) -> Result<Planned, RecordError> {
     let key = match set.key {
         None => format!("{global:09}"),
         Some(k) => {
@@ -23,7 +24,10 @@ pub(super) fn plan(set: &ColumnSet, values: &[&[u8]], global: u64) -> Result<Pla
             let text = match column.kind.convert(values[k]) {
                 Ok(text) => text,
                 Err(Problem::Corrupt(why)) => {
-                    return Err(format!("column `{}` {why}", column.name));
+                    return Err(RecordError::Corrupt {
+                        column: column.name.clone(),
+                        why,
+                    });
                 }
                 Err(Problem::Unsupported(why)) => {
                     return Ok(Planned::Skip(format!(
@@ -56,7 +60,12 @@ pub(super) fn plan(set: &ColumnSet, values: &[&[u8]], global: u64) -> Result<Pla
                     encoded: size,
                 });
             }
-            Err(Problem::Corrupt(why)) => return Err(format!("column `{}` {why}", column.name)),
+            Err(Problem::Corrupt(why)) => {
+                return Err(RecordError::Corrupt {
+                    column: column.name.clone(),
+                    why,
+                });
+            }
             Err(Problem::Unsupported(why)) => {
                 return Ok(Planned::Skip(format!("column `{}` {why}", column.name)));
             }

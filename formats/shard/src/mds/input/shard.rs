@@ -9,6 +9,7 @@ use std::sync::Arc;
 use shardsmith_store::{InputSource, LocalFile, RangeRead, ReadError};
 
 use super::index::{ColumnSet, Shard};
+use super::shard_error::{RecordError, ShardError};
 use crate::mds::codec::MdsCompression;
 use crate::mds::layout::MAX_SHARD;
 use crate::{Error, Result};
@@ -159,25 +160,19 @@ fn word(bytes: &[u8], at: usize) -> u64 {
 /// Reads the header of a shard the index says holds `samples` samples and checks it
 /// against the file: the count, and every offset within the file and in order. The
 /// error is the reason, for the caller to name the shard.
-pub(super) fn offsets(data: &dyn RangeRead, samples: u64) -> Result<Vec<u64>, String> {
+pub(super) fn offsets(data: &dyn RangeRead, samples: u64) -> Result<Vec<u64>, ShardError> {
     let len = data.len();
     let header = samples
         .checked_add(2)
         .and_then(|n| n.checked_mul(4))
         .filter(|&h| h <= len)
-        .ok_or_else(|| {
-            format!(
-                "is {len} bytes, too short for the header of the {samples} samples the index lists"
-            )
-        })?;
+        .ok_or(ShardError::Short { len, samples })?;
     let mut table = vec![0u8; header as usize];
     data.read_exact_at(0, &mut table)
-        .map_err(|e| format!("cannot be read: {e}"))?;
+        .map_err(ShardError::Unreadable)?;
     let count = word(&table, 0);
     if count != samples {
-        return Err(format!(
-            "holds {count} samples (header at byte 0), the index lists {samples}"
-        ));
+        return Err(ShardError::Count { count, samples });
     }
     let mut offsets = Vec::with_capacity(samples as usize + 1);
     let mut previous = header;
@@ -185,61 +180,66 @@ pub(super) fn offsets(data: &dyn RangeRead, samples: u64) -> Result<Vec<u64>, St
         let at = 4 + 4 * i;
         let offset = word(&table, at);
         if offset > len {
-            return Err(format!(
-                "is truncated: sample {} {} at byte {offset} (offset at byte {at}), past the end of the file ({len} bytes)",
-                i.saturating_sub(1).min(samples.saturating_sub(1) as usize),
-                if i == 0 { "starts" } else { "ends" }
-            ));
+            return Err(ShardError::Truncated {
+                sample: i.saturating_sub(1).min(samples.saturating_sub(1) as usize),
+                edge: if i == 0 { "starts" } else { "ends" },
+                offset,
+                at,
+                len,
+            });
         }
         if offset < previous {
             return Err(if i == 0 {
-                format!(
-                    "sample 0 starts at byte {offset} (offset at byte {at}), inside the {header}-byte header"
-                )
+                ShardError::InsideHeader { offset, at, header }
             } else {
-                format!(
-                    "sample {} ends at byte {offset} (offset at byte {at}), before it starts (byte {previous})",
-                    i - 1
-                )
+                ShardError::Backwards {
+                    sample: i - 1,
+                    offset,
+                    at,
+                    previous,
+                }
             });
         }
         offsets.push(offset);
         previous = offset;
     }
     if previous != len {
-        return Err(format!(
-            "has {} bytes after its last sample, which ends at byte {previous} (offset at byte {})",
-            len - previous,
-            4 + 4 * samples
-        ));
+        return Err(ShardError::Trailing {
+            extra: len - previous,
+            end: previous,
+            at: 4 + 4 * samples,
+        });
     }
     Ok(offsets)
 }
 
 /// Reads the start and end of record `local` of a shard whose header was checked.
-pub(super) fn record_bounds(data: &dyn RangeRead, local: u64) -> Result<(u64, u64), String> {
+pub(super) fn record_bounds(data: &dyn RangeRead, local: u64) -> Result<(u64, u64), ShardError> {
     let mut pair = [0u8; 8];
     let at = 4 + 4 * local;
     data.read_exact_at(at, &mut pair)
-        .map_err(|e| format!("cannot read the offsets at byte {at}: {e}"))?;
+        .map_err(|source| ShardError::Offsets { at, source })?;
     let (start, end) = (word(&pair, 0), word(&pair, 4));
     if start > end || end > data.len() {
-        return Err(format!(
-            "sample {local} spans bytes {start}..{end} (offsets at byte {at}), outside the file ({} bytes)",
-            data.len()
-        ));
+        return Err(ShardError::Outside {
+            local,
+            start,
+            end,
+            at,
+            len: data.len(),
+        });
     }
     Ok((start, end))
 }
 
 /// Splits a record into its column values (in column order). The error is the reason.
-pub(super) fn split<'a>(set: &ColumnSet, record: &'a [u8]) -> Result<Vec<&'a [u8]>, String> {
+pub(super) fn split<'a>(set: &ColumnSet, record: &'a [u8]) -> Result<Vec<&'a [u8]>, RecordError> {
     let head = 4 * set.variable;
     if record.len() < head {
-        return Err(format!(
-            "is {} bytes, shorter than its {head}-byte header of column sizes",
-            record.len()
-        ));
+        return Err(RecordError::ShortHeader {
+            len: record.len(),
+            head,
+        });
     }
     let mut values = Vec::with_capacity(set.columns.len());
     let mut at = head;
@@ -255,20 +255,21 @@ pub(super) fn split<'a>(set: &ColumnSet, record: &'a [u8]) -> Result<Vec<&'a [u8
         };
         let end = (at as u64).saturating_add(size);
         if end > record.len() as u64 {
-            return Err(format!(
-                "column `{}` ({size} bytes at byte {at} of the record) runs past the record's end ({} bytes)",
-                column.name,
-                record.len()
-            ));
+            return Err(RecordError::ColumnPastEnd {
+                column: column.name.clone(),
+                size,
+                at,
+                len: record.len(),
+            });
         }
         values.push(&record[at..end as usize]);
         at = end as usize;
     }
     if at != record.len() {
-        return Err(format!(
-            "holds {} bytes, its column sizes add up to {at}",
-            record.len()
-        ));
+        return Err(RecordError::Sizes {
+            len: record.len(),
+            at,
+        });
     }
     Ok(values)
 }

@@ -11,9 +11,15 @@ use shardsmith_store::LocalTree;
 
 use super::values::npy;
 use super::*;
+use crate::Result;
 use crate::columns::ArrayDtype;
+use crate::columns::Encoding;
+use crate::content::Validation;
 use crate::format::{Field, Payload, ShardFormat, ShardOut};
 use crate::mds::{Mds, MdsCompression, MdsOptions};
+use crate::sample::{FieldSpec, Loaded, SampleSource, SampleSpec};
+use shardsmith_manifest::Skipped;
+use shardsmith_store::InputSource;
 
 pub(super) type Sample = (String, Vec<(String, Vec<u8>)>);
 

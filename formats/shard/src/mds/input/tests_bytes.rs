@@ -7,8 +7,9 @@ use serde_json::json;
 
 use super::tests::{open, read_all};
 use super::values::{ColumnKind, scalar_text};
-use super::*;
 use crate::columns::ArrayDtype;
+use crate::columns::Encoding;
+use crate::sample::SampleSource;
 
 /// A column: name, MDS encoding, fixed size.
 type Col<'a> = (&'a str, &'a str, Option<u64>);

@@ -48,7 +48,7 @@ const DTYPES: [ArrayDtype; 11] = [
 
 impl ColumnKind {
     /// From an MDS encoding name (`int`, `ndarray:float32:3`, `pil`).
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, crate::columns::EncodingError> {
         let pass = |suggested| ColumnKind::Pass {
             name: text.to_string(),
             suggested,
@@ -128,7 +128,7 @@ impl ColumnKind {
                 Cow::Owned(scalar_text(*d, stored).into_bytes())
             }
             ColumnKind::NdArray { dtype, shape } => {
-                Cow::Owned(ndarray_npy(*dtype, shape.as_deref(), stored).map_err(Problem::Corrupt)?)
+                Cow::Owned(ndarray_npy(*dtype, shape.as_deref(), stored).map_err(Problem::corrupt)?)
             }
             ColumnKind::Pil => Cow::Owned(super::pil::to_png(stored)?),
         })
@@ -142,7 +142,7 @@ impl ColumnKind {
         match self {
             ColumnKind::NdArray { dtype, shape } => {
                 let (dtype, dims, values) =
-                    parse_ndarray(*dtype, shape.as_deref(), stored).map_err(Problem::Corrupt)?;
+                    parse_ndarray(*dtype, shape.as_deref(), stored).map_err(Problem::corrupt)?;
                 Ok((npy_header(dtype, &dims).len() + values.len()) as u64)
             }
             _ => self.convert(stored).map(|v| v.len() as u64),
@@ -216,12 +216,38 @@ fn f16_text(v: half::f16) -> String {
     float_form(wide, || format!("{wide}"), || format!("{wide:e}"))
 }
 
+/// Why a stored `ndarray` value is damaged.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NdarrayError {
+    /// Shorter than its dtype code or shape.
+    #[error("ends inside its ndarray {0}")]
+    EndsInside(&'static str),
+    /// A dtype code MDS does not define.
+    #[error("has ndarray dtype code {0}, which MDS does not define")]
+    DtypeCode(u8),
+    /// Values of another size than the shape needs.
+    #[error(
+        "holds {len} bytes of ndarray values, its shape {dims:?} of {dtype} needs {}",
+        want.map_or("more than any file".into(), |w| w.to_string())
+    )]
+    Size {
+        /// Bytes of values.
+        len: usize,
+        /// The shape.
+        dims: Vec<u64>,
+        /// The dtype's name.
+        dtype: &'static str,
+        /// Bytes the shape needs (`None`: more than `u64`).
+        want: Option<u64>,
+    },
+}
+
 /// An `ndarray` value (§5.1 of the MDS notes) as a `.npy` file.
 fn ndarray_npy(
     dtype: Option<ArrayDtype>,
     shape: Option<&[u64]>,
     stored: &[u8],
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, NdarrayError> {
     let (dtype, dims, values) = parse_ndarray(dtype, shape, stored)?;
     Ok(npy(dtype, &dims, values))
 }
@@ -231,11 +257,11 @@ fn parse_ndarray<'a>(
     dtype: Option<ArrayDtype>,
     shape: Option<&[u64]>,
     stored: &'a [u8],
-) -> Result<(ArrayDtype, Vec<u64>, &'a [u8]), String> {
+) -> Result<(ArrayDtype, Vec<u64>, &'a [u8]), NdarrayError> {
     let mut rest = stored;
-    let mut take = |n: usize, what: &str| -> Result<&[u8], String> {
+    let mut take = |n: usize, what: &'static str| -> Result<&[u8], NdarrayError> {
         if rest.len() < n {
-            return Err(format!("ends inside its ndarray {what}"));
+            return Err(NdarrayError::EndsInside(what));
         }
         let (head, tail) = rest.split_at(n);
         rest = tail;
@@ -248,9 +274,7 @@ fn parse_ndarray<'a>(
             DTYPES
                 .into_iter()
                 .find(|d| d.code() == code)
-                .ok_or_else(|| {
-                    format!("has ndarray dtype code {code}, which MDS does not define")
-                })?
+                .ok_or(NdarrayError::DtypeCode(code))?
         }
     };
     let dims: Vec<u64> = match shape {
@@ -272,12 +296,12 @@ fn parse_ndarray<'a>(
         .iter()
         .try_fold(dtype.size() as u64, |n, &d| n.checked_mul(d));
     if want != Some(rest.len() as u64) {
-        return Err(format!(
-            "holds {} bytes of ndarray values, its shape {dims:?} of {} needs {}",
-            rest.len(),
-            dtype.name(),
-            want.map_or("more than any file".into(), |w| w.to_string())
-        ));
+        return Err(NdarrayError::Size {
+            len: rest.len(),
+            dims,
+            dtype: dtype.name(),
+            want,
+        });
     }
     Ok((dtype, dims, rest))
 }

@@ -19,11 +19,13 @@
 //!   times and timestamps are strings in Arrow's text form (`"1.10"`,
 //!   `"2024-01-01T00:00:00"`); durations are integers in their unit.
 
+mod error;
 mod read;
 mod write;
 
 use arrow_schema::DataType;
 
+pub use error::NestedError;
 pub use read::from_json;
 pub use write::to_json;
 

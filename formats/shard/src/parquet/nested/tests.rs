@@ -75,7 +75,9 @@ fn maps_are_objects_and_a_repeated_key_is_refused() {
         b.values().append_value(1);
     }
     b.append(true).unwrap();
-    let err = to_json(&b.finish(), 0, &mut Vec::new()).unwrap_err();
+    let err = to_json(&b.finish(), 0, &mut Vec::new())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("key `k` twice"), "{err}");
 }
 

@@ -7,14 +7,16 @@ use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
     UInt16Type, UInt32Type, UInt64Type,
 };
-use arrow_array::{Array, ArrayRef};
+use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_cast::base64::{BASE64_STANDARD, Engine};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
-use arrow_schema::DataType;
+use arrow_schema::{DataType, Fields};
+
+use super::error::NestedError;
 
 /// Appends the JSON text of `array[row]` to `out`. Refused (with why): a map value
 /// with a key twice, which a JSON object cannot hold.
-pub fn to_json(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), String> {
+pub fn to_json(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), NestedError> {
     if array.is_null(row) {
         out.extend_from_slice(b"null");
         return Ok(());
@@ -45,8 +47,7 @@ pub fn to_json(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), S
         DataType::BinaryView => bytes(out, array.as_binary_view().value(row)),
         DataType::FixedSizeBinary(_) => bytes(out, array.as_fixed_size_binary().value(row)),
         DataType::Duration(_) => {
-            let value = arrow_cast::cast(&array.slice(row, 1), &DataType::Int64)
-                .map_err(|e| e.to_string())?;
+            let value = arrow_cast::cast(&array.slice(row, 1), &DataType::Int64)?;
             to_json(value.as_ref(), 0, out)?;
         }
         DataType::List(_) => {
@@ -66,41 +67,8 @@ pub fn to_json(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), S
         DataType::LargeListView(_) => {
             elements(out, array.as_list_view::<i64>().value(row).as_ref())?;
         }
-        DataType::Struct(fields) => {
-            let array = array.as_struct();
-            out.push(b'{');
-            for (i, field) in fields.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                string(out, field.name());
-                out.push(b':');
-                to_json(array.column(i).as_ref(), row, out)?;
-            }
-            out.push(b'}');
-        }
-        DataType::Map(..) => {
-            let entries = array.as_map().value(row);
-            let (keys, values) = (entries.column(0), entries.column(1));
-            let mut seen = HashSet::new();
-            out.push(b'{');
-            for i in 0..entries.len() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                let key = key_text(keys, i)?;
-                string(out, &key);
-                if !seen.insert(key) {
-                    let key = key_text(keys, i)?;
-                    return Err(format!(
-                        "is a map with the key `{key}` twice, which a JSON object cannot hold"
-                    ));
-                }
-                out.push(b':');
-                to_json(values.as_ref(), i, out)?;
-            }
-            out.push(b'}');
-        }
+        DataType::Struct(fields) => struct_fields(out, array.as_struct(), fields, row)?,
+        DataType::Map(..) => map_entries(out, &array.as_map().value(row))?,
         DataType::Dictionary(..) => {
             let dictionary = array.as_any_dictionary();
             let key = dictionary_key(dictionary.keys(), row)?;
@@ -108,16 +76,56 @@ pub fn to_json(array: &dyn Array, row: usize, out: &mut Vec<u8>) -> Result<(), S
         }
         _ => {
             // Decimals, dates, times, timestamps, intervals: Arrow's text.
-            let formatter = ArrayFormatter::try_new(array, &FormatOptions::default())
-                .map_err(|e| e.to_string())?;
+            let formatter = ArrayFormatter::try_new(array, &FormatOptions::default())?;
             string(out, &formatter.value(row).to_string());
         }
     }
     Ok(())
 }
 
+/// Appends a struct value as an object of its fields, in order.
+fn struct_fields(
+    out: &mut Vec<u8>,
+    array: &StructArray,
+    fields: &Fields,
+    row: usize,
+) -> Result<(), NestedError> {
+    out.push(b'{');
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        string(out, field.name());
+        out.push(b':');
+        to_json(array.column(i).as_ref(), row, out)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Appends a map value (its entries) as an object; a key twice is refused.
+fn map_entries(out: &mut Vec<u8>, entries: &StructArray) -> Result<(), NestedError> {
+    let (keys, values) = (entries.column(0), entries.column(1));
+    let mut seen = HashSet::new();
+    out.push(b'{');
+    for i in 0..entries.len() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let key = key_text(keys, i)?;
+        string(out, &key);
+        if !seen.insert(key) {
+            return Err(NestedError::DuplicateKey(key_text(keys, i)?));
+        }
+        out.push(b':');
+        to_json(values.as_ref(), i, out)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
 /// The index of row `row` of a dictionary's `keys` into its values.
-fn dictionary_key(keys: &dyn Array, row: usize) -> Result<usize, String> {
+fn dictionary_key(keys: &dyn Array, row: usize) -> Result<usize, NestedError> {
     let key: i128 = match keys.data_type() {
         DataType::Int8 => keys.as_primitive::<Int8Type>().value(row).into(),
         DataType::Int16 => keys.as_primitive::<Int16Type>().value(row).into(),
@@ -127,12 +135,12 @@ fn dictionary_key(keys: &dyn Array, row: usize) -> Result<usize, String> {
         DataType::UInt16 => keys.as_primitive::<UInt16Type>().value(row).into(),
         DataType::UInt32 => keys.as_primitive::<UInt32Type>().value(row).into(),
         DataType::UInt64 => keys.as_primitive::<UInt64Type>().value(row).into(),
-        other => return Err(format!("a dictionary with {other} keys")),
+        other => return Err(NestedError::DictionaryKeys(other.clone())),
     };
-    usize::try_from(key).map_err(|_| format!("a dictionary key {key} out of range"))
+    usize::try_from(key).map_err(|_| NestedError::DictionaryKey(key))
 }
 
-fn elements(out: &mut Vec<u8>, values: &dyn Array) -> Result<(), String> {
+fn elements(out: &mut Vec<u8>, values: &dyn Array) -> Result<(), NestedError> {
     out.push(b'[');
     for i in 0..values.len() {
         if i > 0 {
@@ -145,7 +153,7 @@ fn elements(out: &mut Vec<u8>, values: &dyn Array) -> Result<(), String> {
 }
 
 /// A map key as an object key: a string as itself, anything else as its JSON text.
-fn key_text(keys: &ArrayRef, i: usize) -> Result<String, String> {
+fn key_text(keys: &ArrayRef, i: usize) -> Result<String, NestedError> {
     match keys.data_type() {
         DataType::Utf8 => Ok(keys.as_string::<i32>().value(i).to_string()),
         DataType::LargeUtf8 => Ok(keys.as_string::<i64>().value(i).to_string()),

@@ -10,14 +10,45 @@ const MAX_NAMES: usize = 10_000_000;
 /// The letters of letter ranges, in `braceexpand`'s order.
 const ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+/// Why a brace pattern cannot be expanded; the text completes "input `pattern` ...".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BraceError {
+    /// The pattern is empty.
+    #[error("is empty")]
+    Empty,
+    /// A `}` that closes nothing (at this character, 1-based).
+    #[error("has a `}}` without its `{{` at character {0}")]
+    UnopenedClose(usize),
+    /// A `{` never closed (at this character, 1-based).
+    #[error("has a `{{` at character {0} that is never closed")]
+    Unclosed(usize),
+    /// A range of too many names.
+    #[error("has the range `{{{body}}}` of {count} names (at most {MAX_NAMES})")]
+    RangeTooLong {
+        /// The range, without its braces.
+        body: String,
+        /// Names it has.
+        count: i128,
+    },
+    /// A pattern of too many names.
+    #[error("expands to more than {MAX_NAMES} names")]
+    TooMany,
+}
+
 enum Part {
     Text(String),
     /// Alternatives, each a sequence of parts.
     Choice(Vec<Vec<Part>>),
 }
 
-/// Parses `chars[*at..]` up to an unmatched `}` (when `inner`) or the end.
-fn parse(chars: &[char], at: &mut usize, inner: bool) -> Result<Vec<Vec<Part>>, String> {
+/// Parses `chars[*at..]` up to an unmatched `}` (when `inner`) or the end. An unclosed
+/// `{` is `Ok(None)`: the caller names the brace.
+fn parse(
+    chars: &[char],
+    at: &mut usize,
+    inner: bool,
+) -> Result<Option<Vec<Vec<Part>>>, BraceError> {
     let mut alternatives = Vec::new();
     let mut parts: Vec<Part> = Vec::new();
     let mut text = String::new();
@@ -36,19 +67,13 @@ fn parse(chars: &[char], at: &mut usize, inner: bool) -> Result<Vec<Vec<Part>>, 
             '}' if inner => {
                 parts.push(Part::Text(text));
                 alternatives.push(parts);
-                return Ok(alternatives);
+                return Ok(Some(alternatives));
             }
-            '}' => return Err(format!("has a `}}` without its `{{` at character {}", *at)),
+            '}' => return Err(BraceError::UnopenedClose(*at)),
             '{' => {
                 let open = *at - 1;
                 let body_start = *at;
-                let inner_alts = parse(chars, at, true).map_err(|e| {
-                    if e.is_empty() {
-                        format!("has a `{{` at character {} that is never closed", open + 1)
-                    } else {
-                        e
-                    }
-                })?;
+                let inner_alts = parse(chars, at, true)?.ok_or(BraceError::Unclosed(open + 1))?;
                 parts.push(Part::Text(std::mem::take(&mut text)));
                 let body: String = chars[body_start..*at - 1].iter().collect();
                 if inner_alts.len() > 1 {
@@ -70,11 +95,11 @@ fn parse(chars: &[char], at: &mut usize, inner: bool) -> Result<Vec<Vec<Part>>, 
     }
     if inner {
         // Unclosed: the caller names the brace.
-        return Err(String::new());
+        return Ok(None);
     }
     parts.push(Part::Text(text));
     alternatives.push(parts);
-    Ok(alternatives)
+    Ok(Some(alternatives))
 }
 
 fn number(text: &str) -> Option<i64> {
@@ -85,7 +110,7 @@ fn number(text: &str) -> Option<i64> {
 }
 
 /// The names of `{a..b}` / `{a..b..step}`, `None` when `body` is no range.
-fn range(body: &str) -> Result<Option<Vec<String>>, String> {
+fn range(body: &str) -> Result<Option<Vec<String>>, BraceError> {
     let ends: Vec<&str> = body.split("..").collect();
     if !(2..=3).contains(&ends.len()) {
         return Ok(None);
@@ -136,9 +161,10 @@ fn range(body: &str) -> Result<Option<Vec<String>>, String> {
         0
     };
     if count > MAX_NAMES as i128 {
-        return Err(format!(
-            "has the range `{{{body}}}` of {count} names (at most {MAX_NAMES})"
-        ));
+        return Err(BraceError::RangeTooLong {
+            body: body.to_string(),
+            count,
+        });
     }
     let names = (0..count as i64)
         .map(|i| {
@@ -154,7 +180,7 @@ fn range(body: &str) -> Result<Option<Vec<String>>, String> {
 }
 
 /// Appends every expansion of `seq` to each of `prefixes`.
-fn expand_seq(prefixes: Vec<String>, seq: &[Part]) -> Result<Vec<String>, String> {
+fn expand_seq(prefixes: Vec<String>, seq: &[Part]) -> Result<Vec<String>, BraceError> {
     let mut out = prefixes;
     for part in seq {
         out = match part {
@@ -165,7 +191,7 @@ fn expand_seq(prefixes: Vec<String>, seq: &[Part]) -> Result<Vec<String>, String
                     for alt in alternatives {
                         next.extend(expand_seq(vec![prefix.clone()], alt)?);
                         if next.len() > MAX_NAMES {
-                            return Err(format!("expands to more than {MAX_NAMES} names"));
+                            return Err(BraceError::TooMany);
                         }
                     }
                 }
@@ -178,13 +204,13 @@ fn expand_seq(prefixes: Vec<String>, seq: &[Part]) -> Result<Vec<String>, String
 
 /// Expands a brace pattern (`shard-{000000..000146}.tar`, `{a,b}`, nested) into names,
 /// in order; zero padding kept as Python's `braceexpand` keeps it.
-pub fn expand_braces(pattern: &str) -> Result<Vec<String>, String> {
+pub fn expand_braces(pattern: &str) -> Result<Vec<String>, BraceError> {
     if pattern.is_empty() {
-        return Err("is empty".into());
+        return Err(BraceError::Empty);
     }
     let chars: Vec<char> = pattern.chars().collect();
     let mut at = 0;
-    let top = parse(&chars, &mut at, false)?;
+    let top = parse(&chars, &mut at, false)?.expect("only an inner parse is unclosed");
     let mut names = Vec::new();
     for alt in &top {
         names.extend(expand_seq(vec![String::new()], alt)?);

@@ -113,7 +113,7 @@ impl Grouper<'_> {
                 return Ok(());
             }
             Err(why) => {
-                self.skip(name, &why);
+                self.skip(name, &why.to_string());
                 return Ok(());
             }
         };

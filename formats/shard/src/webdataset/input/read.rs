@@ -329,7 +329,7 @@ impl SampleReader for TarReader<'_> {
             let path = self.field_path(shard, sample, field);
             match content::check_stream(&field.ext, slice(l)) {
                 Ok(Ok(())) => {}
-                Ok(Err(reason)) => return Ok(Err(leave_out(&path, reason))),
+                Ok(Err(reason)) => return Ok(Err(leave_out(&path, reason.to_string()))),
                 Err(e) => return Ok(Err(leave_out(&path, format!("cannot be read: {e}")))),
             }
         }

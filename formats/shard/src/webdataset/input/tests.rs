@@ -9,7 +9,9 @@ use std::sync::Arc;
 use shardsmith_store::{InputSource, LocalTree};
 
 use super::*;
+use crate::content::Validation;
 use crate::sample::Loaded;
+use crate::sample::{SampleSource, SampleSpec};
 
 /// A tar under construction.
 pub(super) struct Tar(tar::Builder<Vec<u8>>);

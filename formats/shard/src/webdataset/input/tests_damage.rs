@@ -3,6 +3,7 @@
 
 use super::tests::{gz, keys, open, three, tree, zst};
 use super::*;
+use crate::sample::SampleSource;
 use shardsmith_manifest::Classify;
 
 fn error_of(files: &[(&str, &[u8])]) -> String {

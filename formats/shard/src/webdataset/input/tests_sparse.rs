@@ -2,8 +2,9 @@
 //! (holes expanded, NUL-ending values accepted), by the parsers `verify` uses.
 
 use super::tests::{gz, keys, open, read_all, tree};
-use super::*;
+use crate::content::Validation;
 use crate::sample::Loaded;
+use crate::sample::SampleSource;
 use crate::webdataset::ustar::testing::{
     end, file, gnu_sparse, pax, pax_sparse, pax01_sparse, record, sparse_content,
 };

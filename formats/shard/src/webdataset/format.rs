@@ -1,0 +1,88 @@
+//! [`WebDataset`], the [`ShardFormat`] of tar shards: names, sizes, which samples a tar
+//! cannot hold, and an encoder per shard.
+
+use std::collections::BTreeMap;
+
+use super::compress::TarCompression;
+use super::encode::{TarEncoder, padded};
+use super::ustar::{BLOCK, MAX_MEMBER, MAX_NAME};
+use crate::format::{ShardEncoder, ShardFormat};
+use crate::sample::SampleSpec;
+
+/// The WebDataset format: plain or compressed tar shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WebDataset {
+    /// Compression of whole shards (`None`: plain `.tar`).
+    pub compression: Option<TarCompression>,
+}
+
+impl WebDataset {
+    /// Plain `.tar` shards.
+    pub const PLAIN: WebDataset = WebDataset { compression: None };
+}
+
+impl ShardFormat for WebDataset {
+    fn name(&self) -> &'static str {
+        "webdataset"
+    }
+
+    fn shard_name(&self, prefix: &str, index: usize) -> String {
+        let ext = self.compression.map_or("tar", |c| c.extension());
+        format!("{prefix}-{index:06}.{ext}")
+    }
+
+    fn refuse(&self, sample: &SampleSpec) -> Option<String> {
+        // Keys from a file tree are valid by construction; keys from other sources (a
+        // Parquet key column) must split back the same way when readers read `key.field`.
+        match crate::naming::split_key(&format!("{}.x", sample.key)) {
+            Ok((key, _)) if key == sample.key && !sample.key.split('/').any(str::is_empty) => {}
+            _ => {
+                return Some(format!(
+                    "key `{}` would be read back differently (a dot in its last part, an empty part, a leading dot or a `__x__` part)",
+                    sample.key
+                ));
+            }
+        }
+        for field in &sample.fields {
+            let name_len = sample.key.len() + 1 + field.ext.len();
+            if name_len > MAX_NAME {
+                return Some(format!(
+                    "member name `{}.{}` is {name_len} bytes: wids reads only the 100-byte ustar name field and would mis-key it; shorten the path",
+                    sample.key, field.ext
+                ));
+            }
+            if field.size > MAX_MEMBER {
+                return Some(format!(
+                    "field `{}` is {} bytes: a ustar member holds at most 8 GiB without extensions wids cannot read",
+                    field.ext, field.size
+                ));
+            }
+        }
+        None
+    }
+
+    fn sample_bytes(&self, sample: &SampleSpec) -> u64 {
+        sample.fields.iter().map(|f| BLOCK + padded(f.size)).sum()
+    }
+
+    fn shard_overhead(&self) -> u64 {
+        2 * BLOCK
+    }
+
+    /// Only a compressed dataset records its compression: plain datasets keep the
+    /// manifest (and root digest) they had before compression existed.
+    fn options(&self) -> BTreeMap<String, serde_json::Value> {
+        let mut options = BTreeMap::new();
+        if let Some(compression) = self.compression {
+            options.insert("compression".into(), compression.name().into());
+        }
+        options
+    }
+
+    fn encoder(&self) -> Box<dyn ShardEncoder> {
+        Box::new(TarEncoder {
+            compression: self.compression,
+            compressor: None,
+        })
+    }
+}
