@@ -26,10 +26,10 @@ use std::path::Path;
 use serde::Serialize;
 use shardsmith_manifest::{Finding, FindingKind, hex};
 
-pub use self::bundle::Bundle;
+pub use self::bundle::{Bundle, BundleError};
 pub use self::error::{Error, Result};
-pub use self::keys::{Curve, PrivateKey, PublicKey};
-pub use self::statement::{Resource, Statement};
+pub use self::keys::{Curve, KeyError, PrivateKey, PublicKey};
+pub use self::statement::{Resource, Statement, StatementError};
 
 /// A signature made by [`sign`].
 #[derive(Clone, Debug)]
@@ -176,7 +176,7 @@ pub fn check(
     let statement = match Statement::parse(&bundle.payload) {
         Ok(s) => s,
         Err(reason) => {
-            invalid(&mut report, reason);
+            invalid(&mut report, reason.to_string());
             return Ok(report);
         }
     };
