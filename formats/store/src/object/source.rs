@@ -222,7 +222,7 @@ impl InputSource for ObjectTree {
                     ),
                 });
             }
-            return Ok(given::listing(&given, &|_| Err("no size given".into())));
+            return Ok(given::listing(&given, &|_| Err(given::LeftOut::NoSize)));
         }
         let mut listing = self.list_all()?;
         self.drop_own_metadata(&mut listing.files);
