@@ -9,7 +9,7 @@ use std::sync::Arc;
 use shardsmith_manifest::Skipped;
 use shardsmith_manifest::walk;
 
-use crate::given::{self, LeftOut};
+use crate::files_from::{self, LeftOut};
 use crate::source::{InputListing, InputSource, ListedFile, RangeRead, ReadError};
 use crate::{Error, Result};
 
@@ -65,7 +65,7 @@ impl LocalTree {
     }
 
     /// Only the files of `list`: one path relative to the root per line, in any order,
-    /// or `PATH<TAB>SIZE` (see [`given`]).
+    /// or `PATH<TAB>SIZE` (see [`files_from`]).
     pub fn with_files(mut self, list: String) -> Self {
         self.files_from = Some(list);
         self
@@ -118,8 +118,8 @@ impl LocalTree {
                 io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
             ));
         }
-        let given = given::sorted(given);
-        Ok(given::listing(&given, &|rel| self.size_of_listed(rel)))
+        let given = files_from::sorted(given);
+        Ok(files_from::listing(&given, &|rel| self.size_of_listed(rel)))
     }
 
     /// [`InputSource::every_file`] below `dir` (`prefix` is its relative path).
@@ -300,7 +300,7 @@ impl InputSource for LocalTree {
             let rels = || {
                 given
                     .lines()
-                    .map(|line| given::Given::parse(line).rel)
+                    .map(|line| files_from::Given::parse(line).rel)
                     .filter(|rel| !rel.is_empty())
             };
             return rels().all(|rel| test(rel) != Some(false))

@@ -329,7 +329,7 @@ fn stage_one(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<Staged> {
             return Ok(Staged::Kept(entry.clone()));
         }
         if let Ok(reader) = existing.open(path)
-            && let Ok(digest) = crate::digest_all::digest_stream(reader, chunk_size, &|_| {})
+            && let Ok(digest) = crate::listed_manifest::digest_stream(reader, chunk_size, &|_| {})
             && digest.sha256_hex() == entry.sha256
         {
             progress(entry.size);

@@ -8,8 +8,8 @@ use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, InputSummary, Manifest, ManifestKi
 
 use super::input::{Position, TextInput};
 use super::pipeline::{Output, pipeline};
-use super::records::{ShardRecord, Stats};
 use super::settings::{TokenizeObserver, TokenizeSettings};
+use super::shard_record::{ShardRecord, Stats};
 use super::tokenizer::Tokenizer;
 use super::write::{TokenDtype, TokenFormat};
 use crate::{Error, Result};

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
-use super::record::{Batch, Position, RecordKind};
+use super::batch::{Batch, Position, RecordKind};
 use super::tokenizer::{Scratch, Tokenizer};
 
 /// One record's outcome.
