@@ -24,7 +24,6 @@ pub mod statement;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-
 pub use self::bundle::{Bundle, BundleError};
 pub use self::check::{SignatureReport, check};
 pub use self::error::{Error, Result};
