@@ -30,6 +30,20 @@ pub struct PackReport {
     pub task: Option<TaskReport>,
 }
 
+impl PackReport {
+    /// The report of a run that found the output already complete: nothing written.
+    pub(crate) fn complete(manifest: Manifest) -> Self {
+        PackReport {
+            manifest,
+            shards_written: 0,
+            shards_resumed: 0,
+            already_complete: true,
+            warnings: Vec::new(),
+            task: None,
+        }
+    }
+}
+
 /// What one task of a split run did.
 #[derive(Clone, Debug)]
 pub struct TaskReport {

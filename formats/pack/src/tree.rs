@@ -7,7 +7,9 @@ use shardsmith_manifest::Skipped;
 
 use super::group;
 use shardsmith_shard::content::{self, Validation};
-use shardsmith_shard::sample::{Loaded, SampleListing, SampleReader, SampleSource, Tracked};
+use shardsmith_shard::sample::{
+    HeadError, Loaded, SampleListing, SampleReader, SampleSource, Tracked,
+};
 use shardsmith_shard::{Error, FieldSpec, Result, SampleSpec};
 use shardsmith_store::{InputSource, ListedFile, Prefetched, ReadError};
 
@@ -47,18 +49,18 @@ impl SampleSource for FileTree<'_> {
         sample.rel(field)
     }
 
-    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, String> {
+    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, HeadError> {
         let mut reader = match self.input.open(&sample.rel(field)) {
             Ok(reader) => reader,
-            Err(ReadError::Unreadable(e)) => return Err(format!("cannot be read: {e}")),
-            Err(ReadError::Changed { .. }) => return Err("changed while being read".into()),
-            Err(ReadError::Vanished) => return Err("disappeared while being read".into()),
+            Err(ReadError::Unreadable(e)) => return Err(HeadError::Unreadable(e)),
+            Err(ReadError::Changed { .. }) => return Err(HeadError::Changed),
+            Err(ReadError::Vanished) => return Err(HeadError::Vanished),
         };
         let mut head = Vec::with_capacity(n);
         (&mut reader)
             .take(n as u64)
             .read_to_end(&mut head)
-            .map_err(|e| format!("cannot be read: {e}"))?;
+            .map_err(|e| HeadError::Unreadable(e.to_string()))?;
         Ok(head)
     }
 

@@ -126,6 +126,47 @@ impl Read for Tracked {
     }
 }
 
+/// Why the first bytes of a field could not be had ([`SampleSource::head`]): the
+/// reason its sample is left out.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeadError {
+    /// The source could not open or read the sample.
+    #[error(transparent)]
+    Source(#[from] crate::Error),
+    /// The reader left the sample out; its reason.
+    #[error("{0}")]
+    LeftOut(String),
+    /// The sample has no such field.
+    #[error("sample `{key}` has no field `{field}`")]
+    NoField {
+        /// The sample's key.
+        key: String,
+        /// The field asked for.
+        field: String,
+    },
+    /// The field's bytes could not be read.
+    #[error("cannot be read: {0}")]
+    Unreadable(String),
+    /// The field changed size while it was read.
+    #[error("changed while being read")]
+    Changed,
+    /// The field's file was removed while it was read.
+    #[error("disappeared while being read")]
+    Vanished,
+    /// A prepared field could not be read back from the scratch file.
+    #[error("cannot be read back from the scratch file: {0}")]
+    Scratch(std::io::Error),
+    /// The source cannot size a field from its header.
+    #[error(
+        "`{field}` is sized from its header, which Parquet input does not support; give the column a static dtype and shape"
+    )]
+    NoHeader {
+        /// The field.
+        field: String,
+    },
+}
+
 /// A source of samples.
 pub trait SampleSource: Sync {
     /// Human description (a path or URL) for messages.
@@ -136,7 +177,7 @@ pub trait SampleSource: Sync {
     /// the skipped list and the manifest's input digest.
     fn field_path(&self, sample: &SampleSpec, field: &FieldSpec) -> String;
     /// The first `n` bytes of a field, for formats that size fields by their header.
-    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, String>;
+    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, HeadError>;
     /// Encodings the source knows for its fields (a Parquet column's type), used where
     /// the user gave none.
     fn suggested_encodings(&self) -> std::collections::BTreeMap<String, Encoding> {

@@ -11,11 +11,11 @@
 //! Must not know: any shard, token or checkpoint format, or the command line. It is
 //! synchronous, never prints and never exits.
 
-pub mod digest_all;
 mod error;
+pub mod files_from;
 pub mod finish;
 mod flags;
-pub mod given;
+pub mod listed_manifest;
 pub mod local;
 #[cfg(feature = "object")]
 pub mod object;
@@ -27,6 +27,10 @@ pub mod tasks;
 mod writeback;
 
 pub use error::{Error, Result};
+/// The `--files-from` list under its former name (the CLI's `list` renders with it).
+pub use files_from as given;
+/// [`listed_manifest`] under its former name (the CLI's remote `manifest` calls it).
+pub use listed_manifest as digest_all;
 pub use local::{LocalFile, LocalTree};
 #[cfg(feature = "object")]
 pub use object::{

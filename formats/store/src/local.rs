@@ -9,7 +9,7 @@ use std::sync::Arc;
 use shardsmith_manifest::Skipped;
 use shardsmith_manifest::walk;
 
-use crate::given;
+use crate::files_from::{self, LeftOut};
 use crate::source::{InputListing, InputSource, ListedFile, RangeRead, ReadError};
 use crate::{Error, Result};
 
@@ -65,7 +65,7 @@ impl LocalTree {
     }
 
     /// Only the files of `list`: one path relative to the root per line, in any order,
-    /// or `PATH<TAB>SIZE` (see [`given`]).
+    /// or `PATH<TAB>SIZE` (see [`files_from`]).
     pub fn with_files(mut self, list: String) -> Self {
         self.files_from = Some(list);
         self
@@ -118,8 +118,8 @@ impl LocalTree {
                 io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
             ));
         }
-        let given = given::sorted(given);
-        Ok(given::listing(&given, &|rel| self.size_of_listed(rel)))
+        let given = files_from::sorted(given);
+        Ok(files_from::listing(&given, &|rel| self.size_of_listed(rel)))
     }
 
     /// [`InputSource::every_file`] below `dir` (`prefix` is its relative path).
@@ -164,21 +164,19 @@ impl LocalTree {
     }
 
     /// The size of a `--files-from` entry that gives none, or why it is left out.
-    fn size_of_listed(&self, rel: &str) -> std::result::Result<u64, String> {
+    fn size_of_listed(&self, rel: &str) -> std::result::Result<u64, LeftOut> {
         match std::fs::symlink_metadata(self.path(rel)) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                Err("is listed in --files-from but does not exist".into())
-            }
-            Err(e) => Err(format!("cannot be examined: {e}")),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(LeftOut::Missing),
+            Err(e) => Err(LeftOut::Unexaminable(e)),
             Ok(m) if m.is_file() => Ok(m.len()),
             Ok(m) if m.is_symlink() => match std::fs::metadata(self.path(rel)) {
                 Ok(t) if t.is_file() => Ok(t.len()),
-                Ok(t) if t.is_dir() => Err("symlink to a directory (not followed)".into()),
-                Ok(_) => Err("symlink to something that is not a regular file".into()),
-                Err(e) => Err(format!("broken symlink: {e}")),
+                Ok(t) if t.is_dir() => Err(LeftOut::SymlinkToDirectory),
+                Ok(_) => Err(LeftOut::SymlinkToSpecial),
+                Err(e) => Err(LeftOut::BrokenSymlink(e)),
             },
-            Ok(m) if m.is_dir() => Err("is a directory; --files-from lists files".into()),
-            Ok(_) => Err("not a regular file (socket, FIFO or device)".into()),
+            Ok(m) if m.is_dir() => Err(LeftOut::Directory),
+            Ok(_) => Err(LeftOut::Special),
         }
     }
 }
@@ -302,7 +300,7 @@ impl InputSource for LocalTree {
             let rels = || {
                 given
                     .lines()
-                    .map(|line| given::Given::parse(line).rel)
+                    .map(|line| files_from::Given::parse(line).rel)
                     .filter(|rel| !rel.is_empty())
             };
             return rels().all(|rel| test(rel) != Some(false))

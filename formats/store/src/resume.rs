@@ -151,12 +151,7 @@ pub fn prepare(
     fingerprint: &str,
     force: bool,
 ) -> Result<Start> {
-    let conflict = |reason: String| Error::OutputConflict {
-        dir: sink.describe(),
-        reason,
-    };
     let entries = sink.list()?;
-    let mut old_files = Vec::new();
     // Another tool's `manifest.json` is a foreign file like any other.
     let manifest = sink.read(MANIFEST_FILE)?.filter(|bytes| {
         !matches!(
@@ -164,85 +159,157 @@ pub fn prepare(
             Err(shardsmith_manifest::Error::ForeignManifest { .. })
         )
     });
-    if let Some(bytes) = manifest {
-        match Manifest::parse(&bytes, MANIFEST_FILE.as_ref()) {
-            Ok((old, _)) => {
-                let diff = difference(&old, candidate, job);
-                if diff.is_empty() {
-                    for file in &old.files {
-                        if sink.size(&file.path)? != Some(file.size) {
-                            return Err(conflict(format!(
+    let found = if let Some(bytes) = manifest {
+        over_dataset(sink, job, candidate, force, &bytes)?
+    } else if let Some(bytes) = sink.read(&run_file())? {
+        over_run(sink, job, candidate, fingerprint, force, &entries, &bytes)?
+    } else {
+        over_other_files(sink, job, force, &entries)?;
+        Found::Replace(Vec::new())
+    };
+    match found {
+        Found::Start(start) => Ok(start),
+        Found::Replace(old_files) => {
+            start_fresh(sink, job, candidate, fingerprint, &entries, old_files)
+        }
+    }
+}
+
+/// What the output holds decides: start this way now, or start fresh after removing
+/// these files of an earlier run.
+enum Found {
+    Start(Start),
+    Replace(Vec<String>),
+}
+
+/// The output holds something this run must not overwrite.
+fn conflict(sink: &dyn OutputSink, reason: String) -> Error {
+    Error::OutputConflict {
+        dir: sink.describe(),
+        reason,
+    }
+}
+
+/// Over a dataset (its manifest `bytes`): complete when it is this run's and every file
+/// is still there, else refused unless forced.
+fn over_dataset(
+    sink: &dyn OutputSink,
+    job: &Job<'_>,
+    candidate: &Manifest,
+    force: bool,
+    bytes: &[u8],
+) -> Result<Found> {
+    match Manifest::parse(bytes, MANIFEST_FILE.as_ref()) {
+        Ok((old, _)) => {
+            let diff = difference(&old, candidate, job);
+            if diff.is_empty() {
+                for file in &old.files {
+                    if sink.size(&file.path)? != Some(file.size) {
+                        return Err(conflict(
+                            sink,
+                            format!(
                                 "holds this dataset, complete, but `{}` is missing or changed since; run `shardsmith verify` on it, or run {} again with --force",
                                 file.path, job.command
-                            )));
-                        }
+                            ),
+                        ));
                     }
-                    sink.remove(STATE_DIR)?;
-                    return Ok(Start::Complete(Box::new(old)));
                 }
-                if !force {
-                    return Err(conflict(format!(
+                sink.remove(STATE_DIR)?;
+                return Ok(Found::Start(Start::Complete(Box::new(old))));
+            }
+            if !force {
+                return Err(conflict(
+                    sink,
+                    format!(
                         "already holds a dataset {} differently ({diff}); use --force to replace it, or choose another output",
                         job.verb
-                    )));
-                }
-                old_files = old.files.into_iter().map(|f| f.path).collect();
+                    ),
+                ));
             }
-            Err(e) if !force => {
-                return Err(conflict(format!(
-                    "holds a manifest that cannot be read ({e}); use --force to replace it"
-                )));
-            }
-            Err(_) => {}
+            Ok(Found::Replace(
+                old.files.into_iter().map(|f| f.path).collect(),
+            ))
         }
-    } else if let Some(bytes) = sink.read(&run_file())? {
-        let run = serde_json::from_slice::<RunState>(&bytes).ok();
-        if run
-            .as_ref()
-            .is_some_and(|run| run.fingerprint == fingerprint)
-        {
-            remove_temp(sink, &entries)?;
-            return Ok(Start::Resume);
-        }
-        // What the other run finished, under its own names (another prefix, another
-        // compression): a run that committed nothing leaves nothing to lose.
-        let finished = finished_files(sink)?;
-        let committed = !finished.is_empty() || entries.iter().any(|e| (job.is_own)(e));
-        if committed && !force {
-            let changed = run.map_or_else(String::new, |run| run_difference(&run, candidate, job));
-            let changed = if changed.is_empty() {
-                String::new()
-            } else {
-                format!(" ({changed})")
-            };
-            return Err(conflict(format!(
+        Err(e) if !force => Err(conflict(
+            sink,
+            format!("holds a manifest that cannot be read ({e}); use --force to replace it"),
+        )),
+        Err(_) => Ok(Found::Replace(Vec::new())),
+    }
+}
+
+/// Over an unfinished run (its `run.json` `bytes`): resumed when it is this one, else
+/// refused unless forced or it committed nothing.
+fn over_run(
+    sink: &dyn OutputSink,
+    job: &Job<'_>,
+    candidate: &Manifest,
+    fingerprint: &str,
+    force: bool,
+    entries: &[String],
+    bytes: &[u8],
+) -> Result<Found> {
+    let run = serde_json::from_slice::<RunState>(bytes).ok();
+    if run
+        .as_ref()
+        .is_some_and(|run| run.fingerprint == fingerprint)
+    {
+        remove_temp(sink, entries)?;
+        return Ok(Found::Start(Start::Resume));
+    }
+    // What the other run finished, under its own names (another prefix, another
+    // compression): a run that committed nothing leaves nothing to lose.
+    let finished = finished_files(sink)?;
+    let committed = !finished.is_empty() || entries.iter().any(|e| (job.is_own)(e));
+    if committed && !force {
+        let changed = run.map_or_else(String::new, |run| run_difference(&run, candidate, job));
+        let changed = if changed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({changed})")
+        };
+        return Err(conflict(
+            sink,
+            format!(
                 "holds an unfinished {} run with other options or input{changed}; re-run that command to finish it, or use --force to start over (which deletes the {} file(s) it finished)",
                 job.command,
                 finished.len()
-            )));
+            ),
+        ));
+    }
+    Ok(Found::Replace(finished))
+}
+
+/// Over neither a dataset nor a run: foreign files are refused even with --force, files
+/// named like this run's without it.
+fn over_other_files(
+    sink: &dyn OutputSink,
+    job: &Job<'_>,
+    force: bool,
+    entries: &[String],
+) -> Result<()> {
+    let present: Vec<&String> = entries
+        .iter()
+        .filter(|e| !e.starts_with(TEMP_PREFIX))
+        .collect();
+    let shown = |names: &[&String]| {
+        let mut shown: Vec<String> = names.iter().take(3).map(|e| format!("`{e}`")).collect();
+        if names.len() > 3 {
+            shown.push("...".into());
         }
-        old_files = finished;
-    } else {
-        let present: Vec<&String> = entries
-            .iter()
-            .filter(|e| !e.starts_with(TEMP_PREFIX))
-            .collect();
-        let shown = |names: &[&String]| {
-            let mut shown: Vec<String> = names.iter().take(3).map(|e| format!("`{e}`")).collect();
-            if names.len() > 3 {
-                shown.push("...".into());
-            }
-            shown.join(", ")
-        };
-        // Files of no shardsmith run: a dataset written among them would fail `verify`
-        // (they are not in its manifest), so even --force does not write there.
-        let foreign: Vec<&String> = present
-            .iter()
-            .copied()
-            .filter(|e| !(job.is_own)(e) && *e != MANIFEST_FILE && *e != SUMS_FILE)
-            .collect();
-        if !foreign.is_empty() {
-            return Err(conflict(format!(
+        shown.join(", ")
+    };
+    // Files of no shardsmith run: a dataset written among them would fail `verify`
+    // (they are not in its manifest), so even --force does not write there.
+    let foreign: Vec<&String> = present
+        .iter()
+        .copied()
+        .filter(|e| !(job.is_own)(e) && *e != MANIFEST_FILE && *e != SUMS_FILE)
+        .collect();
+    if !foreign.is_empty() {
+        return Err(conflict(
+            sink,
+            format!(
                 "is not empty and holds no shardsmith dataset (found {}): a dataset written among other files would fail `verify`, as they are not in its manifest; choose an empty or new directory, or move those files out{}",
                 shown(&foreign),
                 if force {
@@ -250,26 +317,42 @@ pub fn prepare(
                 } else {
                     ""
                 }
-            )));
-        }
-        if !present.is_empty() && !force {
-            return Err(conflict(format!(
+            ),
+        ));
+    }
+    if !present.is_empty() && !force {
+        return Err(conflict(
+            sink,
+            format!(
                 "holds files named like this run's (found {}) but no manifest or run state; use --force to replace them, or choose an empty directory",
                 shown(&present)
-            )));
-        }
+            ),
+        ));
     }
+    Ok(())
+}
+
+/// A fresh start: what a previous run of ours left removed (never foreign files), then
+/// this run's state written.
+fn start_fresh(
+    sink: &dyn OutputSink,
+    job: &Job<'_>,
+    candidate: &Manifest,
+    fingerprint: &str,
+    entries: &[String],
+    old_files: Vec<String>,
+) -> Result<Start> {
     // Fresh start: remove what a previous run of ours left, never foreign files.
     for name in old_files {
         sink.remove(&name)?;
     }
-    for entry in &entries {
+    for entry in entries {
         if entry == MANIFEST_FILE || entry == SUMS_FILE || (job.is_own)(entry) {
             sink.remove(entry)?;
         }
     }
     sink.remove(STATE_DIR)?;
-    remove_temp(sink, &entries)?;
+    remove_temp(sink, entries)?;
     sink.write_atomic(
         &run_file(),
         &json(&RunState::new(fingerprint, job, candidate)),

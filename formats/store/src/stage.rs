@@ -5,7 +5,7 @@
 //! staged dataset never looks complete when it is not. Files already at the destination
 //! with the right digest (or size, when trusted) are kept: a re-run resumes.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,7 +16,9 @@ use shardsmith_manifest::{
     SUMS_FILE, TEMP_PREFIX,
 };
 
-use crate::{Error, InputSource, OutputSink, ReadError, Result};
+use crate::{
+    Error, InputListing, InputSource, ListedFile, OutputSink, ReadError, Result, ShardFile,
+};
 
 /// How `stage` runs.
 #[derive(Clone, Debug)]
@@ -108,66 +110,24 @@ pub fn stage(
     let listing = src.list()?;
     let mut report = StageReport::default();
     // The manifest is not in the listing (sources leave their own metadata out).
-    let manifest_bytes = match src.open(MANIFEST_FILE) {
-        Ok(mut reader) => {
-            let mut bytes = Vec::new();
-            reader
-                .read_to_end(&mut bytes)
-                .map_err(|e| Error::io("reading", src.display(MANIFEST_FILE), e))?;
-            Some(bytes)
-        }
-        Err(ReadError::Vanished) => None,
-        Err(e) => return Err(read_failed(src, MANIFEST_FILE, e)),
-    };
+    let manifest_bytes = read_manifest(src)?;
     if manifest_bytes.is_none() {
-        if !options.accept_unfinished
-            && let Some(run) = unfinished_source(src)?
-        {
-            return Err(Error::Unfinished {
-                location: src.describe(),
-                what: run.describe(),
-                advice: format!(
-                    "a copy of it would pass for the whole dataset; {}, then stage it; or add --accept-unfinished to copy the files as they are",
-                    run.how_to_finish()
-                ),
-            });
-        }
-        if listing.files.is_empty() {
-            return Err(Error::Empty {
-                location: src.describe(),
-                advice: "nothing to stage; check the bucket, the prefix and the credentials' view of them".into(),
-            });
-        }
+        refuse_without_manifest(src, options, &listing)?;
     }
     let mut chunk_size = DEFAULT_CHUNK_SIZE;
-    let (expected, manifest_bytes): (Vec<FileEntry>, Option<Vec<u8>>) = match manifest_bytes {
+    let expected: Vec<FileEntry> = match &manifest_bytes {
         Some(bytes) => {
-            let (manifest, _) = Manifest::parse(&bytes, Path::new(&src.display(MANIFEST_FILE)))?;
+            let (manifest, _) = Manifest::parse(bytes, Path::new(&src.display(MANIFEST_FILE)))?;
             report.had_manifest = true;
             chunk_size = manifest.chunk_size;
-            (manifest.files, Some(bytes))
+            manifest.files
         }
-        None => {
-            let entries = listing
-                .files
-                .iter()
-                .filter(|f| f.rel != SUMS_FILE && !f.rel.starts_with(TEMP_PREFIX))
-                .map(|f| FileEntry {
-                    path: f.rel.clone(),
-                    size: f.size,
-                    sha256: String::new(),
-                    chunk_crc32: String::new(),
-                    format: None,
-                    samples: None,
-                    first_key: None,
-                    last_key: None,
-                    documents: None,
-                    tokens: None,
-                    tensors: Vec::new(),
-                })
-                .collect();
-            (entries, None)
-        }
+        None => listing
+            .files
+            .iter()
+            .filter(|f| f.rel != SUMS_FILE && !f.rel.starts_with(TEMP_PREFIX))
+            .map(unrecorded_entry)
+            .collect(),
     };
     report.files = expected.len();
     report.bytes = expected.iter().map(|e| e.size).sum();
@@ -176,8 +136,6 @@ pub fn stage(
         .iter()
         .map(|f| (f.rel.as_str(), f.size))
         .collect();
-    let next = AtomicUsize::new(0);
-    let outcome: Mutex<Tally> = Mutex::new((vec![None; expected.len()], Vec::new(), 0, 0, 0));
     let ctx = Ctx {
         src,
         dst,
@@ -187,17 +145,99 @@ pub fn stage(
         chunk_size,
         progress,
     };
+    let (entries, mut mismatches, kept, copied, bytes_copied) = stage_all(&ctx, &expected)?;
+    mismatches.sort_by(|a, b| a.path.cmp(&b.path));
+    report.kept = kept;
+    report.copied = copied;
+    report.bytes_copied = bytes_copied;
+    report.mismatches = mismatches;
+    if !report.mismatches.is_empty() {
+        return Ok(report);
+    }
+    // Every file arrived as expected: the manifest last, as the dataset's commit marker.
+    let entries: Vec<FileEntry> = entries.into_iter().map(|e| e.expect("staged")).collect();
+    report.root_sha256 = commit_manifest(dst, manifest_bytes, entries)?;
+    report.complete = true;
+    Ok(report)
+}
+
+/// The source's manifest, if it has one.
+fn read_manifest(src: &dyn InputSource) -> Result<Option<Vec<u8>>> {
+    match src.open(MANIFEST_FILE) {
+        Ok(mut reader) => {
+            let mut bytes = Vec::new();
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::io("reading", src.display(MANIFEST_FILE), e))?;
+            Ok(Some(bytes))
+        }
+        Err(ReadError::Vanished) => Ok(None),
+        Err(e) => Err(read_failed(src, MANIFEST_FILE, e)),
+    }
+}
+
+/// Without a manifest, a source that holds an unfinished run (unless accepted) or no
+/// files at all is refused.
+fn refuse_without_manifest(
+    src: &dyn InputSource,
+    options: &StageOptions,
+    listing: &InputListing,
+) -> Result<()> {
+    if !options.accept_unfinished
+        && let Some(run) = unfinished_source(src)?
+    {
+        return Err(Error::Unfinished {
+            location: src.describe(),
+            what: run.describe(),
+            advice: format!(
+                "a copy of it would pass for the whole dataset; {}, then stage it; or add --accept-unfinished to copy the files as they are",
+                run.how_to_finish()
+            ),
+        });
+    }
+    if listing.files.is_empty() {
+        return Err(Error::Empty {
+            location: src.describe(),
+            advice:
+                "nothing to stage; check the bucket, the prefix and the credentials' view of them"
+                    .into(),
+        });
+    }
+    Ok(())
+}
+
+/// The entry of a listed file no manifest records: its size, no digest yet.
+fn unrecorded_entry(f: &ListedFile) -> FileEntry {
+    FileEntry {
+        path: f.rel.clone(),
+        size: f.size,
+        sha256: String::new(),
+        chunk_crc32: String::new(),
+        format: None,
+        samples: None,
+        first_key: None,
+        last_key: None,
+        documents: None,
+        tokens: None,
+        tensors: Vec::new(),
+    }
+}
+
+/// Stages every expected file, `options.concurrency` at once; the first error stops
+/// the others from starting.
+fn stage_all(ctx: &Ctx<'_>, expected: &[FileEntry]) -> Result<Tally> {
+    let next = AtomicUsize::new(0);
+    let outcome: Mutex<Tally> = Mutex::new((vec![None; expected.len()], Vec::new(), 0, 0, 0));
     let first_error: Mutex<Option<Error>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..options.concurrency.clamp(1, expected.len().max(1)) {
+        for _ in 0..ctx.options.concurrency.clamp(1, expected.len().max(1)) {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= expected.len() || first_error.lock().expect("no panic").is_some() {
                         return;
                     }
-                    let entry = &expected[i];
-                    let done = stage_one(&ctx, entry);
+                    let done = stage_one(ctx, &expected[i]);
                     let mut out = outcome.lock().expect("no panic");
                     match done {
                         Ok(Staged::Kept(e)) => {
@@ -221,18 +261,16 @@ pub fn stage(
     if let Some(e) = first_error.into_inner().expect("no panic") {
         return Err(e);
     }
-    let (entries, mut mismatches, kept, copied, bytes_copied) =
-        outcome.into_inner().expect("no panic");
-    mismatches.sort_by(|a, b| a.path.cmp(&b.path));
-    report.kept = kept;
-    report.copied = copied;
-    report.bytes_copied = bytes_copied;
-    report.mismatches = mismatches;
-    if !report.mismatches.is_empty() {
-        return Ok(report);
-    }
-    // Every file arrived as expected: the manifest last, as the dataset's commit marker.
-    let entries: Vec<FileEntry> = entries.into_iter().map(|e| e.expect("staged")).collect();
+    Ok(outcome.into_inner().expect("no panic"))
+}
+
+/// Writes `SHA256SUMS` and, last, the manifest: the source's own, or one made from the
+/// staged entries. Returns the root digest.
+fn commit_manifest(
+    dst: &dyn OutputSink,
+    manifest_bytes: Option<Vec<u8>>,
+    entries: Vec<FileEntry>,
+) -> Result<String> {
     let (manifest_bytes, root) = match manifest_bytes {
         Some(bytes) => {
             let (manifest, _) = Manifest::parse(&bytes, Path::new(MANIFEST_FILE))?;
@@ -249,9 +287,7 @@ pub fn stage(
     shardsmith_manifest::commit(&manifest.files, &manifest_bytes, |name, bytes| {
         dst.write_atomic(name, bytes)
     })?;
-    report.complete = true;
-    report.root_sha256 = root;
-    Ok(report)
+    Ok(root)
 }
 
 /// Per file, its entry once staged; the mismatches; files kept, copied; bytes copied.
@@ -288,15 +324,53 @@ fn first_bad_chunk(entry: &FileEntry, got: &FileDigest) -> Option<(u64, u64)> {
     Some((start, (start + chunk).min(entry.size)))
 }
 
+/// Whether the destination already holds `entry` (same size, and same SHA-256 unless
+/// existing files are trusted).
+fn already_staged(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<bool> {
+    let path = entry.path.as_str();
+    if ctx.dst.size(path)? != Some(entry.size) {
+        return Ok(false);
+    }
+    if ctx.options.trust_existing {
+        return Ok(true);
+    }
+    Ok(ctx.existing.open(path).is_ok_and(|reader| {
+        crate::listed_manifest::digest_stream(reader, ctx.chunk_size, &|_| {})
+            .is_ok_and(|digest| digest.sha256_hex() == entry.sha256)
+    }))
+}
+
+/// Copies `reader` into `file`, hashing on the way; the digest of what arrived.
+fn copy(
+    ctx: &Ctx<'_>,
+    path: &str,
+    reader: &mut (dyn Read + Send),
+    file: &mut dyn ShardFile,
+) -> Result<FileDigest> {
+    let mut digester = Digester::new(ctx.chunk_size);
+    let mut block = vec![0u8; 1 << 20];
+    loop {
+        let n = match reader.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io("reading", ctx.src.display(path), e)),
+        };
+        digester.update(&block[..n]);
+        file.write_all(&block[..n])
+            .map_err(|e| Error::io("writing", ctx.dst.describe() + "/" + path, e))?;
+        (ctx.progress)(n as u64);
+    }
+    Ok(digester.finish())
+}
+
 fn stage_one(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<Staged> {
     let Ctx {
         src,
         dst,
-        existing,
-        options,
         listed,
-        chunk_size,
         progress,
+        ..
     } = *ctx;
     let path = entry.path.as_str();
     let known = !entry.sha256.is_empty();
@@ -323,18 +397,9 @@ fn stage_one(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<Staged> {
         Some(_) => {}
     }
     // Already staged by an earlier run?
-    if known && dst.size(path)? == Some(entry.size) {
-        if options.trust_existing {
-            progress(entry.size);
-            return Ok(Staged::Kept(entry.clone()));
-        }
-        if let Ok(reader) = existing.open(path)
-            && let Ok(digest) = crate::digest_all::digest_stream(reader, chunk_size, &|_| {})
-            && digest.sha256_hex() == entry.sha256
-        {
-            progress(entry.size);
-            return Ok(Staged::Kept(entry.clone()));
-        }
+    if known && already_staged(ctx, entry)? {
+        progress(entry.size);
+        return Ok(Staged::Kept(entry.clone()));
     }
     let mut reader = match src.open(path) {
         Ok(reader) => reader,
@@ -342,21 +407,7 @@ fn stage_one(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<Staged> {
         Err(e) => return Err(read_failed(src, path, e)),
     };
     let mut file = dst.create(path)?;
-    let mut digester = Digester::new(chunk_size);
-    let mut block = vec![0u8; 1 << 20];
-    loop {
-        let n = match reader.read(&mut block) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(Error::io("reading", src.display(path), e)),
-        };
-        digester.update(&block[..n]);
-        file.write_all(&block[..n])
-            .map_err(|e| Error::io("writing", dst.describe() + "/" + path, e))?;
-        progress(n as u64);
-    }
-    let digest = digester.finish();
+    let digest = copy(ctx, path, reader.as_mut(), file.as_mut())?;
     if known && digest.size != entry.size {
         drop(file);
         return bad(

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use shardsmith_store::{InputSource, LocalTree};
 
+pub use super::batch::{Batch, Position, Record, RecordKind};
 use super::parquet::ParquetReader;
-pub use super::record::{Batch, Position, Record, RecordKind};
 use crate::{Error, Result};
 
 /// Text gathered per batch before it is handed to a worker.

@@ -22,6 +22,7 @@
 //! next shard starts (and, for formats that cut documents, how many tokens of that
 //! document the shard already holds).
 
+pub mod batch;
 pub mod bpe;
 pub mod classes;
 mod error;
@@ -31,10 +32,9 @@ pub mod listing;
 mod parquet;
 mod pipeline;
 pub mod pretok;
-pub mod record;
-mod records;
 mod run;
 mod settings;
+mod shard_record;
 pub mod task;
 pub mod tokenizer;
 mod work;

@@ -111,16 +111,25 @@ fn llmc_dtype(head: &[u8]) -> Option<TokenDtype> {
     }
 }
 
+/// Why a Megatron index header cannot be listed.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum IdxHeaderError {
+    #[error("not a Megatron index (no MMIDIDX header)")]
+    NoHeader,
+    #[error("unknown dtype code {0}")]
+    Dtype(u8),
+}
+
 /// (dtype, documents) from a Megatron index header.
-fn idx_header(head: &[u8]) -> Result<(TokenDtype, u64), String> {
+fn idx_header(head: &[u8]) -> Result<(TokenDtype, u64), IdxHeaderError> {
     if head.len() < IDX_HEADER as usize || !head.starts_with(IDX_MAGIC) {
-        return Err("not a Megatron index (no MMIDIDX header)".into());
+        return Err(IdxHeaderError::NoHeader);
     }
     let u64_at = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
     let dtype = match head[17] {
         8 => TokenDtype::Uint16,
         4 => TokenDtype::Int32,
-        code => return Err(format!("unknown dtype code {code}")),
+        code => return Err(IdxHeaderError::Dtype(code)),
     };
     Ok((dtype, u64_at(26).saturating_sub(1)))
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use shardsmith_shard::parquet::{ByteColumn, ColumnError, ParquetFile};
 use shardsmith_store::RangeRead;
 
-use super::record::{Batch, Position, Record, RecordKind};
+use super::batch::{Batch, Position, Record, RecordKind};
 use crate::{Error, Result};
 
 /// Rows decoded per call.

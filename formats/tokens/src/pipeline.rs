@@ -10,8 +10,8 @@ use std::sync::{Mutex, PoisonError};
 use shardsmith_manifest::Skipped;
 
 use super::input::{Batch, Position, Reader, TextInput};
-use super::records::{SKIPPED_LISTED, ShardRecord, Stats};
 use super::settings::{TokenizeObserver, TokenizeSettings};
+use super::shard_record::{SKIPPED_LISTED, ShardRecord, Stats};
 use super::tokenizer::{Scratch, Tokenizer};
 use super::work::{Tokenized, tokenize_batch};
 use super::write::{ShardWriter, TokenDtype, TokenFormat};

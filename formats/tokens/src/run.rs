@@ -8,8 +8,8 @@ use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, InputSummary, Manifest, ManifestKi
 
 use super::input::{Position, TextInput};
 use super::pipeline::{Output, pipeline};
-use super::records::{ShardRecord, Stats};
 use super::settings::{TokenizeObserver, TokenizeSettings};
+use super::shard_record::{ShardRecord, Stats};
 use super::tokenizer::Tokenizer;
 use super::write::{TokenDtype, TokenFormat};
 use crate::{Error, Result};
@@ -49,7 +49,7 @@ pub fn tokenize(
         });
     }
     let Candidate {
-        mut manifest,
+        manifest,
         fingerprint,
         vocab,
         dtype,
@@ -66,16 +66,7 @@ pub fn tokenize(
         is_own: &is_own,
     };
     let resuming = match resume::prepare(sink, &job, &manifest, &fingerprint, settings.force)? {
-        Start::Complete(existing) => {
-            return Ok(TokenizeReport {
-                manifest: *existing,
-                shards_written: 0,
-                shards_resumed: 0,
-                already_complete: true,
-                input_bytes_read: 0,
-                warnings: Vec::new(),
-            });
-        }
+        Start::Complete(existing) => return Ok(TokenizeReport::complete(*existing)),
         Start::Resume => true,
         Start::Fresh => false,
     };
@@ -86,30 +77,16 @@ pub fn tokenize(
             Vec::new()
         };
         let shards_resumed = records.len();
-        let (start, carry, stats) = records.last().map_or_else(
-            || (Position::default(), 0, Stats::default()),
-            |r| (r.next, r.carry, r.stats.clone()),
-        );
         observer.planned(inputs.iter().map(|f| f.size).sum());
-
-        let out = Output {
+        let (start, out) = output_after(
+            records,
             sink,
-            format: settings.format,
+            inputs,
+            settings,
             dtype,
             vocab,
-            prefix: &settings.prefix,
-            limit: settings.shard_tokens,
-            eod: eod.map(|(_, id)| id),
-            strict: settings.strict,
-            inputs,
-            current: None,
-            index: records.len(),
-            carry,
-            stats,
-            ids: Vec::new(),
-            records,
-            input_bytes: 0,
-        };
+            eod.map(|(_, id)| id),
+        );
         let out = pipeline(
             inputs,
             tokenizer,
@@ -119,34 +96,7 @@ pub fn tokenize(
             &fingerprint,
             observer,
         )?;
-        let input_bytes_read = out.input_bytes;
-
-        if out.stats.documents == 0 {
-            return Err(Error::NoDocuments {
-                root: inputs[0].display.clone(),
-                detail: match out.stats.skipped.first() {
-                    Some(first) => format!(
-                        ": all {} record(s) were left out; first: `{}` {}",
-                        out.stats.skipped_total, first.path, first.reason
-                    ),
-                    None => ": it holds no documents".into(),
-                },
-            });
-        }
-        manifest.files = out.records.iter().flat_map(|r| r.entries.clone()).collect();
-        manifest.skipped = out.stats.skipped.clone();
-        manifest.skipped_total = (out.stats.skipped_total > 0).then_some(out.stats.skipped_total);
-        let warnings = shardsmith_store::finish::seal(sink, &mut manifest)?
-            .into_iter()
-            .collect();
-        Ok(TokenizeReport {
-            shards_written: out.records.len() - shards_resumed,
-            shards_resumed,
-            manifest,
-            already_complete: false,
-            input_bytes_read,
-            warnings,
-        })
+        finish(sink, inputs, &out, manifest, shards_resumed)
     })();
     if result.is_err() {
         // Nothing committed: the output is left as it was, not locked by a run that
@@ -154,6 +104,93 @@ pub fn tokenize(
         resume::abandon(sink, &is_own);
     }
     result
+}
+
+impl TokenizeReport {
+    /// The report of a run that found the output already complete: nothing written.
+    fn complete(manifest: Manifest) -> Self {
+        TokenizeReport {
+            manifest,
+            shards_written: 0,
+            shards_resumed: 0,
+            already_complete: true,
+            input_bytes_read: 0,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// The output as the shards in `records` (kept from an interrupted run) left it, and
+/// the input position where the next shard starts.
+fn output_after<'a>(
+    records: Vec<ShardRecord>,
+    sink: &'a dyn OutputSink,
+    inputs: &'a [TextInput],
+    settings: &'a TokenizeSettings,
+    dtype: TokenDtype,
+    vocab: u32,
+    eod: Option<u32>,
+) -> (Position, Output<'a>) {
+    let (start, carry, stats) = records.last().map_or_else(
+        || (Position::default(), 0, Stats::default()),
+        |r| (r.next, r.carry, r.stats.clone()),
+    );
+    let out = Output {
+        sink,
+        format: settings.format,
+        dtype,
+        vocab,
+        prefix: &settings.prefix,
+        limit: settings.shard_tokens,
+        eod,
+        strict: settings.strict,
+        inputs,
+        current: None,
+        index: records.len(),
+        carry,
+        stats,
+        ids: Vec::new(),
+        records,
+        input_bytes: 0,
+    };
+    (start, out)
+}
+
+/// The run's end: refused when no document was tokenized, else the manifest of every
+/// shard sealed (`SHA256SUMS`, then `manifest.json`).
+fn finish(
+    sink: &dyn OutputSink,
+    inputs: &[TextInput],
+    out: &Output<'_>,
+    mut manifest: Manifest,
+    shards_resumed: usize,
+) -> Result<TokenizeReport> {
+    if out.stats.documents == 0 {
+        return Err(Error::NoDocuments {
+            root: inputs[0].display.clone(),
+            detail: match out.stats.skipped.first() {
+                Some(first) => format!(
+                    ": all {} record(s) were left out; first: `{}` {}",
+                    out.stats.skipped_total, first.path, first.reason
+                ),
+                None => ": it holds no documents".into(),
+            },
+        });
+    }
+    manifest.files = out.records.iter().flat_map(|r| r.entries.clone()).collect();
+    manifest.skipped = out.stats.skipped.clone();
+    manifest.skipped_total = (out.stats.skipped_total > 0).then_some(out.stats.skipped_total);
+    let warnings = shardsmith_store::finish::seal(sink, &mut manifest)?
+        .into_iter()
+        .collect();
+    Ok(TokenizeReport {
+        shards_written: out.records.len() - shards_resumed,
+        shards_resumed,
+        manifest,
+        already_complete: false,
+        input_bytes_read: out.input_bytes,
+        warnings,
+    })
 }
 
 /// What a run of these inputs, tokenizer and settings would write, decided before any

@@ -20,9 +20,9 @@ use shardsmith_store::resume::Job;
 use shardsmith_store::tasks::{self, FinishReport, Head, TaskId};
 
 use super::input::{InputKind, StreamCompression, TextInput};
-use super::records::SKIPPED_LISTED;
 use super::run::{Candidate, candidate, is_own_file, tokenize};
 use super::settings::{TokenizeObserver, TokenizeSettings};
+use super::shard_record::SKIPPED_LISTED;
 use super::tokenizer::Tokenizer;
 use crate::{Error, Result};
 

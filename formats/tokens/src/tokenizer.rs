@@ -255,20 +255,25 @@ impl Tokenizer {
         text: &str,
         scratch: &mut Scratch,
         out: &mut Vec<u32>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), EncodeError> {
         match &self.engine {
             Engine::Bpe(bpe) if self.allow_special => {
                 bpe.encode_with_special(text, &mut scratch.cache, out)
             }
             Engine::Bpe(bpe) => bpe.encode_ordinary(text, &mut scratch.cache, out),
             Engine::Hf(tok) => {
-                let encoding = tok.encode_fast(text, false).map_err(|e| e.to_string())?;
+                let encoding = tok.encode_fast(text, false).map_err(EncodeError)?;
                 out.extend_from_slice(encoding.get_ids());
             }
         }
         Ok(())
     }
 }
+
+/// A text the Hugging Face tokenizer refused; the Display is its own message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct EncodeError(tokenizers::Error);
 
 #[cfg(test)]
 mod tests;

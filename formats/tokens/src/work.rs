@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
-use super::record::{Batch, Position, RecordKind};
+use super::batch::{Batch, Position, RecordKind};
 use super::tokenizer::{Scratch, Tokenizer};
 
 /// One record's outcome.
@@ -54,7 +54,10 @@ pub fn tokenize_batch(
         };
         let start = out.tokens.len();
         let problem = match text {
-            Ok(text) => tokenizer.encode(&text, scratch, &mut out.tokens).err(),
+            Ok(text) => tokenizer
+                .encode(&text, scratch, &mut out.tokens)
+                .err()
+                .map(|e| e.to_string()),
             Err(reason) => Some(reason),
         };
         if problem.is_some() {

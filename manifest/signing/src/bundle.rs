@@ -97,24 +97,18 @@ impl Bundle {
     }
 
     /// Reads a bundle; the error says what is wrong with it.
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        let v: Value =
-            serde_json::from_slice(bytes).map_err(|e| format!("it is not JSON ({e})"))?;
+    pub fn parse(bytes: &[u8]) -> Result<Self, BundleError> {
+        let v: Value = serde_json::from_slice(bytes).map_err(BundleError::NotJson)?;
         let media = v["mediaType"].as_str().unwrap_or_default();
         if media != MEDIA_TYPE {
-            return Err(format!(
-                "its media type is `{media}`, not `{MEDIA_TYPE}`: not a model_signing bundle"
-            ));
+            return Err(BundleError::MediaType(media.to_string()));
         }
         let material = &v["verificationMaterial"];
         if material.get("certificate").is_some() || material.get("x509CertificateChain").is_some() {
-            return Err(
-                "it was signed keyless (Sigstore certificate); shardsmith checks key-pair signatures (`--public-key`); use `model_signing verify sigstore` for it"
-                    .into(),
-            );
+            return Err(BundleError::Keyless);
         }
         if material.get("publicKey").is_none() {
-            return Err("it has no verificationMaterial.publicKey".into());
+            return Err(BundleError::NoPublicKey);
         }
         let hint = material["publicKey"]["hint"]
             .as_str()
@@ -122,20 +116,18 @@ impl Bundle {
             .map(str::to_string);
         let envelope = &v["dsseEnvelope"];
         if envelope.is_null() {
-            return Err("it holds no DSSE envelope (a message signature bundle?)".into());
+            return Err(BundleError::NoEnvelope);
         }
         let b64 = base64::engine::general_purpose::STANDARD;
-        let field = |value: &Value, what: &str| -> Result<Vec<u8>, String> {
-            let text = value
-                .as_str()
-                .ok_or_else(|| format!("its envelope has no `{what}`"))?;
+        let field = |value: &Value, what: &'static str| -> Result<Vec<u8>, BundleError> {
+            let text = value.as_str().ok_or(BundleError::NoField(what))?;
             b64.decode(text)
-                .map_err(|e| format!("its envelope's `{what}` is not base64 ({e})"))
+                .map_err(|source| BundleError::NotBase64 { what, source })
         };
         let payload = field(&envelope["payload"], "payload")?;
         let signature = match envelope["signatures"].as_array().and_then(|s| s.first()) {
             Some(first) => field(&first["sig"], "signatures[0].sig")?,
-            None => return Err("its envelope holds no signature".into()),
+            None => return Err(BundleError::NoSignature),
         };
         Ok(Bundle {
             hint,
@@ -147,6 +139,46 @@ impl Bundle {
                 .to_string(),
         })
     }
+}
+
+/// Why a file is not a usable bundle; its Display follows "is not a usable signature: ".
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BundleError {
+    /// The file does not parse as JSON.
+    #[error("it is not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    /// Another media type.
+    #[error(
+        "its media type is `{0}`, not `{media}`: not a model_signing bundle",
+        media = MEDIA_TYPE
+    )]
+    MediaType(String),
+    /// A Sigstore (certificate) bundle.
+    #[error(
+        "it was signed keyless (Sigstore certificate); shardsmith checks key-pair signatures (`--public-key`); use `model_signing verify sigstore` for it"
+    )]
+    Keyless,
+    /// No public-key verification material.
+    #[error("it has no verificationMaterial.publicKey")]
+    NoPublicKey,
+    /// No DSSE envelope.
+    #[error("it holds no DSSE envelope (a message signature bundle?)")]
+    NoEnvelope,
+    /// An envelope field that is missing or not a string.
+    #[error("its envelope has no `{0}`")]
+    NoField(&'static str),
+    /// An envelope field that does not decode.
+    #[error("its envelope's `{what}` is not base64 ({source})")]
+    NotBase64 {
+        /// The field.
+        what: &'static str,
+        /// The decoder's complaint.
+        source: base64::DecodeError,
+    },
+    /// An envelope without signatures.
+    #[error("its envelope holds no signature")]
+    NoSignature,
 }
 
 #[cfg(test)]
@@ -171,8 +203,14 @@ mod tests {
         assert!(
             Bundle::parse(br#"{"mediaType":"x"}"#)
                 .unwrap_err()
+                .to_string()
                 .contains("not a model_signing bundle")
         );
-        assert!(Bundle::parse(b"\x00").unwrap_err().contains("not JSON"));
+        assert!(
+            Bundle::parse(b"\x00")
+                .unwrap_err()
+                .to_string()
+                .contains("not JSON")
+        );
     }
 }

@@ -83,21 +83,75 @@ fn blocks(text: &str) -> Vec<(String, String)> {
     out
 }
 
-fn der(body: &str) -> Result<Vec<u8>, String> {
+fn der(body: &str) -> Result<Vec<u8>, KeyError> {
     use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD
-        .decode(body)
-        .map_err(|e| format!("its PEM body is not valid base64 ({e})"))
+    Ok(base64::engine::general_purpose::STANDARD.decode(body)?)
 }
 
 const CURVES: &str = "an elliptic-curve key on P-256, P-384 or P-521 (as model_signing accepts; e.g. `openssl ecparam -name prime256v1 -genkey -noout -out key.pem`)";
 
+/// Why a PEM text is not a usable key: its Display says what the text holds instead,
+/// worded to follow "key `PATH` " (the caller names the file).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// No PEM block where a private key was expected.
+    #[error("holds no PEM block; expected {}", CURVES)]
+    NoBlock,
+    /// No PEM block where a public key was expected.
+    #[error("holds no PEM block; expected a `-----BEGIN PUBLIC KEY-----` file")]
+    NoPublicBlock,
+    /// A block whose body does not decode.
+    #[error("its PEM body is not valid base64 ({0})")]
+    Base64(#[from] base64::DecodeError),
+    /// A P-521 key the signer refuses.
+    #[error(transparent)]
+    P521(p521::ecdsa::Error),
+    /// A SEC1 key on a curve model_signing does not accept.
+    #[error(
+        "holds an EC private key on a curve other than P-256, P-384 or P-521; expected {}",
+        CURVES
+    )]
+    OtherCurve,
+    /// A PKCS#8 key that is not ECDSA on an accepted curve.
+    #[error(
+        "holds a PKCS#8 private key that is not ECDSA on P-256, P-384 or P-521 (RSA and Ed25519 keys are not accepted by model_signing); expected {}",
+        CURVES
+    )]
+    NotEcdsa,
+    /// An encrypted private key.
+    #[error(
+        "is encrypted; write a decrypted copy for signing (`openssl pkey -in KEY -out plain.pem`) and keep it safe"
+    )]
+    Encrypted,
+    /// A public key given for signing.
+    #[error("holds a public key; signing needs the private key")]
+    PublicForSigning,
+    /// A private key given for verification.
+    #[error(
+        "holds a private key; verification takes the public key (`openssl ec -in key.pem -pubout -out key.pub`)"
+    )]
+    PrivateForVerifying,
+    /// A PEM block of another kind where a private key was expected.
+    #[error("holds a `{0}` PEM block; expected {curves}", curves = CURVES)]
+    OtherBlock(String),
+    /// A PEM block of another kind where a public key was expected.
+    #[error("holds a `{0}` PEM block, not a `PUBLIC KEY`")]
+    NotPublicBlock(String),
+    /// Only an `EC PARAMETERS` block.
+    #[error("holds only EC parameters, no key; expected {}", CURVES)]
+    OnlyParameters,
+    /// A `PUBLIC KEY` block that no accepted curve reads.
+    #[error("is not a public key of {}", CURVES)]
+    NotAPublicKey,
+}
+
 impl PrivateKey {
     /// Reads a PEM private key; the error says what the text holds instead.
-    pub fn from_pem(text: &str) -> Result<Self, String> {
+    pub fn from_pem(text: &str) -> Result<Self, KeyError> {
         let blocks = blocks(text);
         if blocks.is_empty() {
-            return Err(format!("holds no PEM block; expected {CURVES}"));
+            return Err(KeyError::NoBlock);
         }
         for (label, body) in &blocks {
             match label.as_str() {
@@ -113,11 +167,9 @@ impl PrivateKey {
                     if let Ok(k) = p521::SecretKey::from_sec1_der(&der) {
                         return p521::ecdsa::SigningKey::from_bytes(&k.to_bytes())
                             .map(PrivateKey::P521)
-                            .map_err(|e| e.to_string());
+                            .map_err(KeyError::P521);
                     }
-                    return Err(format!(
-                        "holds an EC private key on a curve other than P-256, P-384 or P-521; expected {CURVES}"
-                    ));
+                    return Err(KeyError::OtherCurve);
                 }
                 "PRIVATE KEY" => {
                     let der = der(body)?;
@@ -130,29 +182,22 @@ impl PrivateKey {
                     if let Ok(k) = p521::SecretKey::from_pkcs8_der(&der) {
                         return p521::ecdsa::SigningKey::from_bytes(&k.to_bytes())
                             .map(PrivateKey::P521)
-                            .map_err(|e| e.to_string());
+                            .map_err(KeyError::P521);
                     }
-                    return Err(format!(
-                        "holds a PKCS#8 private key that is not ECDSA on P-256, P-384 or P-521 (RSA and Ed25519 keys are not accepted by model_signing); expected {CURVES}"
-                    ));
+                    return Err(KeyError::NotEcdsa);
                 }
                 "ENCRYPTED PRIVATE KEY" | "ENCRYPTED" => {
-                    return Err(
-                        "is encrypted; write a decrypted copy for signing (`openssl pkey -in KEY -out plain.pem`) and keep it safe"
-                            .into(),
-                    );
+                    return Err(KeyError::Encrypted);
                 }
                 "PUBLIC KEY" => {
-                    return Err("holds a public key; signing needs the private key".into());
+                    return Err(KeyError::PublicForSigning);
                 }
                 other => {
-                    return Err(format!("holds a `{other}` PEM block; expected {CURVES}"));
+                    return Err(KeyError::OtherBlock(other.to_string()));
                 }
             }
         }
-        Err(format!(
-            "holds only EC parameters, no key; expected {CURVES}"
-        ))
+        Err(KeyError::OnlyParameters)
     }
 
     /// The curve.
@@ -200,15 +245,15 @@ impl PrivateKey {
 
 impl PublicKey {
     /// Reads a PEM public key (SPKI); the error says what the text holds instead.
-    pub fn from_pem(text: &str) -> Result<Self, String> {
+    pub fn from_pem(text: &str) -> Result<Self, KeyError> {
         let blocks = blocks(text);
         let Some((_, body)) = blocks.iter().find(|(label, _)| label == "PUBLIC KEY") else {
             return Err(match blocks.first() {
                 Some((label, _)) if label.contains("PRIVATE") || label == "ENCRYPTED" => {
-                    "holds a private key; verification takes the public key (`openssl ec -in key.pem -pubout -out key.pub`)".into()
+                    KeyError::PrivateForVerifying
                 }
-                Some((label, _)) => format!("holds a `{label}` PEM block, not a `PUBLIC KEY`"),
-                None => "holds no PEM block; expected a `-----BEGIN PUBLIC KEY-----` file".into(),
+                Some((label, _)) => KeyError::NotPublicBlock(label.clone()),
+                None => KeyError::NoPublicBlock,
             });
         };
         let der = der(body)?;
@@ -221,7 +266,7 @@ impl PublicKey {
         if let Ok(k) = p521::PublicKey::from_public_key_der(&der) {
             return Ok(PublicKey::P521(k));
         }
-        Err(format!("is not a public key of {CURVES}"))
+        Err(KeyError::NotAPublicKey)
     }
 
     /// The curve.

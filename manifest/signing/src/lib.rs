@@ -15,6 +15,7 @@
 //! the file set and the digests here stay as they are.
 
 pub mod bundle;
+mod check;
 mod error;
 pub mod files;
 pub mod keys;
@@ -23,13 +24,11 @@ pub mod statement;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
-use shardsmith_manifest::{Finding, FindingKind, hex};
-
-pub use self::bundle::Bundle;
+pub use self::bundle::{Bundle, BundleError};
+pub use self::check::{SignatureReport, check};
 pub use self::error::{Error, Result};
-pub use self::keys::{Curve, PrivateKey, PublicKey};
-pub use self::statement::{Resource, Statement};
+pub use self::keys::{Curve, KeyError, PrivateKey, PublicKey};
+pub use self::statement::{Resource, Statement, StatementError};
 
 /// A signature made by [`sign`].
 #[derive(Clone, Debug)]
@@ -84,145 +83,6 @@ pub fn sign(
 pub fn write_bundle(path: &Path, bytes: &[u8]) -> Result<()> {
     shardsmith_manifest::scan::write_atomic(path, bytes)
         .map_err(|e| Error::io("writing signature", path, e))
-}
-
-/// What a signature check found.
-#[derive(Clone, Debug, Default, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct SignatureReport {
-    /// The bundle's own signature verified with the given key.
-    pub valid: bool,
-    /// The curve of the given key.
-    pub curve: String,
-    /// The given key's hint (SHA-256 of its PEM).
-    pub key_hint: String,
-    /// Files the signature covers.
-    pub files: usize,
-    /// Files present whose digest was compared with the signature's.
-    #[serde(skip)]
-    pub covered: Vec<String>,
-    /// Problems: a bundle that does not verify, files added, missing or changed.
-    pub findings: Vec<Finding>,
-    /// Remarks (an older bundle without a key hint).
-    pub notes: Vec<String>,
-}
-
-/// Checks the bundle `signature` (shown as `shown` in findings) against `key` and the
-/// files of `path`: the bundle's signature and consistency first, then every file's
-/// digest (from `known` where the caller already read the file, else read here), files
-/// added and files missing.
-pub fn check(
-    path: &Path,
-    signature: &Path,
-    shown: &str,
-    key: &PublicKey,
-    known: &BTreeMap<String, [u8; 32]>,
-) -> Result<SignatureReport> {
-    let bytes =
-        std::fs::read(signature).map_err(|e| Error::io("reading signature", signature, e))?;
-    let mut report = SignatureReport {
-        curve: key.curve().name().into(),
-        key_hint: key.hint(),
-        ..SignatureReport::default()
-    };
-    let invalid = |report: &mut SignatureReport, message: String| {
-        report.findings.push(Finding::error(
-            FindingKind::SignatureInvalid,
-            shown,
-            message,
-        ));
-    };
-    let bundle = match Bundle::parse(&bytes) {
-        Ok(b) => b,
-        Err(reason) => {
-            invalid(&mut report, format!("is not a usable signature: {reason}"));
-            return Ok(report);
-        }
-    };
-    match &bundle.hint {
-        Some(hint) if *hint != report.key_hint => {
-            let given = report.key_hint.clone();
-            invalid(
-                &mut report,
-                format!(
-                    "was made with another key: it names key {hint}, the given public key is {given}"
-                ),
-            );
-            return Ok(report);
-        }
-        Some(_) => {}
-        None => report.notes.push(format!(
-            "`{shown}` does not name its key (an older bundle format); its signature was checked with the given key"
-        )),
-    }
-    if !key.verify(&bundle::pae(&bundle.payload), &bundle.signature) {
-        invalid(
-            &mut report,
-            "its signature does not match its content: the bundle was altered after signing, or made with another key".into(),
-        );
-        return Ok(report);
-    }
-    if bundle.payload_type != bundle::PAYLOAD_TYPE {
-        invalid(
-            &mut report,
-            format!(
-                "its payload type is `{}`, not `{}`",
-                bundle.payload_type,
-                bundle::PAYLOAD_TYPE
-            ),
-        );
-        return Ok(report);
-    }
-    let statement = match Statement::parse(&bundle.payload) {
-        Ok(s) => s,
-        Err(reason) => {
-            invalid(&mut report, reason);
-            return Ok(report);
-        }
-    };
-    report.valid = true;
-    report.files = statement.resources.len();
-    let mut ignore = statement.ignore_paths.clone();
-    ignore.extend(files::inside(path, signature));
-    let set = files::collect(path, &ignore, true)?;
-    let local: BTreeMap<String, [u8; 32]> = files::digests(&set, known)?
-        .into_iter()
-        .map(|r| (r.name, r.digest))
-        .collect();
-    let signed: BTreeMap<&str, &[u8; 32]> = statement
-        .resources
-        .iter()
-        .map(|r| (r.name.as_str(), &r.digest))
-        .collect();
-    for (name, digest) in &signed {
-        if local.contains_key(*name) {
-            report.covered.push((*name).to_string());
-        }
-        match local.get(*name) {
-            None => report.findings.push(Finding::error(
-                FindingKind::SignedFileMissing,
-                *name,
-                format!("covered by the signature `{shown}` but not present"),
-            )),
-            Some(actual) if actual != *digest => report.findings.push(
-                Finding::error(
-                    FindingKind::SignedDigestMismatch,
-                    *name,
-                    format!("SHA-256 differs from the one the signature `{shown}` covers"),
-                )
-                .values(hex(*digest), hex(actual)),
-            ),
-            Some(_) => {}
-        }
-    }
-    for name in local.keys().filter(|n| !signed.contains_key(n.as_str())) {
-        report.findings.push(Finding::error(
-            FindingKind::UnsignedFile,
-            name,
-            format!("present but not covered by the signature `{shown}` (added after signing)"),
-        ));
-    }
-    Ok(report)
 }
 
 #[cfg(test)]

@@ -126,71 +126,57 @@ impl Statement {
     /// Reads a payload and checks it the way model_signing's verifier does: the types,
     /// one subject, files + SHA-256 only, and a subject digest equal to the SHA-256 over
     /// the resources' digests in their listed order. The error says what is wrong.
-    pub fn parse(payload: &[u8]) -> Result<Self, String> {
+    pub fn parse(payload: &[u8]) -> Result<Self, StatementError> {
         let payload = payload.strip_prefix(b"\xef\xbb\xbf").unwrap_or(payload);
-        let v: Value = serde_json::from_slice(payload)
-            .map_err(|e| format!("its statement is not JSON ({e})"))?;
-        let text = |v: &Value, what: &str| -> Result<String, String> {
+        let v: Value = serde_json::from_slice(payload).map_err(StatementError::NotJson)?;
+        let text = |v: &Value, what: &'static str| -> Result<String, StatementError> {
             v.as_str()
                 .map(str::to_string)
-                .ok_or_else(|| format!("its statement has no string `{what}`"))
+                .ok_or(StatementError::NoString(what))
         };
         let kind = text(&v["_type"], "_type")?;
         if kind != STATEMENT_TYPE {
-            return Err(format!(
-                "its statement type is `{kind}`, not `{STATEMENT_TYPE}`"
-            ));
+            return Err(StatementError::StatementType(kind));
         }
         let predicate_type = text(&v["predicateType"], "predicateType")?;
         if predicate_type != PREDICATE_TYPE {
-            return Err(format!(
-                "its predicate type is `{predicate_type}`, not `{PREDICATE_TYPE}` (a model_signing v1.0 signature)"
-            ));
+            return Err(StatementError::PredicateType(predicate_type));
         }
-        let subjects = v["subject"]
-            .as_array()
-            .ok_or("its statement has no `subject` list")?;
+        let subjects = v["subject"].as_array().ok_or(StatementError::NoSubjects)?;
         let [subject] = subjects.as_slice() else {
-            return Err(format!(
-                "its statement has {} subjects, not one",
-                subjects.len()
-            ));
+            return Err(StatementError::Subjects(subjects.len()));
         };
         let ser = &v["predicate"]["serialization"];
         let method = text(&ser["method"], "predicate.serialization.method")?;
         let hash_type = text(&ser["hash_type"], "predicate.serialization.hash_type")?;
         if method != METHOD || hash_type != ALGORITHM {
-            return Err(format!(
-                "it was made with method `{method}` and hash `{hash_type}`; shardsmith (like model_signing's own verify command) checks `{METHOD}` with `{ALGORITHM}` only"
-            ));
+            return Err(StatementError::Method { method, hash_type });
         }
         let allow_symlinks = ser["allow_symlinks"]
             .as_bool()
-            .ok_or("its statement has no boolean predicate.serialization.allow_symlinks")?;
+            .ok_or(StatementError::NoAllowSymlinks)?;
         let ignore_paths = match &ser["ignore_paths"] {
             Value::Null => Vec::new(),
             Value::Array(items) => items
                 .iter()
                 .map(|p| text(p, "ignore_paths[]"))
                 .collect::<Result<_, _>>()?,
-            _ => return Err("its ignore_paths is not a list".into()),
+            _ => return Err(StatementError::IgnorePaths),
         };
         let list = v["predicate"]["resources"]
             .as_array()
-            .ok_or("its statement has no predicate.resources list")?;
+            .ok_or(StatementError::NoResources)?;
         let mut resources = Vec::with_capacity(list.len());
         for r in list {
             let name = text(&r["name"], "resources[].name")?;
             let algorithm = text(&r["algorithm"], "resources[].algorithm")?;
             if algorithm != ALGORITHM {
-                return Err(format!(
-                    "resource `{name}` is hashed with `{algorithm}`, not `{ALGORITHM}`"
-                ));
+                return Err(StatementError::Algorithm { name, algorithm });
             }
             let digest = text(&r["digest"], "resources[].digest")?;
-            let digest = parse_hex(&digest).ok_or_else(|| {
-                format!("resource `{name}` has a digest that is not 64 hex digits")
-            })?;
+            let Some(digest) = parse_hex(&digest) else {
+                return Err(StatementError::Digest { name });
+            };
             resources.push(Resource {
                 name: normalize(&name),
                 digest,
@@ -199,10 +185,10 @@ impl Statement {
         let claimed = text(&subject["digest"]["sha256"], "subject[0].digest.sha256")?;
         let root = root_of(&resources);
         if claimed != shardsmith_manifest::hex(&root) {
-            return Err(format!(
-                "its statement is inconsistent: the subject digest is {claimed}, but its resources hash to {}",
-                shardsmith_manifest::hex(&root)
-            ));
+            return Err(StatementError::Inconsistent {
+                claimed,
+                computed: shardsmith_manifest::hex(&root),
+            });
         }
         Ok(Statement {
             subject: subject["name"].as_str().unwrap_or_default().to_string(),
@@ -212,6 +198,78 @@ impl Statement {
             resources,
         })
     }
+}
+
+/// Why a payload is not a statement shardsmith checks; its Display is the finding's text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StatementError {
+    /// The payload does not parse as JSON.
+    #[error("its statement is not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    /// A field that is missing or not a string.
+    #[error("its statement has no string `{0}`")]
+    NoString(&'static str),
+    /// Another statement type.
+    #[error("its statement type is `{0}`, not `{kind}`", kind = STATEMENT_TYPE)]
+    StatementType(String),
+    /// Another predicate type.
+    #[error(
+        "its predicate type is `{0}`, not `{kind}` (a model_signing v1.0 signature)",
+        kind = PREDICATE_TYPE
+    )]
+    PredicateType(String),
+    /// No subject list.
+    #[error("its statement has no `subject` list")]
+    NoSubjects,
+    /// Not exactly one subject.
+    #[error("its statement has {0} subjects, not one")]
+    Subjects(usize),
+    /// A serialization method or hash shardsmith does not check.
+    #[error(
+        "it was made with method `{method}` and hash `{hash_type}`; shardsmith (like model_signing's own verify command) checks `{}` with `{}` only",
+        METHOD,
+        ALGORITHM
+    )]
+    Method {
+        /// The statement's method.
+        method: String,
+        /// The statement's hash.
+        hash_type: String,
+    },
+    /// No boolean allow_symlinks.
+    #[error("its statement has no boolean predicate.serialization.allow_symlinks")]
+    NoAllowSymlinks,
+    /// ignore_paths of another JSON type.
+    #[error("its ignore_paths is not a list")]
+    IgnorePaths,
+    /// No resources list.
+    #[error("its statement has no predicate.resources list")]
+    NoResources,
+    /// A resource hashed with another algorithm.
+    #[error("resource `{name}` is hashed with `{algorithm}`, not `{}`", ALGORITHM)]
+    Algorithm {
+        /// The resource.
+        name: String,
+        /// Its algorithm.
+        algorithm: String,
+    },
+    /// A resource digest that is not 64 hex digits.
+    #[error("resource `{name}` has a digest that is not 64 hex digits")]
+    Digest {
+        /// The resource.
+        name: String,
+    },
+    /// A subject digest that does not match the resources.
+    #[error(
+        "its statement is inconsistent: the subject digest is {claimed}, but its resources hash to {computed}"
+    )]
+    Inconsistent {
+        /// The subject digest as written.
+        claimed: String,
+        /// The digest over the resources.
+        computed: String,
+    },
 }
 
 /// A resource name as Python's `PurePosixPath` sees it: no `.` or empty components.
@@ -371,15 +429,22 @@ mod tests {
         assert!(
             Statement::parse(bad_root.as_bytes())
                 .unwrap_err()
+                .to_string()
                 .contains("inconsistent")
         );
         let shards = text.replace("\"files\"", "\"shards\"");
         assert!(
             Statement::parse(shards.as_bytes())
                 .unwrap_err()
+                .to_string()
                 .contains("method `shards`")
         );
-        assert!(Statement::parse(b"[]").unwrap_err().contains("_type"));
+        assert!(
+            Statement::parse(b"[]")
+                .unwrap_err()
+                .to_string()
+                .contains("_type")
+        );
         assert_eq!(normalize("./a//b/"), "a/b");
         assert_eq!(normalize("."), ".");
     }

@@ -1,7 +1,9 @@
 use super::*;
-use crate::FileEntry;
+use std::path::Path;
+
 use crate::NoInspection;
 use crate::scan::scan_directory;
+use crate::{FileEntry, FindingKind, MANIFEST_FILE, Manifest, SUMS_FILE, sums};
 
 fn options() -> VerifyOptions<'static> {
     VerifyOptions {

@@ -8,9 +8,8 @@ mod wrong;
 mod zeros;
 
 pub use holes::{holes, in_hole};
-pub use scan::{TensorScan, ZeroJudgement};
+pub use scan::TensorScan;
 pub use wrong::wrong_content;
-pub use zeros::{ZeroElements, ZeroRuns};
 
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,7 @@
-use super::*;
+use super::holes::*;
+use super::scan::*;
+use super::wrong::*;
+use super::zeros::*;
 use std::fs::File;
 
 use crate::values::TensorDtype;

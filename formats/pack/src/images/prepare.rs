@@ -68,37 +68,57 @@ pub(crate) fn prepare_run(src: &ImageSource<'_>, samples: &[SampleSpec]) -> Vec<
     out
 }
 
+/// One sample with images, transformed and stored; left out whole (every input named,
+/// the cause first) when one of its fields cannot be.
 fn prepare(src: &ImageSource<'_>, sample: &SampleSpec, values: &[Vec<u8>]) -> Outcome {
-    let settings = src.settings;
     let paths: Vec<String> = sample
         .fields
         .iter()
         .map(|f| src.inner.field_path(sample, f))
         .collect();
-    let leave_out = |bad: usize, reason: String| -> Vec<Skipped> {
-        paths
-            .iter()
-            .enumerate()
-            .map(|(i, path)| Skipped {
-                path: path.clone(),
-                reason: if i == bad {
-                    reason.clone()
-                } else {
-                    format!(
-                        "left out with `{}`, another file of sample `{}`",
-                        paths[bad], sample.key
-                    )
-                },
-            })
-            .collect()
-    };
-    let options = &settings.options;
+    match output_fields(src, sample, values, &paths) {
+        Ok((outs, mislabelled)) => store(src, sample, outs, mislabelled),
+        Err((bad, reason)) => Ok(Err(leave_out(&paths, sample, bad, reason))),
+    }
+}
+
+/// Every input file of `sample` left out: field `bad` for `reason`, the others with it.
+fn leave_out(paths: &[String], sample: &SampleSpec, bad: usize, reason: String) -> Vec<Skipped> {
+    paths
+        .iter()
+        .enumerate()
+        .map(|(i, path)| Skipped {
+            path: path.clone(),
+            reason: if i == bad {
+                reason.clone()
+            } else {
+                format!(
+                    "left out with `{}`, another file of sample `{}`",
+                    paths[bad], sample.key
+                )
+            },
+        })
+        .collect()
+}
+
+/// Why a sample is left out: the input field that caused it, and the reason.
+type LeftOut = (usize, String);
+
+/// The output fields of `sample`, sorted by name: the others as they are, each image
+/// transformed, the images' metadata added; and the images whose name says another
+/// format.
+fn output_fields(
+    src: &ImageSource<'_>,
+    sample: &SampleSpec,
+    values: &[Vec<u8>],
+    paths: &[String],
+) -> Result<(Vec<Out>, Vec<String>), LeftOut> {
     let mut outs: Vec<Out> = Vec::with_capacity(sample.fields.len() + 5);
     let mut metadata = Vec::new();
     let mut mislabelled = Vec::new();
     let mut json_at = None;
     for (i, (field, data)) in sample.fields.iter().zip(values).enumerate() {
-        if !settings.is_image(&field.ext) {
+        if !src.settings.is_image(&field.ext) {
             if &*field.ext == "json" && src.target == Target::WebDataset {
                 json_at = Some(outs.len());
             }
@@ -110,62 +130,92 @@ fn prepare(src: &ImageSource<'_>, sample: &SampleSpec, values: &[Vec<u8>]) -> Ou
             });
             continue;
         }
-        let Some(kind) = sniff(data) else {
-            let reason = if data.is_empty() {
-                "is empty, which is not a valid image".to_string()
-            } else {
-                shardsmith_image::Error::NotAnImage.to_string()
-            };
-            return Ok(Err(leave_out(i, reason)));
-        };
-        if let Err(reason) = content::check(kind.name(), data, src.validation) {
-            return Ok(Err(leave_out(i, reason.to_string())));
+        if let Some(note) = mislabel(field, data, &paths[i]) {
+            mislabelled.push(note);
         }
-        if let Some(declared) = Kind::from_ext(&field.ext)
-            && declared != kind
-        {
-            mislabelled.push(format!(
-                "`{}` is a {}",
-                paths[i],
-                kind.name().to_uppercase()
-            ));
-        }
-        let done = match transform(data, kind, options) {
-            Ok(done) => done,
-            Err(e) => return Ok(Err(leave_out(i, e.to_string()))),
-        };
-        let name = output_name(&field.ext, options.output_ext());
-        if options.store == StoreAs::Encoded {
-            src.images
-                .lock()
-                .expect("not poisoned")
-                .insert(name.clone());
-        } else {
-            src.tensor_shapes
-                .lock()
-                .expect("not poisoned")
-                .entry(name.clone())
-                .or_default()
-                .insert((done.height, done.width, 3));
-        }
-        metadata.push((
-            i,
-            meta::entries(&meta::prefix(metadata.is_empty(), &field.ext), &done),
-        ));
-        outs.push(Out {
-            name,
-            source_ext: field.source_ext.clone(),
-            bytes: done.bytes,
-            from: i,
-        });
+        let (out, entries) = transform_image(src, i, field, data, metadata.is_empty())?;
+        metadata.push((i, entries));
+        outs.push(out);
     }
+    add_metadata(src, &mut outs, json_at, metadata)?;
+    outs.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(pair) = outs.windows(2).find(|w| w[0].name == w[1].name) {
+        let (a, b) = (&pair[0], &pair[1]);
+        let reason = format!(
+            "`{}` and `{}` would both be stored as field `{}`",
+            paths[a.from], paths[b.from], a.name
+        );
+        return Err((b.from, reason));
+    }
+    Ok((outs, mislabelled))
+}
+
+/// The note for an image that is not the format its name says, if it is not.
+fn mislabel(field: &FieldSpec, data: &[u8], path: &str) -> Option<String> {
+    let kind = sniff(data)?;
+    let declared = Kind::from_ext(&field.ext)?;
+    (declared != kind).then(|| format!("`{path}` is a {}", kind.name().to_uppercase()))
+}
+
+/// Image field `i` checked and transformed, with its metadata entries (the first image's
+/// unprefixed), or why it leaves the sample out.
+fn transform_image(
+    src: &ImageSource<'_>,
+    i: usize,
+    field: &FieldSpec,
+    data: &[u8],
+    first: bool,
+) -> Result<(Out, Vec<(String, serde_json::Value)>), LeftOut> {
+    let options = &src.settings.options;
+    let Some(kind) = sniff(data) else {
+        let reason = if data.is_empty() {
+            "is empty, which is not a valid image".to_string()
+        } else {
+            shardsmith_image::Error::NotAnImage.to_string()
+        };
+        return Err((i, reason));
+    };
+    content::check(kind.name(), data, src.validation).map_err(|reason| (i, reason.to_string()))?;
+    let done = transform(data, kind, options).map_err(|e| (i, e.to_string()))?;
+    let name = output_name(&field.ext, options.output_ext());
+    if options.store == StoreAs::Encoded {
+        src.images
+            .lock()
+            .expect("not poisoned")
+            .insert(name.clone());
+    } else {
+        src.tensor_shapes
+            .lock()
+            .expect("not poisoned")
+            .entry(name.clone())
+            .or_default()
+            .insert((done.height, done.width, 3));
+    }
+    let entries = meta::entries(&meta::prefix(first, &field.ext), &done);
+    let out = Out {
+        name,
+        source_ext: field.source_ext.clone(),
+        bytes: done.bytes,
+        from: i,
+    };
+    Ok((out, entries))
+}
+
+/// The images' metadata added to the outputs: merged into the sample's JSON (or a JSON
+/// of its own) for WebDataset, one column each for the other formats.
+fn add_metadata(
+    src: &ImageSource<'_>,
+    outs: &mut Vec<Out>,
+    json_at: Option<usize>,
+    metadata: Vec<(usize, Vec<(String, serde_json::Value)>)>,
+) -> Result<(), LeftOut> {
     let first_image = metadata.first().map_or(0, |(i, _)| *i);
     let entries: Vec<_> = metadata.into_iter().flat_map(|(_, e)| e).collect();
     if src.target == Target::WebDataset {
         match json_at {
             Some(at) => match meta::merge(&outs[at].bytes, &entries) {
                 Ok(merged) => outs[at].bytes = merged,
-                Err(reason) => return Ok(Err(leave_out(outs[at].from, reason))),
+                Err(reason) => return Err((outs[at].from, reason)),
             },
             None => outs.push(Out {
                 name: "json".into(),
@@ -186,15 +236,17 @@ fn prepare(src: &ImageSource<'_>, sample: &SampleSpec, values: &[Vec<u8>]) -> Ou
             });
         }
     }
-    outs.sort_by(|a, b| a.name.cmp(&b.name));
-    if let Some(pair) = outs.windows(2).find(|w| w[0].name == w[1].name) {
-        let (a, b) = (&pair[0], &pair[1]);
-        let reason = format!(
-            "`{}` and `{}` would both be stored as field `{}`",
-            paths[a.from], paths[b.from], a.name
-        );
-        return Ok(Err(leave_out(b.from, reason)));
-    }
+    Ok(())
+}
+
+/// The output fields stored in the scratch file: the sample to plan, and where each
+/// field is.
+fn store(
+    src: &ImageSource<'_>,
+    sample: &SampleSpec,
+    outs: Vec<Out>,
+    mislabelled: Vec<String>,
+) -> Outcome {
     let mut origins = Vec::with_capacity(outs.len());
     let mut fields = Vec::with_capacity(outs.len());
     for out in outs {

@@ -26,7 +26,9 @@ use super::rows::{ParquetFile, Rows};
 use crate::columns::Encoding;
 use crate::content::Validation;
 use crate::keys::KeyPrefix;
-use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};
+use crate::sample::{
+    FieldSpec, HeadError, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec,
+};
 use crate::{Error, Result};
 
 struct PartFile {
@@ -402,11 +404,15 @@ impl SampleSource for ParquetRows {
         Some(self.files[self.file_of(sample.origin)].rel.clone())
     }
 
-    fn head(&self, _sample: &SampleSpec, field: &FieldSpec, _n: usize) -> Result<Vec<u8>, String> {
-        Err(format!(
-            "`{}` is sized from its header, which Parquet input does not support; give the column a static dtype and shape",
-            field.ext
-        ))
+    fn head(
+        &self,
+        _sample: &SampleSpec,
+        field: &FieldSpec,
+        _n: usize,
+    ) -> Result<Vec<u8>, HeadError> {
+        Err(HeadError::NoHeader {
+            field: field.ext.to_string(),
+        })
     }
 
     fn suggested_encodings(&self) -> std::collections::BTreeMap<String, Encoding> {

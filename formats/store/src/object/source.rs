@@ -15,7 +15,7 @@ use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, TEMP_PREFIX};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 use super::remote::{Remote, is_not_found, runtime};
-use crate::given;
+use crate::files_from;
 use crate::source::{InputListing, InputSource, ListedFile, Prefetched, RangeRead, ReadError};
 use crate::{Error, Result};
 
@@ -85,7 +85,7 @@ impl ObjectTree {
     }
 
     /// Only the listed keys, relative to the prefix, each line `KEY<TAB>SIZE` (see
-    /// [`crate::given`]): the prefix is not listed at all, so the tasks of a split run
+    /// [`crate::files_from`]): the prefix is not listed at all, so the tasks of a split run
     /// share one listing instead of each making its own.
     pub fn with_files(mut self, list: String) -> Self {
         self.files_from = Some(list);
@@ -211,7 +211,7 @@ impl InputSource for ObjectTree {
 
     fn list(&self) -> Result<InputListing> {
         if let Some(list) = &self.files_from {
-            let given = given::sorted(list);
+            let given = files_from::sorted(list);
             if let Some(first) = given.iter().find(|g| g.size.is_none()) {
                 return Err(Error::Location {
                     url: self.remote.url(""),
@@ -222,7 +222,9 @@ impl InputSource for ObjectTree {
                     ),
                 });
             }
-            return Ok(given::listing(&given, &|_| Err("no size given".into())));
+            return Ok(files_from::listing(&given, &|_| {
+                Err(files_from::LeftOut::NoSize)
+            }));
         }
         let mut listing = self.list_all()?;
         self.drop_own_metadata(&mut listing.files);

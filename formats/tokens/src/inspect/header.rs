@@ -54,22 +54,35 @@ pub(super) fn idx_header(root: &Path, bin: &str) -> Option<(TokenDtype, u64, u64
     parse_idx_header(&head).ok()
 }
 
-pub(super) fn parse_idx_header(head: &[u8]) -> Result<(TokenDtype, u64, u64), String> {
+/// Why the first bytes of a `.idx` are not a header Megatron reads.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum IdxHeaderError {
+    #[error("not a Megatron index: the magic is not MMIDIDX\\0\\0")]
+    Magic,
+    #[error("version {0}; Megatron reads only version 1")]
+    Version(u64),
+    #[error("dtype code {0}: token files use 8 (uint16) or 4 (int32)")]
+    Dtype(u8),
+    #[error(
+        "the header counts {sequences} sequences and {boundaries} document boundaries: no index can hold that many"
+    )]
+    Counts { sequences: u64, boundaries: u64 },
+}
+
+pub(super) fn parse_idx_header(head: &[u8]) -> Result<(TokenDtype, u64, u64), IdxHeaderError> {
     if !head.starts_with(IDX_MAGIC) {
-        return Err("not a Megatron index: the magic is not MMIDIDX\\0\\0".into());
+        return Err(IdxHeaderError::Magic);
     }
     let u64_at = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
     let version = u64_at(9);
     if version != 1 {
-        return Err(format!("version {version}; Megatron reads only version 1"));
+        return Err(IdxHeaderError::Version(version));
     }
     let dtype = match head[17] {
         8 => TokenDtype::Uint16,
         4 => TokenDtype::Int32,
         code => {
-            return Err(format!(
-                "dtype code {code}: token files use 8 (uint16) or 4 (int32)"
-            ));
+            return Err(IdxHeaderError::Dtype(code));
         }
     };
     let (sequences, boundaries) = (u64_at(18), u64_at(26));
@@ -82,9 +95,10 @@ pub(super) fn parse_idx_header(head: &[u8]) -> Result<(TokenDtype, u64, u64), St
         .and_then(|(a, b)| a.checked_add(b))
         .and_then(|n| n.checked_add(IDX_HEADER));
     if arrays.is_none_or(|n| n > i64::MAX as u64) {
-        return Err(format!(
-            "the header counts {sequences} sequences and {boundaries} document boundaries: no index can hold that many"
-        ));
+        return Err(IdxHeaderError::Counts {
+            sequences,
+            boundaries,
+        });
     }
     Ok((dtype, sequences, boundaries))
 }

@@ -142,7 +142,12 @@ impl Inspector for IdxInspector {
                         Ok(h) => self.header = Some(h),
                         Err(reason) => {
                             self.findings.push(
-                                Finding::error(FindingKind::BadHeader, &self.path, reason).at(0),
+                                Finding::error(
+                                    FindingKind::BadHeader,
+                                    &self.path,
+                                    reason.to_string(),
+                                )
+                                .at(0),
                             );
                             self.offset = u64::MAX / 2;
                         }

@@ -14,7 +14,9 @@ use super::shard_error::{RecordError, ShardError};
 use super::{index, shard};
 use crate::columns::Encoding;
 use crate::content::Validation;
-use crate::sample::{FieldSpec, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec};
+use crate::sample::{
+    FieldSpec, HeadError, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec,
+};
 use crate::{Error, Result};
 
 impl SampleSource for MdsDataset {
@@ -47,22 +49,26 @@ impl SampleSource for MdsDataset {
         )
     }
 
-    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, String> {
+    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, HeadError> {
         let mut reader = Reader::new(self, std::slice::from_ref(sample));
         let mut buf = Vec::new();
-        let ranges = match reader.load(0, &mut buf) {
-            Ok(Ok(Loaded::Memory(ranges))) => ranges,
-            Ok(Ok(Loaded::Streams(_))) => unreachable!("MDS fields are read into memory"),
-            Ok(Err(skips)) => {
-                return Err(skips.first().map_or_else(String::new, |s| s.reason.clone()));
+        let ranges = match reader.load(0, &mut buf)? {
+            Ok(Loaded::Memory(ranges)) => ranges,
+            Ok(Loaded::Streams(_)) => unreachable!("MDS fields are read into memory"),
+            Err(skips) => {
+                return Err(HeadError::LeftOut(
+                    skips.first().map_or_else(String::new, |s| s.reason.clone()),
+                ));
             }
-            Err(e) => return Err(e.to_string()),
         };
         let position = sample
             .fields
             .iter()
             .position(|f| f.ext == field.ext)
-            .ok_or_else(|| format!("sample `{}` has no field `{}`", sample.key, field.ext))?;
+            .ok_or_else(|| HeadError::NoField {
+                key: sample.key.clone(),
+                field: field.ext.to_string(),
+            })?;
         let (start, end) = ranges[position];
         Ok(buf[start..end.min(start + n)].to_vec())
     }

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use super::tar_shards::TarShards;
 use super::{list, read, shard};
 use crate::content::Validation;
-use crate::sample::{FieldSpec, SampleListing, SampleReader, SampleSource, SampleSpec};
+use crate::sample::{FieldSpec, HeadError, SampleListing, SampleReader, SampleSource, SampleSpec};
 use crate::{Error, Result};
 
 impl SampleSource for TarShards {
@@ -64,19 +64,21 @@ impl SampleSource for TarShards {
         self.files.get(shard).map(|f| f.rel.clone())
     }
 
-    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, String> {
+    fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, HeadError> {
         let one = std::slice::from_ref(sample);
-        let mut reader = self
-            .reader(one, Validation::None)
-            .map_err(|e| e.to_string())?;
+        let mut reader = self.reader(one, Validation::None)?;
         let mut buf = Vec::new();
-        match reader.load(0, &mut buf).map_err(|e| e.to_string())? {
+        let no_field = || HeadError::NoField {
+            key: sample.key.clone(),
+            field: field.ext.to_string(),
+        };
+        match reader.load(0, &mut buf)? {
             Ok(crate::sample::Loaded::Memory(ranges)) => {
                 let i = sample
                     .fields
                     .iter()
                     .position(|f| f == field)
-                    .ok_or("no such field")?;
+                    .ok_or_else(no_field)?;
                 let (start, end) = ranges[i];
                 Ok(buf[start..end.min(start + n)].to_vec())
             }
@@ -85,18 +87,20 @@ impl SampleSource for TarShards {
                     .fields
                     .iter()
                     .position(|f| f == field)
-                    .ok_or("no such field")?;
+                    .ok_or_else(no_field)?;
                 let mut head = Vec::with_capacity(n);
                 std::io::Read::read_to_end(
                     &mut std::io::Read::take(&mut streams[i], n as u64),
                     &mut head,
                 )
-                .map_err(|e| format!("cannot be read: {e}"))?;
+                .map_err(|e| HeadError::Unreadable(e.to_string()))?;
                 Ok(head)
             }
-            Err(skips) => Err(skips
-                .first()
-                .map_or_else(|| "cannot be read".into(), |s| s.reason.clone())),
+            Err(skips) => Err(HeadError::LeftOut(
+                skips
+                    .first()
+                    .map_or_else(|| "cannot be read".into(), |s| s.reason.clone()),
+            )),
         }
     }
 

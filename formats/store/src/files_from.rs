@@ -58,13 +58,48 @@ pub fn sorted(list: &str) -> Vec<Given<'_>> {
     given
 }
 
-/// Why `rel` cannot name a file inside the input, if it cannot.
-fn bad_path(rel: &str) -> Option<&'static str> {
-    let bad = rel.starts_with('/')
+/// Why a line of the list is left out of the listing; the Display is the skip reason.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LeftOut {
+    /// An absolute path, or one with empty, `.` or `..` parts.
+    #[error("is not a plain relative path inside INPUT")]
+    NotRelative,
+    /// The same path on an earlier line.
+    #[error("is listed more than once in --files-from")]
+    Repeated,
+    /// No file of that name.
+    #[error("is listed in --files-from but does not exist")]
+    Missing,
+    /// The file system would not say what it is.
+    #[error("cannot be examined: {0}")]
+    Unexaminable(std::io::Error),
+    /// A symlink to a directory.
+    #[error("symlink to a directory (not followed)")]
+    SymlinkToDirectory,
+    /// A symlink to a socket, FIFO or device.
+    #[error("symlink to something that is not a regular file")]
+    SymlinkToSpecial,
+    /// A symlink whose target cannot be read.
+    #[error("broken symlink: {0}")]
+    BrokenSymlink(std::io::Error),
+    /// A directory.
+    #[error("is a directory; --files-from lists files")]
+    Directory,
+    /// A socket, FIFO or device.
+    #[error("not a regular file (socket, FIFO or device)")]
+    Special,
+    /// No size on the line where every line must give one.
+    #[error("no size given")]
+    NoSize,
+}
+
+/// Whether `rel` cannot name a file inside the input.
+fn bad_path(rel: &str) -> bool {
+    rel.starts_with('/')
         || rel
             .split('/')
-            .any(|part| part.is_empty() || part == "." || part == "..");
-    bad.then_some("is not a plain relative path inside INPUT")
+            .any(|part| part.is_empty() || part == "." || part == "..")
 }
 
 /// The listing of the given files: a size the line gives is kept, `size_of` is asked
@@ -72,17 +107,17 @@ fn bad_path(rel: &str) -> Option<&'static str> {
 /// with the reason.
 pub fn listing(
     given: &[Given<'_>],
-    size_of: &(dyn Fn(&str) -> Result<u64, String> + Sync),
+    size_of: &(dyn Fn(&str) -> Result<u64, LeftOut> + Sync),
 ) -> InputListing {
-    let verdicts: Vec<Result<u64, String>> = given
+    let verdicts: Vec<Result<u64, LeftOut>> = given
         .par_iter()
         .enumerate()
         .map(|(i, g)| {
-            if let Some(why) = bad_path(g.rel) {
-                return Err(why.into());
+            if bad_path(g.rel) {
+                return Err(LeftOut::NotRelative);
             }
             if i > 0 && given[i - 1].rel == g.rel {
-                return Err("is listed more than once in --files-from".into());
+                return Err(LeftOut::Repeated);
             }
             match g.size {
                 Some(size) => Ok(size),
@@ -102,7 +137,7 @@ pub fn listing(
             }),
             Err(reason) => listing.skipped.push(Skipped {
                 path: g.rel.to_string(),
-                reason,
+                reason: reason.to_string(),
             }),
         }
     }
@@ -164,7 +199,7 @@ mod tests {
             if rel == "a" {
                 Ok(9)
             } else {
-                Err("does not exist".into())
+                Err(LeftOut::Missing)
             }
         });
         let mut asked = asked.into_inner().unwrap();
@@ -187,7 +222,7 @@ mod tests {
             [
                 ("../up", "is not a plain relative path inside INPUT"),
                 ("b", "is listed more than once in --files-from"),
-                ("c", "does not exist"),
+                ("c", "is listed in --files-from but does not exist"),
             ]
         );
         let round: Vec<String> = render(&listing.files).lines().map(String::from).collect();

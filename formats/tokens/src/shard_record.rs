@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use shardsmith_manifest::{FileEntry, Skipped};
 
-use crate::record::Position;
+use crate::batch::Position;
 
 /// Malformed records listed by name in the manifest (all are counted).
 pub(super) const SKIPPED_LISTED: usize = 1000;

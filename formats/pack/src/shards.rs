@@ -1,0 +1,190 @@
+//! Stages 2 to 4 of [`crate::pack`]: the shards planned, written and committed in plan
+//! order, then the format's dataset files, `SHA256SUMS` and, last, the manifest.
+
+use serde_json::Value;
+use shardsmith_manifest::{Manifest, Skipped};
+use shardsmith_shard::SampleSpec;
+
+use crate::left_out::validation_note;
+use crate::plan::{self, ShardPlan};
+use crate::run::{PackReport, Run};
+use crate::{Error, Result, commit, state};
+
+/// The shards written (or kept from an interrupted run), in order.
+pub(crate) struct Written {
+    pub(crate) shards: Vec<state::ShardRecord>,
+    pub(crate) skipped: Vec<Skipped>,
+    pub(crate) shards_resumed: usize,
+    pub(crate) warnings: Vec<String>,
+}
+
+/// The shards the commit kept, in plan order.
+struct Kept {
+    shards: Vec<state::ShardRecord>,
+    shards_resumed: usize,
+    /// Plans whose samples were all left out while writing.
+    empty_plans: usize,
+    /// One per oversize sample that got a shard to itself.
+    warnings: Vec<String>,
+}
+
+/// What the commit decided for each plan: its shard kept (written or resumed) or, when
+/// all its samples were left out, none; the samples left out go to `skipped`.
+fn kept_shards(
+    run: &Run<'_>,
+    samples: &[SampleSpec],
+    plans: &[ShardPlan],
+    decided: Vec<commit::Decided>,
+    skipped: &mut Vec<Skipped>,
+) -> Kept {
+    let (format, choice) = (run.format, run.choice);
+    let mut warnings = Vec::new();
+    let mut shards = Vec::new();
+    let mut shards_resumed = 0;
+    let mut empty_plans = 0;
+    for (plan, decided) in plans.iter().zip(decided) {
+        skipped.extend(decided.record.skipped);
+        let Some(shard) = decided.record.shard else {
+            empty_plans += 1;
+            continue;
+        };
+        if plan.oversize {
+            warnings.push(format!(
+                "sample `{}` takes {} bytes in a shard, more than the shard size {}: it gets `{}` to itself",
+                samples[plan.samples.start].key,
+                plan.bytes - format.shard_overhead(),
+                choice.shard_size(),
+                shard.entry.path
+            ));
+        }
+        shards_resumed += usize::from(decided.resumed);
+        shards.push(shard);
+    }
+    Kept {
+        shards,
+        shards_resumed,
+        empty_plans,
+        warnings,
+    }
+}
+
+/// Stages 2 and 3: plans the shards, then writes and commits them.
+pub(crate) fn write(
+    run: &Run<'_>,
+    samples: &[SampleSpec],
+    mut skipped: Vec<Skipped>,
+) -> Result<Written> {
+    let Run {
+        source,
+        format,
+        choice,
+        settings,
+        observer,
+        fingerprint,
+        resuming,
+        ..
+    } = *run;
+    let plans = plan::plan(samples, format, choice.shard_size(), settings.max_samples);
+    observer.planned(
+        samples.len() as u64,
+        samples.iter().map(SampleSpec::payload).sum(),
+        plans.len(),
+    );
+    let job = commit::Job {
+        ctx: run.write_context(),
+        samples,
+        plans: &plans,
+        prefix: choice.prefix(),
+        fingerprint,
+        resuming,
+        by_plan: false,
+        threads: rayon::current_num_threads(),
+    };
+    let decided = commit::write_and_commit(&job)?;
+
+    let Kept {
+        shards,
+        shards_resumed,
+        empty_plans,
+        mut warnings,
+    } = kept_shards(run, samples, &plans, decided, &mut skipped);
+    skipped.sort();
+    skipped.dedup();
+    if shards.is_empty() {
+        return Err(shardsmith_shard::Error::EmptyInput {
+            root: source.describe(),
+            detail: format!(
+                ": every sample was left out while writing ({} input file(s)); first: `{}` {}{}",
+                skipped.len(),
+                skipped.first().map_or("", |s| s.path.as_str()),
+                skipped.first().map_or("", |s| s.reason.as_str()),
+                validation_note(run.settings.validation),
+            ),
+        }
+        .into());
+    }
+    if empty_plans > 0 {
+        warnings.push(format!(
+            "{empty_plans} planned shard(s) would have held only samples that were left out: not written, and the shards after them numbered on"
+        ));
+    }
+    Ok(Written {
+        shards,
+        skipped,
+        shards_resumed,
+        warnings,
+    })
+}
+
+/// Stage 4: the format's dataset files, then `SHA256SUMS` and, last, the manifest.
+pub(crate) fn finish(
+    run: &Run<'_>,
+    written: Written,
+    mut manifest: Manifest,
+) -> Result<PackReport> {
+    let Run {
+        sink,
+        format,
+        choice,
+        ..
+    } = *run;
+    let Written {
+        shards,
+        skipped,
+        shards_resumed,
+        mut warnings,
+    } = written;
+    let shard_facts: Vec<(&str, &Value)> = shards
+        .iter()
+        .map(|r| (r.entry.path.as_str(), &r.facts))
+        .collect();
+    let extra = format
+        .dataset_files(&shard_facts)
+        .map_err(|e| Error::Finish(e.to_string()))?;
+    manifest.files = shards.into_iter().map(|record| record.entry).collect();
+    // Shards of an earlier, interrupted attempt numbered past this run's last one.
+    for entry in sink.list()? {
+        if state::is_own_shard(&entry, format, choice.prefix())
+            && !manifest.files.iter().any(|f| f.path == entry)
+        {
+            sink.remove(&entry)?;
+        }
+    }
+    for file in extra {
+        manifest.files.push(shardsmith_store::finish::write_entry(
+            sink,
+            &file.name,
+            &file.bytes,
+        )?);
+    }
+    manifest.skipped = skipped;
+    warnings.extend(shardsmith_store::finish::seal(sink, &mut manifest)?);
+    Ok(PackReport {
+        shards_written: manifest.files.len() - shards_resumed,
+        shards_resumed,
+        manifest,
+        already_complete: false,
+        warnings,
+        task: None,
+    })
+}
