@@ -49,4 +49,4 @@ pub use write::{TokenDtype, TokenFormat};
 
 /// The text field of a JSON line, as `tokenize` reads it (for the fuzz targets).
 #[doc(hidden)]
-pub use work::json_text;
+pub use work::{JsonTextError, json_text};

@@ -38,20 +38,21 @@ pub fn summarize(
     rel: &str,
     entry: Option<&FileEntry>,
     manifest: Option<&Manifest>,
-) -> Result<Option<TokenFileSummary>, String> {
+) -> Result<Option<TokenFileSummary>, SummaryError> {
     if !rel.ends_with(".bin") {
         return Ok(None);
     }
     let path = root.join(rel);
-    let bytes = std::fs::metadata(&path)
-        .map_err(|e| format!("token file `{rel}` cannot be read: {e}"))?
-        .len();
+    let unreadable = |source| SummaryError::Unreadable {
+        rel: rel.into(),
+        source,
+    };
+    let bytes = std::fs::metadata(&path).map_err(unreadable)?.len();
     let recorded = entry
         .and_then(|e| e.format.as_deref())
         .and_then(TokenFormat::from_name);
     let idx = format!("{}.idx", rel.trim_end_matches(".bin"));
-    let head = read_head(&path, LLMC_HEADER as usize)
-        .map_err(|e| format!("token file `{rel}` cannot be read: {e}"))?;
+    let head = read_head(&path, LLMC_HEADER as usize).map_err(unreadable)?;
     let format = match recorded {
         Some(f) => f,
         None if root.join(&idx).is_file() => TokenFormat::Megatron,
@@ -60,15 +61,21 @@ pub fn summarize(
     };
     let (dtype, documents, data) = match format {
         TokenFormat::Megatron => {
-            let idx_head = read_head(&root.join(&idx), IDX_HEADER as usize)
-                .map_err(|e| format!("index `{idx}` cannot be read: {e}"))?;
-            let (dtype, documents) =
-                idx_header(&idx_head).map_err(|why| format!("index `{idx}`: {why}"))?;
+            let idx_head = read_head(&root.join(&idx), IDX_HEADER as usize).map_err(|source| {
+                SummaryError::IndexUnreadable {
+                    idx: idx.clone(),
+                    source,
+                }
+            })?;
+            let (dtype, documents) = idx_header(&idx_head).map_err(|why| SummaryError::Index {
+                idx: idx.clone(),
+                why,
+            })?;
             (dtype, Some(documents), bytes)
         }
         TokenFormat::Llmc => {
-            let dtype = llmc_dtype(&head)
-                .ok_or_else(|| format!("`{rel}` has no llm.c header (magic and version)"))?;
+            let dtype =
+                llmc_dtype(&head).ok_or_else(|| SummaryError::NoLlmcHeader { rel: rel.into() })?;
             (dtype, None, bytes.saturating_sub(LLMC_HEADER))
         }
         TokenFormat::Nanogpt => {
@@ -113,11 +120,48 @@ fn llmc_dtype(head: &[u8]) -> Option<TokenDtype> {
 
 /// Why a Megatron index header cannot be listed.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-enum IdxHeaderError {
+pub enum IdxHeaderError {
+    /// The file does not start with Megatron's magic.
     #[error("not a Megatron index (no MMIDIDX header)")]
     NoHeader,
+    /// A dtype code Megatron does not define.
     #[error("unknown dtype code {0}")]
     Dtype(u8),
+}
+
+/// Why a token file cannot be summarised.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    /// The token file cannot be read.
+    #[error("token file `{rel}` cannot be read: {source}")]
+    Unreadable {
+        /// The file, relative to the root.
+        rel: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Its Megatron index cannot be read.
+    #[error("index `{idx}` cannot be read: {source}")]
+    IndexUnreadable {
+        /// The index, relative to the root.
+        idx: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Its Megatron index has no header that can be listed.
+    #[error("index `{idx}`: {why}")]
+    Index {
+        /// The index, relative to the root.
+        idx: String,
+        /// Why.
+        why: IdxHeaderError,
+    },
+    /// A file recorded as llm.c that lacks llm.c's header.
+    #[error("`{rel}` has no llm.c header (magic and version)")]
+    NoLlmcHeader {
+        /// The file, relative to the root.
+        rel: String,
+    },
 }
 
 /// (dtype, documents) from a Megatron index header.

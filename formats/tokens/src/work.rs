@@ -46,7 +46,7 @@ pub fn tokenize_batch(
     for record in &batch.records {
         let bytes = &batch.data[record.range.clone()];
         let text = match &record.kind {
-            RecordKind::Json => json_text(bytes, field),
+            RecordKind::Json => json_text(bytes, field).map_err(|e| e.to_string()),
             RecordKind::Text => std::str::from_utf8(bytes)
                 .map(Cow::Borrowed)
                 .map_err(|e| e.to_string()),
@@ -72,22 +72,50 @@ pub fn tokenize_batch(
     out
 }
 
+/// Why a JSON line holds no text to tokenize: the reason its record is left out.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonTextError {
+    /// A blank line.
+    #[error("empty line (expected a JSON object)")]
+    EmptyLine,
+    /// Not one JSON object (a syntax error, an array, trailing text).
+    #[error("not a JSON object: {0}")]
+    NotAnObject(serde_json::Error),
+    /// The field holds something other than a string.
+    #[error("field `{field}` is {kind}, not a string")]
+    NotAString {
+        /// The field.
+        field: String,
+        /// What it holds ("null", "an array", ...).
+        kind: &'static str,
+    },
+    /// The object has no such field.
+    #[error("no field `{field}` (choose the text field with --field)")]
+    NoField {
+        /// The field.
+        field: String,
+    },
+}
+
 /// The string under `field` of the JSON object on `line`.
-pub fn json_text<'a>(line: &'a [u8], field: &str) -> Result<Cow<'a, str>, String> {
+pub fn json_text<'a>(line: &'a [u8], field: &str) -> Result<Cow<'a, str>, JsonTextError> {
     if line.iter().all(u8::is_ascii_whitespace) {
-        return Err("empty line (expected a JSON object)".into());
+        return Err(JsonTextError::EmptyLine);
     }
     let mut de = serde_json::Deserializer::from_slice(line);
     let found = FieldSeed { field }
         .deserialize(&mut de)
         .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| format!("not a JSON object: {e}"))?;
+        .map_err(JsonTextError::NotAnObject)?;
     match found {
         Some(Found::Text(text)) => Ok(text),
-        Some(Found::Other(kind)) => Err(format!("field `{field}` is {kind}, not a string")),
-        None => Err(format!(
-            "no field `{field}` (choose the text field with --field)"
-        )),
+        Some(Found::Other(kind)) => Err(JsonTextError::NotAString {
+            field: field.into(),
+            kind,
+        }),
+        None => Err(JsonTextError::NoField {
+            field: field.into(),
+        }),
     }
 }
 
@@ -218,7 +246,11 @@ mod tests {
 
     #[test]
     fn field_extraction() {
-        let get = |line: &str| json_text(line.as_bytes(), "text").map(|t| t.into_owned());
+        let get = |line: &str| {
+            json_text(line.as_bytes(), "text")
+                .map(|t| t.into_owned())
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(get(r#"{"id": 1, "text": "héllo"}"#).unwrap(), "héllo");
         assert_eq!(get(r#"{"text": "a\nb\u00e9"}  "#).unwrap(), "a\nbé");
         assert!(matches!(

@@ -212,8 +212,8 @@ fn token_files(
     let mut tokens = Vec::new();
     for rel in files {
         let entry = manifest.and_then(|m| m.files.iter().find(|f| &f.path == rel));
-        if let Some(summary) =
-            summarize(dir, rel, entry, manifest).map_err(|why| token_error(dir, rel, why))?
+        if let Some(summary) = summarize(dir, rel, entry, manifest)
+            .map_err(|why| token_error(dir, rel, why.to_string()))?
         {
             tokens.push(summary);
         }

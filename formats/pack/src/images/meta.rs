@@ -27,29 +27,41 @@ pub(crate) fn prefix(first: bool, ext: &str) -> String {
     format!("{}_", stem.replace('.', "_"))
 }
 
+/// Why the image sizes cannot be added to a sample's JSON: the reason it is left out.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum MergeError {
+    /// The JSON is another kind of value.
+    #[error("its JSON is {0}, not an object, so the image sizes cannot be added to it")]
+    NotAnObject(&'static str),
+    /// The field is empty.
+    #[error("is empty, which is not valid JSON")]
+    Empty,
+    /// The field is not JSON.
+    #[error("is not valid JSON: {0}")]
+    Invalid(serde_json::Error),
+    /// The object could not be written again.
+    #[error("{0}")]
+    Written(serde_json::Error),
+}
+
 /// `json` (a sample's JSON text) with `entries` added. The text is kept as written and
 /// the entries appended inside its object; if it already has any of those keys it is
 /// written anew (keys sorted) with the new values. Not an object: an error.
-pub(crate) fn merge(json: &[u8], entries: &[(String, Value)]) -> Result<Vec<u8>, String> {
+pub(crate) fn merge(json: &[u8], entries: &[(String, Value)]) -> Result<Vec<u8>, MergeError> {
     let map: Map<String, Value> = match serde_json::from_slice::<Value>(json) {
         Ok(Value::Object(map)) => map,
-        Ok(other) => {
-            return Err(format!(
-                "its JSON is {}, not an object, so the image sizes cannot be added to it",
-                kind(&other)
-            ));
-        }
+        Ok(other) => return Err(MergeError::NotAnObject(kind(&other))),
         Err(e) if e.is_eof() && e.line() == 1 && e.column() == 0 => {
-            return Err("is empty, which is not valid JSON".into());
+            return Err(MergeError::Empty);
         }
-        Err(e) => return Err(format!("is not valid JSON: {e}")),
+        Err(e) => return Err(MergeError::Invalid(e)),
     };
     if entries.iter().any(|(k, _)| map.contains_key(k)) {
         let mut map = map;
         for (k, v) in entries {
             map.insert(k.clone(), v.clone());
         }
-        return serde_json::to_vec(&Value::Object(map)).map_err(|e| e.to_string());
+        return serde_json::to_vec(&Value::Object(map)).map_err(MergeError::Written);
     }
     // Parsed as an object: after trailing whitespace the text ends with its `}`.
     let end = json
@@ -129,13 +141,24 @@ mod tests {
 
     #[test]
     fn not_an_object_is_refused() {
-        assert!(merge(b"[1]", &sizes()).unwrap_err().contains("an array"));
+        assert!(
+            merge(b"[1]", &sizes())
+                .unwrap_err()
+                .to_string()
+                .contains("an array")
+        );
         assert!(
             merge(b"{", &sizes())
                 .unwrap_err()
+                .to_string()
                 .contains("not valid JSON")
         );
-        assert!(merge(b"", &sizes()).unwrap_err().contains("empty"));
+        assert!(
+            merge(b"", &sizes())
+                .unwrap_err()
+                .to_string()
+                .contains("empty")
+        );
     }
 
     #[test]

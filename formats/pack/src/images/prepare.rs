@@ -215,7 +215,7 @@ fn add_metadata(
         match json_at {
             Some(at) => match meta::merge(&outs[at].bytes, &entries) {
                 Ok(merged) => outs[at].bytes = merged,
-                Err(reason) => return Err((outs[at].from, reason)),
+                Err(reason) => return Err((outs[at].from, reason.to_string())),
             },
             None => outs.push(Out {
                 name: "json".into(),
