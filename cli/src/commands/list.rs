@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use shardsmith_manifest::Skipped;
-use shardsmith_store::{Location, given};
+use shardsmith_store::{Location, files_from};
 
 use super::Status;
 use crate::args::ListArgs;
@@ -68,7 +68,7 @@ pub struct Listed {
 pub fn run(settings: &Settings) -> Result<Listed> {
     let started = Instant::now();
     let listing = storage::source(&settings.input).list()?;
-    let list = given::render(&listing.files);
+    let list = files_from::render(&listing.files);
     if let Some(output) = &settings.output {
         storage::write_small(output, list.as_bytes())?;
     }

@@ -27,10 +27,6 @@ pub mod tasks;
 mod writeback;
 
 pub use error::{Error, Result};
-/// The `--files-from` list under its former name (the CLI's `list` renders with it).
-pub use files_from as given;
-/// [`listed_manifest`] under its former name (the CLI's remote `manifest` calls it).
-pub use listed_manifest as digest_all;
 pub use local::{LocalFile, LocalTree};
 #[cfg(feature = "object")]
 pub use object::{

@@ -40,7 +40,7 @@ pub fn run(
     }
     let tree = ObjectTree::new(remote.clone());
     let bar = progress.bytes_bar("hashing");
-    let result = shardsmith_store::digest_all::manifest_of(
+    let result = shardsmith_store::listed_manifest::manifest_of(
         &tree,
         remote.io_concurrency().min(32),
         &|total| bar.set_total(total),
