@@ -3,7 +3,8 @@
 //! This crate is the leaf of the workspace: it knows how to hash bytes while they are
 //! written or read ([`Digester`], [`HashingWriter`]), how a manifest looks on disk
 //! ([`Manifest`], [`sums`]), how to walk a directory deterministically ([`walk`]), and how
-//! to check a directory against a manifest ([`verify`]). Format-specific structural checks
+//! to check a directory, or a tree read through a listing ([`ListedTree`]), against a
+//! manifest ([`verify`]). Format-specific structural checks
 //! plug in through the [`Inspector`] trait, so the same single read of every file feeds
 //! the SHA-256, the per-chunk CRC-32 and the format's own parser.
 //!
@@ -29,6 +30,7 @@ mod inspect;
 mod model;
 pub mod scan;
 pub mod sums;
+mod tree;
 pub mod unfinished;
 pub mod verify;
 pub mod walk;
@@ -42,6 +44,7 @@ pub use model::{
     FileEntry, InputSummary, MANIFEST_FILE, MANIFEST_VERSION, Manifest, ManifestKind, SUMS_FILE,
     Skipped, TensorRecord, Totals, canonical_json, root_digest,
 };
+pub use tree::ListedTree;
 
 /// Prefix of every temporary or state entry shardsmith creates inside a dataset directory.
 /// Such names are never part of a dataset; `verify` reports leftovers.

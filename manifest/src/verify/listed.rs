@@ -17,28 +17,15 @@ use super::judge::judge_manifest;
 use super::options::VerifyOptions;
 use super::report::VerifyReport;
 use super::steps::{ToRead, conclude, listed_files, record_read, total_size};
+use crate::tree::ListedTree;
 use crate::{
     Digester, FileDigest, Finding, FindingKind, MANIFEST_FILE, Manifest, Result, SUMS_FILE, sums,
     unfinished,
 };
 
-/// A dataset reached through something other than the local file system.
-pub trait ListedDataset: Sync {
-    /// The dataset as named (a URL), for messages.
-    fn display(&self) -> String;
-    /// Its files with their sizes, `/`-separated, without its own `manifest.json` and
-    /// `SHA256SUMS`.
-    fn files(&self) -> Result<Vec<(String, u64)>>;
-    /// The bytes of a small file (the manifest, `SHA256SUMS`), `None` when absent; a
-    /// failure of the place itself is [`crate::Error::Source`], with its kind.
-    fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>>;
-    /// Streams one file.
-    fn open(&self, rel: &str) -> io::Result<Box<dyn Read + Send>>;
-}
-
 /// Verifies `dataset` against its manifest with `concurrency` files read at once.
 pub fn verify_listed(
-    dataset: &dyn ListedDataset,
+    dataset: &dyn ListedTree,
     options: &VerifyOptions<'_>,
     concurrency: usize,
     progress_total: &dyn Fn(u64),
@@ -94,7 +81,7 @@ pub fn verify_listed(
 /// The finding for a dataset without a manifest: the unfinished run it holds, or the
 /// missing manifest. A location with no files at all is an error: a bucket or prefix
 /// that does not exist is not a dataset without a manifest.
-fn no_manifest(dataset: &dyn ListedDataset, shown: String) -> Result<Finding> {
+fn no_manifest(dataset: &dyn ListedTree, shown: String) -> Result<Finding> {
     let run = dataset.read_small(unfinished::RUN_FILE)?;
     let leased = dataset.read_small(unfinished::LEASE_FILE)?.is_some();
     let unfinished = unfinished::Unfinished::from_state(None, run.as_deref(), leased);
@@ -117,7 +104,7 @@ fn no_manifest(dataset: &dyn ListedDataset, shown: String) -> Result<Finding> {
 /// Digests every task with `concurrency` files streamed at once; the results by task
 /// index, in order.
 fn read_all(
-    dataset: &dyn ListedDataset,
+    dataset: &dyn ListedTree,
     tasks: &[ToRead],
     manifest: &Manifest,
     concurrency: usize,

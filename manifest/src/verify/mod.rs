@@ -18,7 +18,7 @@ mod report;
 mod sequence;
 mod steps;
 
-pub use listed::{ListedDataset, verify_listed};
+pub use listed::verify_listed;
 pub use local::verify_path;
 pub use options::{DigestCheck, DigestCheckOutcome, VerifyOptions};
 pub use report::{Coverage, VerifyReport};

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
-use shardsmith_checkpoint::audit::{ListedRun, verify_options};
-use shardsmith_manifest::verify::{ListedDataset, VerifyReport, verify_listed};
+use shardsmith_checkpoint::audit::{CheckpointCheck, verify_options};
+use shardsmith_manifest::verify::{VerifyReport, verify_listed};
 use shardsmith_manifest::{Error, InspectorFactory, MANIFEST_FILE, Result, verify::verify_path};
 use shardsmith_store::{InputSource, ObjectTree};
 
@@ -71,21 +71,9 @@ impl RemoteRun<'_> {
     }
 }
 
-impl ListedRun for RemoteRun<'_> {
-    fn files(&self) -> Result<Vec<(String, u64)>> {
-        // shardsmith's own leftovers are no part of a checkpoint.
-        let mut files = ListedDataset::files(&self.tree)?;
-        files.retain(|(rel, _)| {
-            !rel.split('/')
-                .any(|p| p.starts_with(shardsmith_manifest::TEMP_PREFIX))
-        });
-        Ok(files)
-    }
-
-    fn head(&self, rel: &str, n: u64) -> io::Result<Vec<u8>> {
-        self.tree.head(rel, n)
-    }
-
+/// Each checkpoint verified in place against its manifest, or copied to the scratch
+/// directory and verified there with every format check.
+impl CheckpointCheck for RemoteRun<'_> {
     fn check(
         &self,
         name: &str,

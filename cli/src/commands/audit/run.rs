@@ -59,7 +59,7 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Audited> {
                 copied: AtomicU64::new(0),
                 copies: AtomicU64::new(0),
             };
-            let result = audit_listed(&run, &|n| bar.set_total(n), &|n| bar.inc(n));
+            let result = audit_listed(&run.tree, &run, &|n| bar.set_total(n), &|n| bar.inc(n));
             copied = Some((
                 run.copies.load(Ordering::Relaxed),
                 run.copied.load(Ordering::Relaxed),

@@ -1,25 +1,21 @@
 //! `audit` of a run directory that is not on the local file system (an object store
 //! prefix): the same survey made from a listing. Checkpoint names, pointer files and
 //! leftovers of interrupted saves are judged by the same rules as on disk; each
-//! checkpoint is then checked by the caller ([`ListedRun::check`]), which knows how to
+//! checkpoint is then checked by the caller ([`CheckpointCheck`]), which knows how to
 //! read it.
 
 use std::collections::BTreeMap;
-use std::io;
 
 use shardsmith_manifest::verify::VerifyReport;
-use shardsmith_manifest::{Finding, FindingKind, Result};
+use shardsmith_manifest::{Finding, FindingKind, ListedTree, Result, TEMP_PREFIX};
 
 use super::pointers::{POINTER_FILES, Pointer, finish, parse_pointer};
 use super::report::{AuditReport, status_of, step_of};
 use crate::{is_checkpoint_name, is_temp_leftover};
 
-/// A training run's directory reached through a listing.
-pub trait ListedRun: Sync {
-    /// Every file under the run directory: `/`-separated relative path and size.
-    fn files(&self) -> Result<Vec<(String, u64)>>;
-    /// The first `n` bytes of file `rel`; `n` is at most its listed size.
-    fn head(&self, rel: &str, n: u64) -> io::Result<Vec<u8>>;
+/// How each checkpoint found in a listed run is verified: the caller knows how to read
+/// it (in place against its manifest, or copied to local disk).
+pub trait CheckpointCheck: Sync {
     /// Verifies checkpoint `name`: the directory `name/` holding `files` (relative to
     /// it) when `dir`, else the one file `name`. `progress` gets every block read.
     fn check(
@@ -47,12 +43,17 @@ type Candidate = (String, bool, Vec<(String, u64)>);
 /// checked one at a time (each check reads its files in parallel), oldest first.
 /// `progress_total` receives the bytes of all checkpoints before the first is read.
 pub fn audit_listed(
-    run: &dyn ListedRun,
+    run: &dyn ListedTree,
+    checker: &dyn CheckpointCheck,
     progress_total: &dyn Fn(u64),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<AuditReport> {
     let mut tops: BTreeMap<String, Top> = BTreeMap::new();
     for (rel, size) in run.files()? {
+        // shardsmith's own leftovers are no part of a checkpoint.
+        if rel.split('/').any(|p| p.starts_with(TEMP_PREFIX)) {
+            continue;
+        }
         match rel.split_once('/') {
             Some((top, below)) => tops
                 .entry(top.to_string())
@@ -96,7 +97,7 @@ pub fn audit_listed(
             .sum(),
     );
     for (name, dir, files) in &candidates {
-        let checked = run.check(name, *dir, files, progress)?;
+        let checked = checker.check(name, *dir, files, progress)?;
         report.checkpoints.push(status_of(
             name,
             checked,
@@ -122,6 +123,7 @@ fn has_checkpoint_files(files: &[(String, u64)]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::io;
     use std::sync::Mutex;
 
     use super::*;
@@ -132,7 +134,10 @@ mod tests {
         checked: Mutex<Vec<(String, bool, usize)>>,
     }
 
-    impl ListedRun for Fake {
+    impl ListedTree for Fake {
+        fn display(&self) -> String {
+            "mem://run".into()
+        }
         fn files(&self) -> Result<Vec<(String, u64)>> {
             Ok(self
                 .files
@@ -140,10 +145,20 @@ mod tests {
                 .map(|(r, b)| (r.clone(), b.len() as u64))
                 .collect())
         }
-        fn head(&self, rel: &str, n: u64) -> io::Result<Vec<u8>> {
-            let (_, bytes) = self.files.iter().find(|(r, _)| r == rel).unwrap();
-            Ok(bytes[..bytes.len().min(n as usize)].to_vec())
+        fn read_small(&self, rel: &str) -> Result<Option<Vec<u8>>> {
+            Ok(self
+                .files
+                .iter()
+                .find(|(r, _)| r == rel)
+                .map(|(_, b)| b.clone()))
         }
+        fn open(&self, rel: &str) -> io::Result<Box<dyn io::Read + Send>> {
+            let (_, bytes) = self.files.iter().find(|(r, _)| r == rel).unwrap();
+            Ok(Box::new(io::Cursor::new(bytes.clone())))
+        }
+    }
+
+    impl CheckpointCheck for Fake {
         fn check(
             &self,
             name: &str,
@@ -172,10 +187,13 @@ mod tests {
                 file("notes.txt", b"hello"),
                 file(".tmp123/a.pt", b"x"),
                 file("logs/events.txt", b"x"),
+                // shardsmith's own leftovers are not surveyed at all.
+                file(".shardsmith-tmp-1/global_step30/a.pt", b"x"),
+                file("global_step10/.shardsmith-tmp-2.pt", b"x"),
             ],
             checked: Mutex::new(Vec::new()),
         };
-        let report = audit_listed(&run, &|_| {}, &|_| {}).unwrap();
+        let report = audit_listed(&run, &run, &|_| {}, &|_| {}).unwrap();
         let names: Vec<_> = report.checkpoints.iter().map(|c| c.name.as_str()).collect();
         // Oldest first by step; a sniffed zip without a step sorts first.
         assert_eq!(

@@ -8,6 +8,6 @@ mod local;
 mod pointers;
 mod report;
 
-pub use listed::{ListedRun, audit_listed};
+pub use listed::{CheckpointCheck, audit_listed};
 pub use local::{audit_run, verify_options};
 pub use report::{AuditReport, CheckpointStatus, step_of};

@@ -461,9 +461,10 @@ impl From<Error> for ReadError {
     }
 }
 
-/// An object store prefix verified against its manifest
-/// ([`shardsmith_manifest::verify::verify_listed`]).
-impl shardsmith_manifest::verify::ListedDataset for ObjectTree {
+/// An object store prefix as a listed tree: what `verify` checks against its manifest
+/// ([`shardsmith_manifest::verify::verify_listed`]) and `audit` surveys
+/// ([`shardsmith_manifest::ListedTree`]).
+impl shardsmith_manifest::ListedTree for ObjectTree {
     fn display(&self) -> String {
         self.remote.url("")
     }
@@ -500,5 +501,10 @@ impl shardsmith_manifest::verify::ListedDataset for ObjectTree {
 
     fn open(&self, rel: &str) -> io::Result<Box<dyn Read + Send>> {
         InputSource::open(self, rel).map_err(io::Error::from)
+    }
+
+    /// One ranged request for the first `n` bytes.
+    fn head(&self, rel: &str, n: u64) -> io::Result<Vec<u8>> {
+        ObjectTree::head(self, rel, n)
     }
 }
