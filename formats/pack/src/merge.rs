@@ -105,28 +105,13 @@ pub fn parts_in(sink: &dyn OutputSink) -> Result<Vec<String>> {
 /// object store merges as a local directory does.
 pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeReport> {
     let read = |name: &str| -> Result<Option<Vec<u8>>> { Ok(sink.read(name)?) };
-    if let Some(bytes) = read(MANIFEST_FILE)? {
-        let merged_before = Manifest::parse(&bytes, Path::new(MANIFEST_FILE))
-            .is_ok_and(|(m, _)| m.options.contains_key("merged_parts"));
-        if !merged_before {
-            return Err(shardsmith_store::Error::OutputConflict {
-                dir: sink.describe(),
-                reason: "already holds a dataset of its own (its manifest is not a merge); merge into a directory that holds only the parts".into(),
-            }
-            .into());
-        }
-    }
+    check_not_own(sink)?;
     let mut files = Vec::new();
     let mut shards = Vec::new();
     let mut format: Option<Option<String>> = None;
     let mut every_part_indexed = true;
     for name in &names {
-        let manifest_name = format!("{name}/{MANIFEST_FILE}");
-        let bytes = read(&manifest_name)?
-            .ok_or_else(|| Error::Merge(format!("part `{name}` has no {MANIFEST_FILE}")))?;
-        let shown = Path::new(&sink.describe()).join(&manifest_name);
-        let (part, _) = Manifest::parse(&bytes, &shown)
-            .map_err(|e| Error::Merge(format!("part `{name}`: {e}")))?;
+        let part = part_manifest(sink, name)?;
         match &format {
             None => format = Some(part.format.clone()),
             Some(f) if *f != part.format => {
@@ -148,22 +133,8 @@ pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeRep
                 files.push(entry_for(&format!("{name}/{extra}"), &bytes));
             }
         }
-        match read(&format!("{name}/index.json"))? {
-            Some(bytes) => {
-                let index: Value = serde_json::from_slice(&bytes).map_err(|e| {
-                    Error::Merge(format!("part `{name}`: index.json is not JSON: {e}"))
-                })?;
-                let entries = index["shards"].as_array().cloned().unwrap_or_default();
-                for mut entry in entries {
-                    for key in ["raw_data", "zip_data"] {
-                        if let Some(base) = entry[key]["basename"].as_str() {
-                            entry[key]["basename"] = Value::from(format!("{name}/{base}"));
-                        }
-                    }
-                    shards.push(entry);
-                }
-            }
-            None => every_part_indexed = false,
+        if !part_shards(sink, name, &mut shards)? {
+            every_part_indexed = false;
         }
     }
     let index = every_part_indexed && !shards.is_empty();
@@ -187,6 +158,55 @@ pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeRep
         parts: names,
         index,
     })
+}
+
+/// Refuses an output that holds a dataset of its own; an earlier merge's manifest is
+/// merged over.
+fn check_not_own(sink: &dyn OutputSink) -> Result<()> {
+    if let Some(bytes) = sink.read(MANIFEST_FILE)? {
+        let merged_before = Manifest::parse(&bytes, Path::new(MANIFEST_FILE))
+            .is_ok_and(|(m, _)| m.options.contains_key("merged_parts"));
+        if !merged_before {
+            return Err(shardsmith_store::Error::OutputConflict {
+                dir: sink.describe(),
+                reason: "already holds a dataset of its own (its manifest is not a merge); merge into a directory that holds only the parts".into(),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The manifest of part `name`.
+fn part_manifest(sink: &dyn OutputSink, name: &str) -> Result<Manifest> {
+    let manifest_name = format!("{name}/{MANIFEST_FILE}");
+    let bytes = sink
+        .read(&manifest_name)?
+        .ok_or_else(|| Error::Merge(format!("part `{name}` has no {MANIFEST_FILE}")))?;
+    let shown = Path::new(&sink.describe()).join(&manifest_name);
+    let (part, _) =
+        Manifest::parse(&bytes, &shown).map_err(|e| Error::Merge(format!("part `{name}`: {e}")))?;
+    Ok(part)
+}
+
+/// The shard entries of part `name`'s `index.json`, their basenames put under `name`,
+/// joined to `shards`; false when the part has no `index.json`.
+fn part_shards(sink: &dyn OutputSink, name: &str, shards: &mut Vec<Value>) -> Result<bool> {
+    let Some(bytes) = sink.read(&format!("{name}/index.json"))? else {
+        return Ok(false);
+    };
+    let index: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Merge(format!("part `{name}`: index.json is not JSON: {e}")))?;
+    let entries = index["shards"].as_array().cloned().unwrap_or_default();
+    for mut entry in entries {
+        for key in ["raw_data", "zip_data"] {
+            if let Some(base) = entry[key]["basename"].as_str() {
+                entry[key]["basename"] = Value::from(format!("{name}/{base}"));
+            }
+        }
+        shards.push(entry);
+    }
+    Ok(true)
 }
 
 fn entry_for(path: &str, bytes: &[u8]) -> FileEntry {

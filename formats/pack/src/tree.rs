@@ -99,87 +99,129 @@ struct TreeReader<'a> {
 
 impl SampleReader for TreeReader<'_> {
     fn load(&mut self, index: usize, buf: &mut Vec<u8>) -> Result<Result<Loaded, Vec<Skipped>>> {
-        let sample = &self.samples[index];
+        let samples = self.samples;
+        let sample = &samples[index];
         let rels: Vec<String> = sample.fields.iter().map(|f| sample.rel(f)).collect();
-        let leave_out = |bad: &str, reason: String| -> Vec<Skipped> {
-            rels.iter()
-                .map(|rel| Skipped {
-                    path: rel.clone(),
-                    reason: if rel == bad {
-                        reason.clone()
-                    } else {
-                        format!(
-                            "left out with `{bad}`, another file of sample `{}`",
-                            sample.key
-                        )
-                    },
-                })
-                .collect()
-        };
-        let changed = |rel: &str, listed: u64, read: u64| Error::InputChanged {
-            path: rel.to_string(),
-            listed,
-            read,
-        };
-        let vanished = |rel: &str, listed: u64| Error::InputVanished {
-            path: rel.to_string(),
-            listed,
-        };
         if sample.payload() <= MEMORY_LIMIT {
-            buf.clear();
-            let mut ranges = Vec::with_capacity(sample.fields.len());
-            for (field, rel) in sample.fields.iter().zip(&rels) {
-                let start = buf.len();
-                let fetched = self
-                    .ahead
-                    .as_mut()
-                    .and_then(|a| a.take(rel, field.size, buf));
-                if fetched.is_none() {
-                    // Reads departed from the announced order: no more fetching ahead.
-                    self.ahead = None;
-                }
-                match fetched.unwrap_or_else(|| self.input.read_into(rel, field.size, buf)) {
-                    Ok(()) => ranges.push((start, buf.len())),
-                    Err(ReadError::Unreadable(e)) => {
-                        return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
-                    }
-                    Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
-                    Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
-                }
-            }
-            return Ok(Ok(Loaded::Memory(ranges)));
+            return self.load_memory(sample, &rels, buf);
         }
+        self.load_streams(sample, &rels)
+    }
+}
+
+impl TreeReader<'_> {
+    /// Reads every file of `sample` (at `rels`) into `buf`, one after another.
+    fn load_memory(
+        &mut self,
+        sample: &SampleSpec,
+        rels: &[String],
+        buf: &mut Vec<u8>,
+    ) -> Result<Result<Loaded, Vec<Skipped>>> {
+        buf.clear();
+        let mut ranges = Vec::with_capacity(sample.fields.len());
+        for (field, rel) in sample.fields.iter().zip(rels) {
+            let start = buf.len();
+            let fetched = self
+                .ahead
+                .as_mut()
+                .and_then(|a| a.take(rel, field.size, buf));
+            if fetched.is_none() {
+                // Reads departed from the announced order: no more fetching ahead.
+                self.ahead = None;
+            }
+            match fetched.unwrap_or_else(|| self.input.read_into(rel, field.size, buf)) {
+                Ok(()) => ranges.push((start, buf.len())),
+                Err(e) => return failed(sample, rels, rel, field.size, e),
+            }
+        }
+        Ok(Ok(Loaded::Memory(ranges)))
+    }
+
+    /// Checks the content of `sample`'s checked files (at `rels`) as streams, then opens
+    /// every file for the writer to stream.
+    fn load_streams(
+        &self,
+        sample: &SampleSpec,
+        rels: &[String],
+    ) -> Result<Result<Loaded, Vec<Skipped>>> {
         for (field, rel) in sample
             .fields
             .iter()
-            .zip(&rels)
+            .zip(rels)
             .filter(|(f, _)| content::is_checked(&f.ext, self.validation))
         {
             let reader = match self.input.open(rel) {
                 Ok(reader) => reader,
-                Err(ReadError::Unreadable(e)) => {
-                    return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
-                }
-                Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
-                Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
+                Err(e) => return failed(sample, rels, rel, field.size, e),
             };
             match content::check_stream(&field.ext, reader) {
                 Ok(Ok(())) => {}
-                Ok(Err(reason)) => return Ok(Err(leave_out(rel, reason.to_string()))),
-                Err(e) => return Ok(Err(leave_out(rel, format!("cannot be read: {e}")))),
+                Ok(Err(reason)) => {
+                    return Ok(Err(leave_out(sample, rels, rel, reason.to_string())));
+                }
+                Err(e) => {
+                    return Ok(Err(leave_out(
+                        sample,
+                        rels,
+                        rel,
+                        format!("cannot be read: {e}"),
+                    )));
+                }
             }
         }
         let mut readers = Vec::with_capacity(sample.fields.len());
-        for (field, rel) in sample.fields.iter().zip(&rels) {
+        for (field, rel) in sample.fields.iter().zip(rels) {
             match self.input.open(rel) {
                 Ok(inner) => readers.push(Tracked::new(inner)),
-                Err(ReadError::Unreadable(e)) => {
-                    return Ok(Err(leave_out(rel, format!("cannot be read: {e}"))));
-                }
-                Err(ReadError::Changed { read }) => return Err(changed(rel, field.size, read)),
-                Err(ReadError::Vanished) => return Err(vanished(rel, field.size)),
+                Err(e) => return failed(sample, rels, rel, field.size, e),
             }
         }
         Ok(Ok(Loaded::Streams(readers)))
     }
+}
+
+/// What a failed read of `rel` (listed at `listed` bytes) of `sample` comes to: the
+/// sample left out when the file cannot be read, the run failed when it changed or
+/// vanished since it was listed.
+fn failed<T>(
+    sample: &SampleSpec,
+    rels: &[String],
+    rel: &str,
+    listed: u64,
+    e: ReadError,
+) -> Result<Result<T, Vec<Skipped>>> {
+    match e {
+        ReadError::Unreadable(e) => Ok(Err(leave_out(
+            sample,
+            rels,
+            rel,
+            format!("cannot be read: {e}"),
+        ))),
+        ReadError::Changed { read } => Err(Error::InputChanged {
+            path: rel.to_string(),
+            listed,
+            read,
+        }),
+        ReadError::Vanished => Err(Error::InputVanished {
+            path: rel.to_string(),
+            listed,
+        }),
+    }
+}
+
+/// Every file of `sample` (at `rels`) left out: `bad` for `reason`, the others with it.
+fn leave_out(sample: &SampleSpec, rels: &[String], bad: &str, reason: String) -> Vec<Skipped> {
+    rels.iter()
+        .map(|rel| Skipped {
+            path: rel.clone(),
+            reason: if rel == bad {
+                reason.clone()
+            } else {
+                format!(
+                    "left out with `{bad}`, another file of sample `{}`",
+                    sample.key
+                )
+            },
+        })
+        .collect()
 }

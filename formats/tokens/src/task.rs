@@ -146,24 +146,7 @@ pub fn tokenize_share(
             ..inputs[p.file].clone()
         })
         .collect();
-    let mut report = TaskReport {
-        task: task.clone(),
-        inputs: (
-            mine.first().zip(mine.last()).map(|(a, b)| (a.file, b.file)),
-            inputs.len(),
-        ),
-        bytes: (
-            mine.iter()
-                .map(|p| p.span.as_ref().map_or(sizes[p.file], |s| s.end - s.start))
-                .sum(),
-            sizes.iter().sum(),
-        ),
-        written: 0,
-        resumed: 0,
-        documents: 0,
-        tokens: 0,
-        already_complete: false,
-    };
+    let mut report = share_report(task, inputs, &mine, &sizes);
     let _lock = sink.lock_named(&tasks::lock_tag(task.index))?;
     if tasks::prepare(sink, &job(&is_own), &candidate, &fingerprint)?.is_some() {
         report.already_complete = true;
@@ -174,18 +157,14 @@ pub fn tokenize_share(
         None
     } else {
         let own = sink.child(&task_dir(task.index))?;
-        match tokenize(&share_inputs, own.as_ref(), tokenizer, settings, observer) {
-            Ok(done) => {
-                report.written = done.shards_written;
-                report.resumed = done.shards_resumed;
-                report.documents = done.manifest.totals.documents.unwrap_or(0);
-                report.tokens = done.manifest.totals.tokens.unwrap_or(0);
-                Some(done.manifest)
-            }
-            // Files that hold no document are a share with nothing in it.
-            Err(Error::NoDocuments { .. }) if !settings.strict => None,
-            Err(e) => return Err(e),
-        }
+        tokenize_own(
+            &share_inputs,
+            own.as_ref(),
+            tokenizer,
+            settings,
+            observer,
+            &mut report,
+        )?
     };
     let head = Head {
         fingerprint,
@@ -203,6 +182,53 @@ pub fn tokenize_share(
     };
     tasks::save(sink, &head, &claim, &share)?;
     Ok(report)
+}
+
+/// What task `task` reports before it starts: its share `mine` of `inputs` (of
+/// `sizes`).
+fn share_report(task: &TaskId, inputs: &[TextInput], mine: &[Piece], sizes: &[u64]) -> TaskReport {
+    TaskReport {
+        task: task.clone(),
+        inputs: (
+            mine.first().zip(mine.last()).map(|(a, b)| (a.file, b.file)),
+            inputs.len(),
+        ),
+        bytes: (
+            mine.iter()
+                .map(|p| p.span.as_ref().map_or(sizes[p.file], |s| s.end - s.start))
+                .sum(),
+            sizes.iter().sum(),
+        ),
+        written: 0,
+        resumed: 0,
+        documents: 0,
+        tokens: 0,
+        already_complete: false,
+    }
+}
+
+/// Tokenizes a task's (non-empty) share `share_inputs` as a run of its own in `own`,
+/// counted into `report`; `None` when the share holds no document (and that is allowed).
+fn tokenize_own(
+    share_inputs: &[TextInput],
+    own: &dyn OutputSink,
+    tokenizer: &Tokenizer,
+    settings: &TokenizeSettings,
+    observer: &dyn TokenizeObserver,
+    report: &mut TaskReport,
+) -> Result<Option<Manifest>> {
+    match tokenize(share_inputs, own, tokenizer, settings, observer) {
+        Ok(done) => {
+            report.written = done.shards_written;
+            report.resumed = done.shards_resumed;
+            report.documents = done.manifest.totals.documents.unwrap_or(0);
+            report.tokens = done.manifest.totals.tokens.unwrap_or(0);
+            Ok(Some(done.manifest))
+        }
+        // Files that hold no document are a share with nothing in it.
+        Err(Error::NoDocuments { .. }) if !settings.strict => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Checks that the tasks' pieces cover every input file exactly once, in order.

@@ -60,46 +60,10 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
     let (first, first_share) = &found[0];
     let mut manifest = first.manifest.clone();
     let format_state = first_share.format_state.clone();
-    let kind = manifest
-        .format
-        .as_deref()
-        .and_then(FormatKind::from_name)
-        .ok_or_else(|| {
-            Error::Task(format!(
-                "the tasks name no known format ({:?})",
-                manifest.format
-            ))
-        })?;
+    let kind = format_kind(&manifest)?;
 
-    let planned: Vec<String> = found
-        .iter()
-        .flat_map(|(_, share)| share.records.iter().map(|p| p.planned.clone()))
-        .collect();
-    let present: BTreeSet<String> = sink.list()?.into_iter().collect();
     let mut skipped: Vec<Skipped> = std::mem::take(&mut manifest.skipped);
-    let mut shards: Vec<(FileEntry, Value)> = Vec::new();
-    let mut renamed = 0;
-    for (head, share) in &found {
-        for plan in &share.records {
-            skipped.extend(plan.skipped.iter().cloned());
-            let Some(shard) = &plan.shard else { continue };
-            let mut entry = shard.entry.clone();
-            let target = &planned[shards.len()];
-            if &entry.path != target {
-                // A re-run of an interrupted merge finds it moved already.
-                if present.contains(&entry.path) {
-                    sink.rename(&entry.path, target)?;
-                } else if !present.contains(target) {
-                    return Err(missing(sink, &entry.path, head.index));
-                }
-                entry.path.clone_from(target);
-                renamed += 1;
-            } else if !present.contains(&entry.path) {
-                return Err(missing(sink, &entry.path, head.index));
-            }
-            shards.push((entry, shard.facts.clone()));
-        }
-    }
+    let (shards, renamed) = place_shards(sink, &found, &mut skipped)?;
     if shards.is_empty() {
         return Err(Error::Task(
             "every sample was left out while writing: no shard to finish".into(),
@@ -136,6 +100,59 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
         sources,
         renamed,
     })
+}
+
+/// The format the tasks name.
+fn format_kind(manifest: &Manifest) -> Result<FormatKind> {
+    manifest
+        .format
+        .as_deref()
+        .and_then(FormatKind::from_name)
+        .ok_or_else(|| {
+            Error::Task(format!(
+                "the tasks name no known format ({:?})",
+                manifest.format
+            ))
+        })
+}
+
+/// Every task's shards under their final names, numbered on past any plan that came
+/// out empty (renaming those after it), with their facts; also how many were renamed.
+/// The samples the tasks left out join `skipped`.
+fn place_shards(
+    sink: &dyn OutputSink,
+    found: &[(Head, Share)],
+    skipped: &mut Vec<Skipped>,
+) -> Result<(Vec<(FileEntry, Value)>, usize)> {
+    let planned: Vec<String> = found
+        .iter()
+        .flat_map(|(_, share)| share.records.iter().map(|p| p.planned.clone()))
+        .collect();
+    let present: BTreeSet<String> = sink.list()?.into_iter().collect();
+    let mut shards: Vec<(FileEntry, Value)> = Vec::new();
+    let mut renamed = 0;
+    for (head, share) in found {
+        for plan in &share.records {
+            skipped.extend(plan.skipped.iter().cloned());
+            let Some(shard) = &plan.shard else { continue };
+            let mut entry = shard.entry.clone();
+            let target = &planned[shards.len()];
+            if &entry.path != target {
+                // A re-run of an interrupted merge finds it moved already.
+                if present.contains(&entry.path) {
+                    sink.rename(&entry.path, target)?;
+                } else if !present.contains(target) {
+                    return Err(missing(sink, &entry.path, head.index));
+                }
+                entry.path.clone_from(target);
+                renamed += 1;
+            } else if !present.contains(&entry.path) {
+                return Err(missing(sink, &entry.path, head.index));
+            }
+            shards.push((entry, shard.facts.clone()));
+        }
+    }
+    Ok((shards, renamed))
 }
 
 fn missing(sink: &dyn OutputSink, path: &str, task: u32) -> Error {

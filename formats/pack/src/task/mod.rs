@@ -23,12 +23,12 @@ mod share;
 
 use std::ops::Range;
 
-use shardsmith_manifest::{Manifest, Skipped};
+use shardsmith_manifest::Manifest;
 use shardsmith_shard::SampleSpec;
-use shardsmith_store::tasks::{self, Head};
+use shardsmith_store::tasks;
 
 pub use self::finish::finish;
-use self::share::{Share, job};
+use self::share::{Share, head, job, samples_of, tally, task_report};
 use super::commit;
 use super::plan::{self, ShardPlan};
 use super::state::is_own_shard;
@@ -78,9 +78,7 @@ pub(crate) fn pack_share(
     let plans = plan::plan(samples, format, choice.shard_size(), settings.max_samples);
     let range = share(&plans, task.index, task.count);
     let mine = &plans[range.clone()];
-    let in_share = mine.first().map_or(0..0, |first| {
-        first.samples.start..mine.last().map_or(first.samples.end, |l| l.samples.end)
-    });
+    let in_share = samples_of(mine);
     observer.planned(
         in_share.len() as u64,
         samples[in_share].iter().map(SampleSpec::payload).sum(),
@@ -104,52 +102,19 @@ pub(crate) fn pack_share(
         shards_resumed: 0,
         already_complete: false,
         warnings: Vec::new(),
-        task: Some(TaskReport {
-            task: task.clone(),
-            plans: range.clone(),
-            total_plans: plans.len(),
-            bytes: (
-                mine.iter().map(|p| p.bytes).sum(),
-                plans.iter().map(|p| p.bytes).sum(),
-            ),
-        }),
+        task: Some(task_report(task, range.clone(), mine, &plans)),
     };
-    let mut skipped: Vec<Skipped> = Vec::new();
-    for (plan, d) in mine.iter().zip(&decided) {
-        skipped.extend(d.record.skipped.iter().cloned());
-        let Some(shard) = &d.record.shard else {
-            report.warnings.push(format!(
-                "planned shard `{}` would have held only samples that were left out: not written; `merge` numbers the shards after it on",
-                d.record.planned
-            ));
-            continue;
-        };
-        if d.resumed {
-            report.shards_resumed += 1;
-        } else {
-            report.shards_written += 1;
-        }
-        if plan.oversize {
-            report.warnings.push(format!(
-                "sample `{}` takes {} bytes in a shard, more than the shard size {}: it gets `{}` to itself",
-                samples[plan.samples.start].key,
-                plan.bytes - format.shard_overhead(),
-                choice.shard_size(),
-                shard.entry.path
-            ));
-        }
-    }
+    let skipped = tally(
+        &mut report,
+        mine,
+        &decided,
+        samples,
+        format,
+        choice.shard_size(),
+    );
     report.manifest.skipped.extend(skipped);
     report.manifest.skipped.sort();
-    let head = Head {
-        fingerprint: fingerprint.to_string(),
-        index: task.index,
-        count: task.count,
-        source: task.source.clone(),
-        host: tasks::host(),
-        pid: std::process::id(),
-        manifest: candidate,
-    };
+    let head = head(task, fingerprint, candidate);
     let share = Share {
         plans: range,
         total_plans: plans.len(),

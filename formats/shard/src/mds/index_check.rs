@@ -149,6 +149,62 @@ fn check_entry(
         findings.push(invalid(format!("shard {i} is not an object")));
         return;
     };
+    check_entry_shape(index_path, i, entry, object, findings);
+    let config = json!(
+        CONFIG_KEYS
+            .iter()
+            .map(|k| ((*k).to_string(), entry[*k].clone()))
+            .collect::<serde_json::Map<_, _>>()
+    );
+    let raw = &entry["raw_data"];
+    let zip = &entry["zip_data"];
+    let Some(raw_name) = raw["basename"].as_str() else {
+        findings.push(invalid(format!("shard {i} has no raw_data.basename")));
+        return;
+    };
+    let raw_path = join(dir, raw_name);
+    let zip_path = zip["basename"].as_str().map(|z| join(dir, z));
+    referenced.insert(raw_path.clone());
+    if let Some(z) = &zip_path {
+        referenced.insert(z.clone());
+    }
+    let present_raw = files.contains_key(&raw_path);
+    let present_zip = zip_path.as_ref().is_some_and(|z| files.contains_key(z));
+    if !present_raw && !present_zip {
+        let shown = zip_path.clone().unwrap_or(raw_path.clone());
+        findings.push(Finding::error(
+            FindingKind::MissingFile,
+            &shown,
+            format!("listed in {index_path} (shard {i}) but not present"),
+        ));
+        return;
+    }
+    let check = EntryCheck {
+        index_path,
+        i,
+        entry,
+        config,
+    };
+    for (path, info, zipped) in [
+        (Some(raw_path.clone()), raw, false),
+        (zip_path.clone(), zip, true),
+    ] {
+        let Some(path) = path.filter(|p| files.contains_key(p)) else {
+            continue;
+        };
+        check.file(&path, info, zipped, files[&path], inspections, findings);
+    }
+}
+
+/// The keys, format and version of entry `i`, as streaming's reader expects them.
+fn check_entry_shape(
+    index_path: &str,
+    i: usize,
+    entry: &Value,
+    object: &serde_json::Map<String, Value>,
+    findings: &mut Vec<Finding>,
+) {
+    let invalid = |message: String| Finding::error(FindingKind::IndexInvalid, index_path, message);
     let keys: BTreeSet<&str> = object.keys().map(String::as_str).collect();
     let missing: Vec<&str> = ENTRY_KEYS
         .iter()
@@ -168,78 +224,63 @@ fn check_entry(
     if entry["version"] != 2 || entry["format"] != "mds" {
         findings.push(invalid(format!("shard {i} is not format `mds` version 2")));
     }
-    let config = json!(
-        CONFIG_KEYS
-            .iter()
-            .map(|k| ((*k).to_string(), entry[*k].clone()))
-            .collect::<serde_json::Map<_, _>>()
-    );
-    let raw = &entry["raw_data"];
-    let zip = &entry["zip_data"];
-    let Some(raw_name) = raw["basename"].as_str() else {
-        findings.push(invalid(format!("shard {i} has no raw_data.basename")));
-        return;
-    };
-    let raw_path = join(dir, raw_name);
-    let zip_path = zip["basename"].as_str().map(|z| join(dir, z));
-    referenced.insert(raw_path.clone());
-    if let Some(z) = &zip_path {
-        referenced.insert(z.clone());
-    }
-    let mismatch = |path: &str, what: &str, expected: &Value, actual: &Value| {
+}
+
+/// Entry `i` of an index, which its present files are checked against.
+struct EntryCheck<'a> {
+    index_path: &'a str,
+    i: usize,
+    entry: &'a Value,
+    /// The entry's config keys, as a shard embeds them.
+    config: Value,
+}
+
+impl EntryCheck<'_> {
+    fn mismatch(&self, path: &str, what: &str, expected: &Value, actual: &Value) -> Finding {
+        let (index_path, i) = (self.index_path, self.i);
         Finding::error(
             FindingKind::IndexMismatch,
             path,
             format!("{what} differs from {index_path} (shard {i})"),
         )
         .values(expected.to_string(), actual.to_string())
-    };
-    let present_raw = files.contains_key(&raw_path);
-    let present_zip = zip_path.as_ref().is_some_and(|z| files.contains_key(z));
-    if !present_raw && !present_zip {
-        let shown = zip_path.clone().unwrap_or(raw_path.clone());
-        findings.push(Finding::error(
-            FindingKind::MissingFile,
-            &shown,
-            format!("listed in {index_path} (shard {i}) but not present"),
-        ));
-        return;
     }
-    for (path, info, zipped) in [
-        (Some(raw_path.clone()), raw, false),
-        (zip_path.clone(), zip, true),
-    ] {
-        let Some(path) = path.filter(|p| files.contains_key(p)) else {
-            continue;
-        };
-        let size = files[&path];
+
+    /// The present file `path` (of `size` bytes; the zip file when `zipped`) against
+    /// `info` (its `raw_data` or `zip_data`) and the entry.
+    fn file(
+        &self,
+        path: &str,
+        info: &Value,
+        zipped: bool,
+        size: u64,
+        inspections: &BTreeMap<String, Inspection>,
+        findings: &mut Vec<Finding>,
+    ) {
+        let entry = self.entry;
         if info["bytes"].as_u64() != Some(size) {
-            findings.push(mismatch(
-                &path,
-                "file size",
-                &info["bytes"],
-                &Value::from(size),
-            ));
+            findings.push(self.mismatch(path, "file size", &info["bytes"], &Value::from(size)));
         }
-        let Some(inspection) = inspections.get(&path) else {
-            continue;
+        let Some(inspection) = inspections.get(path) else {
+            return;
         };
         let facts = &inspection.facts;
         if let Some(samples) = inspection.samples
             && entry["samples"].as_u64() != Some(samples)
         {
-            findings.push(mismatch(
-                &path,
+            findings.push(self.mismatch(
+                path,
                 "sample count",
                 &entry["samples"],
                 &Value::from(samples),
             ));
         }
         if let Some(embedded) = facts.get("config")
-            && pyjson::dumps(embedded) != pyjson::dumps(&config)
+            && pyjson::dumps(embedded) != pyjson::dumps(&self.config)
         {
-            findings.push(mismatch(&path, "embedded config", &config, embedded));
+            findings.push(self.mismatch(path, "embedded config", &self.config, embedded));
         }
+        let raw = &entry["raw_data"];
         let checks: Vec<(&str, &Value, Option<&Value>)> = if zipped {
             vec![
                 ("decompressed size", &raw["bytes"], facts.get("raw_bytes")),
@@ -255,15 +296,20 @@ fn check_entry(
         };
         for (what, expected, actual) in checks {
             let Some(actual) = actual else { continue };
-            let differs = match (expected.as_object(), actual.as_object()) {
-                (Some(want), Some(got)) => want
-                    .iter()
-                    .any(|(algo, hex)| got.get(algo).is_some_and(|g| g != hex)),
-                _ => expected != actual,
-            };
-            if differs {
-                findings.push(mismatch(&path, what, expected, actual));
+            if differs(expected, actual) {
+                findings.push(self.mismatch(path, what, expected, actual));
             }
         }
+    }
+}
+
+/// Whether a listed value differs from the one found; of two hash maps only the
+/// algorithms both name are compared.
+fn differs(expected: &Value, actual: &Value) -> bool {
+    match (expected.as_object(), actual.as_object()) {
+        (Some(want), Some(got)) => want
+            .iter()
+            .any(|(algo, hex)| got.get(algo).is_some_and(|g| g != hex)),
+        _ => expected != actual,
     }
 }

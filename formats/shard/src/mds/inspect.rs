@@ -261,6 +261,31 @@ fn parse_shard(
         return None;
     }
     let (first, last, backwards) = offset_table(&mut header, n)?;
+    let config = embedded_config(&mut header, table_end, first, len, note, report)?;
+    if let Some(i) = backwards {
+        report(
+            FindingKind::BadHeader,
+            4 + 4 * (i + 1),
+            format!("sample offsets{note} go backwards at sample {}", i + 1),
+        );
+        return Some((n, config));
+    }
+    check_end(len, last, note, report);
+    check_records(raw, len, note, n, first, &config, report);
+    Some((n, config))
+}
+
+/// The config embedded between the offset table (ending at `table_end`) and the first
+/// sample (at `first`), read from `header` (positioned at `table_end`); `None` when it
+/// is out of place, too large or not JSON, each reported.
+fn embedded_config(
+    header: &mut impl Read,
+    table_end: u64,
+    first: u64,
+    len: u64,
+    note: &str,
+    report: &mut dyn FnMut(FindingKind, u64, String),
+) -> Option<Value> {
     if first < table_end || first > len {
         report(
             FindingKind::BadHeader,
@@ -281,29 +306,23 @@ fn parse_shard(
         return None;
     }
     let mut text = Vec::new();
-    (&mut header)
-        .take(first - table_end)
-        .read_to_end(&mut text)
-        .ok()?;
-    let config: Value = match serde_json::from_slice(&text) {
-        Ok(config) => config,
+    header.take(first - table_end).read_to_end(&mut text).ok()?;
+    match serde_json::from_slice(&text) {
+        Ok(config) => Some(config),
         Err(e) => {
             report(
                 FindingKind::BadHeader,
                 table_end,
                 format!("embedded config{note} is not JSON: {e}"),
             );
-            return None;
+            None
         }
-    };
-    if let Some(i) = backwards {
-        report(
-            FindingKind::BadHeader,
-            4 + 4 * (i + 1),
-            format!("sample offsets{note} go backwards at sample {}", i + 1),
-        );
-        return Some((n, config));
     }
+}
+
+/// Reports a shard of `len` bytes whose last sample ends at `last` elsewhere than its
+/// end.
+fn check_end(len: u64, last: u64, note: &str, report: &mut dyn FnMut(FindingKind, u64, String)) {
     if last > len {
         report(
             FindingKind::Truncated,
@@ -317,8 +336,6 @@ fn parse_shard(
             format!("{} bytes{note} after the last sample", len - last),
         );
     }
-    check_records(raw, len, note, n, first, &config, report);
-    Some((n, config))
 }
 
 /// The offset table of `n` samples, streamed: its first and last entries and the

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field as ArrowField, Schema};
 use parquet::basic::{Compression as Codec, ZstdLevel};
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesBuilder};
 use parquet::schema::types::ColumnPath;
 use serde_json::{Value, json};
 
@@ -48,21 +48,7 @@ impl Parquet {
         let mut columns = vec![ArrowField::new(key_column, DataType::Utf8, false)];
         let mut kinds = vec![Kind::Utf8];
         let mut encodings = vec![Encoding::Str];
-        let mut builder = WriterProperties::builder()
-            .set_compression(match options.compression {
-                ParquetCompression::Zstd(l) => {
-                    Codec::ZSTD(ZstdLevel::try_new(l).map_err(|e| Error::Setting(e.to_string()))?)
-                }
-                ParquetCompression::Snappy => Codec::SNAPPY,
-                ParquetCompression::None => Codec::UNCOMPRESSED,
-            })
-            .set_statistics_enabled(EnabledStatistics::Page)
-            .set_statistics_truncate_length(Some(64))
-            .set_column_index_truncate_length(Some(64))
-            .set_max_row_group_row_count(Some(options.row_group_rows))
-            .set_max_row_group_bytes(Some(options.row_group_bytes))
-            .set_created_by(format!("shardsmith {}", env!("CARGO_PKG_VERSION")))
-            .set_column_dictionary_enabled(ColumnPath::from(key_column), false);
+        let mut builder = properties(options, key_column)?;
         for name in &fields {
             let encoding = overrides
                 .get(*name)
@@ -70,30 +56,11 @@ impl Parquet {
                 .unwrap_or_else(|| Encoding::for_field(name));
             let kind = kind_of(&encoding)
                 .map_err(|e| Error::Setting(format!("--column `{name}`: {e}")))?;
-            let data_type = match &kind {
-                Kind::Utf8 => DataType::Utf8,
-                Kind::Binary => DataType::Binary,
-                Kind::Int => DataType::Int64,
-                Kind::Int32 => DataType::Int32,
-                Kind::Float => DataType::Float64,
-                Kind::Fixed(n) => DataType::FixedSizeBinary(*n as i32),
-                Kind::Nested(t) => t.clone(),
-            };
+            let data_type = arrow_type(&kind);
             if matches!(kind, Kind::Binary | Kind::Fixed(_)) {
                 builder = builder.set_column_dictionary_enabled(ColumnPath::from(*name), false);
             }
-            let mut column = ArrowField::new(*name, data_type, true);
-            if let Encoding::NdArray {
-                dtype: Some(d),
-                shape: Some(shape),
-            } = &encoding
-            {
-                column = column.with_metadata(std::collections::HashMap::from([
-                    ("dtype".to_string(), d.name().to_string()),
-                    ("shape".to_string(), json!(shape).to_string()),
-                ]));
-            }
-            columns.push(column);
+            columns.push(arrow_field(name, data_type, &encoding));
             kinds.push(kind);
             encodings.push(encoding);
         }
@@ -107,6 +74,56 @@ impl Parquet {
             }),
         })
     }
+}
+
+/// The writer properties of every shard, before the per-column settings: `options`'
+/// compression and row groups, page statistics, and no dictionary for the key column.
+fn properties(options: &ParquetOptions, key_column: &str) -> Result<WriterPropertiesBuilder> {
+    Ok(WriterProperties::builder()
+        .set_compression(match options.compression {
+            ParquetCompression::Zstd(l) => {
+                Codec::ZSTD(ZstdLevel::try_new(l).map_err(|e| Error::Setting(e.to_string()))?)
+            }
+            ParquetCompression::Snappy => Codec::SNAPPY,
+            ParquetCompression::None => Codec::UNCOMPRESSED,
+        })
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_statistics_truncate_length(Some(64))
+        .set_column_index_truncate_length(Some(64))
+        .set_max_row_group_row_count(Some(options.row_group_rows))
+        .set_max_row_group_bytes(Some(options.row_group_bytes))
+        .set_created_by(format!("shardsmith {}", env!("CARGO_PKG_VERSION")))
+        .set_column_dictionary_enabled(ColumnPath::from(key_column), false))
+}
+
+/// The Arrow type a column of `kind` is stored as.
+fn arrow_type(kind: &Kind) -> DataType {
+    match kind {
+        Kind::Utf8 => DataType::Utf8,
+        Kind::Binary => DataType::Binary,
+        Kind::Int => DataType::Int64,
+        Kind::Int32 => DataType::Int32,
+        Kind::Float => DataType::Float64,
+        Kind::Fixed(n) => DataType::FixedSizeBinary(*n as i32),
+        Kind::Nested(t) => t.clone(),
+    }
+}
+
+/// The (nullable) column of field `name`; an array of known dtype and shape records
+/// them in the column's metadata.
+fn arrow_field(name: &str, data_type: DataType, encoding: &Encoding) -> ArrowField {
+    let mut column = ArrowField::new(name, data_type, true);
+    if let Encoding::NdArray {
+        dtype: Some(d),
+        shape: Some(shape),
+    } = encoding
+    {
+        column = column.with_metadata(std::collections::HashMap::from([
+            ("dtype".to_string(), d.name().to_string()),
+            ("shape".to_string(), json!(shape).to_string()),
+        ]));
+    }
+    column
 }
 
 impl ShardFormat for Parquet {

@@ -342,6 +342,23 @@ impl Inspector for TarInspector {
     }
 
     fn finish(mut self: Box<Self>) -> Inspection {
+        self.end_findings();
+        self.dropped_finding();
+        Inspection {
+            format: "webdataset".into(),
+            samples: Some(self.samples),
+            first_key: self.first_key.take(),
+            last_key: self.last_key.take(),
+            findings: std::mem::take(&mut self.findings),
+            ..Inspection::default()
+        }
+    }
+}
+
+impl TarInspector {
+    /// What the state the stream ended in says: a member, header, padding or map cut
+    /// short, a missing or half end-of-archive marker, or bytes after it.
+    fn end_findings(&mut self) {
         let end = self.pos;
         let partial_nonzero = self.block[..self.fill].iter().any(|&b| b != 0);
         match std::mem::replace(&mut self.state, State::Stopped) {
@@ -399,6 +416,10 @@ impl Inspector for TarInspector {
             ),
             State::End { .. } | State::Stopped => {}
         }
+    }
+
+    /// One finding in place of those past [`MAX_FINDINGS`]: the first of them, counted.
+    fn dropped_finding(&mut self) {
         if let (count, any_error, Some(first)) = std::mem::take(&mut self.dropped) {
             let mut rest = Finding {
                 message: format!(
@@ -411,14 +432,6 @@ impl Inspector for TarInspector {
                 rest.severity = shardsmith_manifest::Severity::Error;
             }
             self.findings.push(rest);
-        }
-        Inspection {
-            format: "webdataset".into(),
-            samples: Some(self.samples),
-            first_key: self.first_key.take(),
-            last_key: self.last_key.take(),
-            findings: std::mem::take(&mut self.findings),
-            ..Inspection::default()
         }
     }
 }

@@ -161,131 +161,36 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
     })?;
     let scheme = url.scheme().to_ascii_lowercase();
     let secrets = secrets(&options.options);
-    let bad = |message: String| Error::Location {
-        url: redact(text, &secrets),
-        message: redact(&message, &secrets),
-    };
-    let host = url.host_str().unwrap_or_default().to_string();
-    if host.is_empty() {
-        return Err(bad(format!(
-            "no bucket or container: write {scheme}://BUCKET/PREFIX"
-        )));
-    }
-    // object_store's backoff is decorrelated jitter: the first wait is `init_backoff`
-    // and every later one is drawn from [init, 2 × the previous], so N retries wait at
-    // least N × init. With 100 ms (object_store's default) ten retries could all be
-    // spent within about a second of a restarting server refusing connections; with
-    // 500 ms they span five seconds at the very least, and typically a minute.
-    let retry = RetryConfig {
-        backoff: BackoffConfig {
-            init_backoff: INIT_BACKOFF,
-            max_backoff: Duration::from_secs(15),
-            base: 2.0,
-        },
-        max_retries: options.retries,
-        retry_timeout: options.timeout,
-    };
     let attempt = ATTEMPT_TIMEOUT
         .min(options.timeout)
         .max(Duration::from_millis(100));
-    let watched = |metadata: &[String]| {
-        Watched::new(
-            Limits {
-                timeout: options.timeout,
-                attempt,
-            },
-            options.on_retry.clone(),
-            metadata.to_vec(),
-        )
+    let setup = Setup {
+        text,
+        options,
+        secrets: &secrets,
+        attempt,
+        // Ours first, so that a `--storage-option timeout=…` given by the user wins.
+        attempt_text: format!("{}ms", attempt.as_millis()),
+        scheme,
     };
-    // Ours first, so that a `--storage-option timeout=…` given by the user wins.
-    let attempt_text = format!("{}ms", attempt.as_millis());
-    // The bucket-level URL: the prefix is ours to apply, so one client serves all keys.
-    let unknown = |key: &str, e: object_store::Error| {
-        bad(format!(
-            "--storage-option `{key}` is not a {scheme} option ({})",
-            explain(&e)
-        ))
-    };
-    // A client that cannot be built lacks configuration: say where it was looked for.
-    let unbuilt = |e: object_store::Error| {
-        bad(format!(
-            "{} (looked for {})",
-            explain(&e),
-            variables(&scheme)
-        ))
-    };
+    let scheme = setup.scheme.as_str();
+    let host = url.host_str().unwrap_or_default().to_string();
+    if host.is_empty() {
+        return Err(setup.bad(format!(
+            "no bucket or container: write {scheme}://BUCKET/PREFIX"
+        )));
+    }
     let mut metadata: Vec<String> = super::watch::METADATA_HOSTS
         .iter()
         .map(ToString::to_string)
         .collect();
-    let store: Arc<dyn ObjectStore> = match scheme.as_str() {
-        "s3" | "s3a" => {
-            let mut builder = AmazonS3Builder::from_env().with_url(text).with_config(
-                AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
-                &attempt_text,
-            );
-            for (key, value) in option_keys::<AmazonS3ConfigKey>(&options.options, &unknown)? {
-                builder = builder.with_config(key, value);
-            }
-            if let Some(endpoint) = builder.get_config_value(&AmazonS3ConfigKey::MetadataEndpoint)
-                && let Ok(url) = url::Url::parse(&endpoint)
-                && let Some(host) = url.host_str()
-            {
-                metadata.push(match url.port() {
-                    Some(port) => format!("{host}:{port}"),
-                    None => host.to_string(),
-                });
-            }
-            Arc::new(
-                builder
-                    .with_retry(retry)
-                    .with_http_connector(watched(&metadata))
-                    .build()
-                    .map_err(unbuilt)?,
-            )
-        }
-        "gs" => {
-            let mut builder = GoogleCloudStorageBuilder::from_env()
-                .with_url(text)
-                .with_config(
-                    GoogleConfigKey::Client(ClientConfigKey::Timeout),
-                    &attempt_text,
-                );
-            if let Ok(path) = std::env::var("GOOGLE_APPLICATION_CREDENTIALS") {
-                builder = builder.with_application_credentials(path);
-            }
-            for (key, value) in option_keys::<GoogleConfigKey>(&options.options, &unknown)? {
-                builder = builder.with_config(key, value);
-            }
-            Arc::new(
-                builder
-                    .with_retry(retry)
-                    .with_http_connector(watched(&metadata))
-                    .build()
-                    .map_err(unbuilt)?,
-            )
-        }
-        _ => {
-            let mut builder = MicrosoftAzureBuilder::from_env()
-                .with_url(text)
-                .with_config(
-                    AzureConfigKey::Client(ClientConfigKey::Timeout),
-                    &attempt_text,
-                );
-            for (key, value) in option_keys::<AzureConfigKey>(&options.options, &unknown)? {
-                builder = builder.with_config(key, value);
-            }
-            Arc::new(
-                builder
-                    .with_retry(retry)
-                    .with_http_connector(watched(&metadata))
-                    .build()
-                    .map_err(unbuilt)?,
-            )
-        }
+    // The bucket-level URL: the prefix is ours to apply, so one client serves all keys.
+    let store: Arc<dyn ObjectStore> = match scheme {
+        "s3" | "s3a" => setup.s3(&mut metadata)?,
+        "gs" => setup.google(&metadata)?,
+        _ => setup.azure(&metadata)?,
     };
-    let (base, prefix) = match scheme.as_str() {
+    let (base, prefix) = match scheme {
         // abfss://container@account.dfs.core.windows.net/prefix
         "abfs" | "abfss" => (
             format!("{scheme}://{}", url.authority()),
@@ -294,7 +199,7 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
         _ => (format!("{scheme}://{host}"), url.path().to_string()),
     };
     let prefix = ObjectPath::from_url_path(prefix.trim_matches('/'))
-        .map_err(|e| bad(format!("not a valid object key prefix: {e}")))?;
+        .map_err(|e| setup.bad(format!("not a valid object key prefix: {e}")))?;
     let io_concurrency = options.io_concurrency.max(1);
     Ok(Remote {
         store,
@@ -305,6 +210,147 @@ pub(super) fn connect(text: &str, options: &StorageOptions) -> Result<Remote> {
         limit: Arc::new(Semaphore::new(io_concurrency)),
         io_concurrency,
     })
+}
+
+/// What every scheme's client is built from: the URL, the run's settings, the secrets
+/// to keep out of messages and the per-attempt timeout.
+struct Setup<'a> {
+    text: &'a str,
+    scheme: String,
+    options: &'a StorageOptions,
+    secrets: &'a [String],
+    attempt: Duration,
+    /// `attempt` as a client configuration value.
+    attempt_text: String,
+}
+
+impl Setup<'_> {
+    /// An error about this location, with the secrets taken out.
+    fn bad(&self, message: String) -> Error {
+        Error::Location {
+            url: redact(self.text, self.secrets),
+            message: redact(&message, self.secrets),
+        }
+    }
+
+    /// The `--storage-option` pairs as this store's configuration keys.
+    fn keys<K: std::str::FromStr<Err = object_store::Error>>(&self) -> Result<Vec<(K, &str)>> {
+        let scheme = &self.scheme;
+        option_keys(
+            &self.options.options,
+            &|key: &str, e: object_store::Error| {
+                self.bad(format!(
+                    "--storage-option `{key}` is not a {scheme} option ({})",
+                    explain(&e)
+                ))
+            },
+        )
+    }
+
+    /// A client that cannot be built lacks configuration: say where it was looked for.
+    fn unbuilt(&self, e: object_store::Error) -> Error {
+        self.bad(format!(
+            "{} (looked for {})",
+            explain(&e),
+            variables(&self.scheme)
+        ))
+    }
+
+    /// object_store's backoff is decorrelated jitter: the first wait is `init_backoff`
+    /// and every later one is drawn from [init, 2 × the previous], so N retries wait at
+    /// least N × init. With 100 ms (object_store's default) ten retries could all be
+    /// spent within about a second of a restarting server refusing connections; with
+    /// 500 ms they span five seconds at the very least, and typically a minute.
+    fn retry(&self) -> RetryConfig {
+        RetryConfig {
+            backoff: BackoffConfig {
+                init_backoff: INIT_BACKOFF,
+                max_backoff: Duration::from_secs(15),
+                base: 2.0,
+            },
+            max_retries: self.options.retries,
+            retry_timeout: self.options.timeout,
+        }
+    }
+
+    fn watched(&self, metadata: &[String]) -> Watched {
+        Watched::new(
+            Limits {
+                timeout: self.options.timeout,
+                attempt: self.attempt,
+            },
+            self.options.on_retry.clone(),
+            metadata.to_vec(),
+        )
+    }
+
+    /// An S3 client; a configured metadata endpoint joins `metadata`.
+    fn s3(&self, metadata: &mut Vec<String>) -> Result<Arc<dyn ObjectStore>> {
+        let mut builder = AmazonS3Builder::from_env().with_url(self.text).with_config(
+            AmazonS3ConfigKey::Client(ClientConfigKey::Timeout),
+            &self.attempt_text,
+        );
+        for (key, value) in self.keys::<AmazonS3ConfigKey>()? {
+            builder = builder.with_config(key, value);
+        }
+        if let Some(endpoint) = builder.get_config_value(&AmazonS3ConfigKey::MetadataEndpoint)
+            && let Ok(url) = url::Url::parse(&endpoint)
+            && let Some(host) = url.host_str()
+        {
+            metadata.push(match url.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_string(),
+            });
+        }
+        Ok(Arc::new(
+            builder
+                .with_retry(self.retry())
+                .with_http_connector(self.watched(metadata))
+                .build()
+                .map_err(|e| self.unbuilt(e))?,
+        ))
+    }
+
+    fn google(&self, metadata: &[String]) -> Result<Arc<dyn ObjectStore>> {
+        let mut builder = GoogleCloudStorageBuilder::from_env()
+            .with_url(self.text)
+            .with_config(
+                GoogleConfigKey::Client(ClientConfigKey::Timeout),
+                &self.attempt_text,
+            );
+        if let Ok(path) = std::env::var("GOOGLE_APPLICATION_CREDENTIALS") {
+            builder = builder.with_application_credentials(path);
+        }
+        for (key, value) in self.keys::<GoogleConfigKey>()? {
+            builder = builder.with_config(key, value);
+        }
+        Ok(Arc::new(
+            builder
+                .with_retry(self.retry())
+                .with_http_connector(self.watched(metadata))
+                .build()
+                .map_err(|e| self.unbuilt(e))?,
+        ))
+    }
+
+    fn azure(&self, metadata: &[String]) -> Result<Arc<dyn ObjectStore>> {
+        let mut builder = MicrosoftAzureBuilder::from_env()
+            .with_url(self.text)
+            .with_config(
+                AzureConfigKey::Client(ClientConfigKey::Timeout),
+                &self.attempt_text,
+            );
+        for (key, value) in self.keys::<AzureConfigKey>()? {
+            builder = builder.with_config(key, value);
+        }
+        Ok(Arc::new(
+            builder
+                .with_retry(self.retry())
+                .with_http_connector(self.watched(metadata))
+                .build()
+                .map_err(|e| self.unbuilt(e))?,
+        ))
+    }
 }
 
 #[cfg(test)]

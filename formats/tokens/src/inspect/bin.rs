@@ -248,12 +248,30 @@ impl Inspector for BinInspector {
 
     fn finish(mut self: Box<Self>) -> Inspection {
         let path = self.path.clone();
+        self.size_findings(&path);
+        self.token_findings(&path);
+        self.manifest_findings(&path);
+        let mut facts = BTreeMap::new();
+        facts.insert("tokens".into(), Value::from(self.tokens));
+        Inspection {
+            format: self.format.name().into(),
+            facts,
+            findings: self.findings,
+            ..Inspection::default()
+        }
+    }
+}
+
+impl BinInspector {
+    /// A token cut short, or (llm.c) a header cut short or a size the header does not
+    /// count.
+    fn size_findings(&mut self, path: &str) {
         if !self.partial.is_empty() {
             let at = self.offset;
             self.findings.push(
                 Finding::error(
                     FindingKind::Truncated,
-                    &path,
+                    path,
                     format!("the file ends inside a {}-byte token", self.dtype.size()),
                 )
                 .at(at),
@@ -263,7 +281,7 @@ impl Inspector for BinInspector {
             self.findings.push(
                 Finding::error(
                     FindingKind::Truncated,
-                    &path,
+                    path,
                     "shorter than llm.c's 1024-byte header",
                 )
                 .at(self.offset),
@@ -278,15 +296,20 @@ impl Inspector for BinInspector {
                 } else {
                     FindingKind::TrailingData
                 };
-                self.findings.push(Finding::error(kind, &path, "the file size is not 1024 + the header's token count × the token size (llm.c refuses it)").at(size.min(expected)).values(expected, size));
+                self.findings.push(Finding::error(kind, path, "the file size is not 1024 + the header's token count × the token size (llm.c refuses it)").at(size.min(expected)).values(expected, size));
             }
         }
+    }
+
+    /// Token ids out of range, and sequences that do not end with the end-of-document
+    /// token.
+    fn token_findings(&mut self, path: &str) {
         if let Some((at, id)) = self.first_out_of_range {
             let vocab = self.opts.vocab.unwrap_or(0);
             self.findings.push(
                 Finding::error(
                     FindingKind::TokenOutOfRange,
-                    &path,
+                    path,
                     format!(
                         "{} token id(s) at or above the vocabulary size; the first is shown",
                         self.out_of_range
@@ -297,8 +320,12 @@ impl Inspector for BinInspector {
             );
         }
         if let Some(at) = self.first_misplaced {
-            self.findings.push(Finding::error(FindingKind::EodMismatch, &path, format!("{} sequence(s) do not end with the end-of-document token; the first is shown", self.misplaced)).at(at));
+            self.findings.push(Finding::error(FindingKind::EodMismatch, path, format!("{} sequence(s) do not end with the end-of-document token; the first is shown", self.misplaced)).at(at));
         }
+    }
+
+    /// The documents and tokens found against what the manifest records.
+    fn manifest_findings(&mut self, path: &str) {
         let entry = self.entry.clone();
         if let (Some(entry), Some(_)) = (&entry, self.opts.eod)
             && !self.opts.allow_special
@@ -315,7 +342,7 @@ impl Inspector for BinInspector {
                 self.findings.push(
                     Finding::error(
                         FindingKind::EodMismatch,
-                        &path,
+                        path,
                         "the number of end-of-document tokens differs from the documents written",
                     )
                     .values(expected, self.eods),
@@ -330,7 +357,7 @@ impl Inspector for BinInspector {
             self.findings.push(
                 Finding::error(
                     FindingKind::TokenCountMismatch,
-                    &path,
+                    path,
                     "holds a different number of tokens than the manifest records",
                 )
                 .values(tokens, self.tokens),
@@ -347,19 +374,11 @@ impl Inspector for BinInspector {
             self.findings.push(
                 Finding::error(
                     FindingKind::TokenCountMismatch,
-                    &path,
+                    path,
                     "its index holds a different number of documents than the manifest records",
                 )
                 .values(recorded, found),
             );
-        }
-        let mut facts = BTreeMap::new();
-        facts.insert("tokens".into(), Value::from(self.tokens));
-        Inspection {
-            format: self.format.name().into(),
-            facts,
-            findings: self.findings,
-            ..Inspection::default()
         }
     }
 }

@@ -95,76 +95,116 @@ pub(super) fn parse(text: &[u8], dir: &str, key_column: &str) -> Result<Vec<Shar
     let mut first = 0u64;
     for (i, entry) in entries.iter().enumerate() {
         let at = |error: EntryError| IndexError::Entry { index: i, error };
-        let get = |key: &str| {
-            entry
-                .get(key)
-                .ok_or_else(|| at(EntryError::NoKey(key.to_string())))
-        };
-        if get("format")? != "mds" {
-            return Err(at(EntryError::Format(entry["format"].clone())));
-        }
-        if get("version")?.as_u64() != Some(2) {
-            return Err(at(EntryError::Version(entry["version"].clone())));
-        }
-        let samples = get("samples")?
-            .as_u64()
-            .ok_or_else(|| at(EntryError::Samples))?;
-        let raw = file_ref(get("raw_data")?, dir).map_err(|e| at(EntryError::RawData(e)))?;
-        let zip = match get("zip_data")? {
-            Value::Null => None,
-            v => Some(file_ref(v, dir).map_err(|e| at(EntryError::ZipData(e)))?),
-        };
-        let family = match get("compression")? {
-            Value::Null => None,
-            Value::String(s) => MdsCompression::parse(s)
-                .map_err(|e| at(EntryError::Compression(e)))?
-                .map(|c| c.family),
-            v => return Err(at(EntryError::CompressionName(v.clone()))),
-        };
-        let family = family.or_else(|| {
-            zip.as_ref()
-                .and_then(|z| z.rel.rsplit('.').next())
-                .and_then(Family::from_ext)
-        });
-        if zip.is_some() && family.is_none() {
-            return Err(at(EntryError::ZipCodec));
-        }
-        let set = columns(entry, key_column).map_err(|e| at(e.into()))?;
-        for column in &set.columns {
-            let name = column.kind.to_string();
-            if let Some((other, theirs)) = encodings.get(&column.name)
-                && *theirs != name
-            {
-                return Err(at(EntryError::EncodingDiffers {
-                    column: column.name.clone(),
-                    here: name,
-                    theirs: theirs.clone(),
-                    other: *other,
-                }));
-            }
-            encodings.insert(column.name.clone(), (i, name));
-        }
-        let set = match sets.iter().find(|s| ***s == set) {
-            Some(s) => s.clone(),
-            None => {
-                let s = Arc::new(set);
-                sets.push(s.clone());
-                s
-            }
-        };
+        let Entry {
+            raw,
+            zip,
+            family,
+            samples,
+            set,
+        } = parse_entry(entry, dir, key_column).map_err(at)?;
+        same_encodings(&mut encodings, i, &set).map_err(at)?;
         shards.push(Shard {
             raw,
             zip,
             family,
             samples,
             first,
-            columns: set,
+            columns: shared(&mut sets, set),
         });
         first = first
             .checked_add(samples)
             .ok_or_else(|| at(EntryError::Overflow))?;
     }
     Ok(shards)
+}
+
+/// One shard entry, parsed; its first sample is the caller's to count.
+struct Entry {
+    raw: FileRef,
+    zip: Option<FileRef>,
+    family: Option<Family>,
+    samples: u64,
+    set: ColumnSet,
+}
+
+/// Parses one entry of `shards`.
+fn parse_entry(entry: &Value, dir: &str, key_column: &str) -> Result<Entry, EntryError> {
+    let get = |key: &str| {
+        entry
+            .get(key)
+            .ok_or_else(|| EntryError::NoKey(key.to_string()))
+    };
+    if get("format")? != "mds" {
+        return Err(EntryError::Format(entry["format"].clone()));
+    }
+    if get("version")?.as_u64() != Some(2) {
+        return Err(EntryError::Version(entry["version"].clone()));
+    }
+    let samples = get("samples")?.as_u64().ok_or(EntryError::Samples)?;
+    let raw = file_ref(get("raw_data")?, dir).map_err(EntryError::RawData)?;
+    let zip = match get("zip_data")? {
+        Value::Null => None,
+        v => Some(file_ref(v, dir).map_err(EntryError::ZipData)?),
+    };
+    let family = match get("compression")? {
+        Value::Null => None,
+        Value::String(s) => MdsCompression::parse(s)
+            .map_err(EntryError::Compression)?
+            .map(|c| c.family),
+        v => return Err(EntryError::CompressionName(v.clone())),
+    };
+    let family = family.or_else(|| {
+        zip.as_ref()
+            .and_then(|z| z.rel.rsplit('.').next())
+            .and_then(Family::from_ext)
+    });
+    if zip.is_some() && family.is_none() {
+        return Err(EntryError::ZipCodec);
+    }
+    let set = columns(entry, key_column)?;
+    Ok(Entry {
+        raw,
+        zip,
+        family,
+        samples,
+        set,
+    })
+}
+
+/// Refuses a column of entry `i` whose encoding differs from the one an earlier entry
+/// gave it; `encodings` holds the latest entry and encoding of each column name.
+fn same_encodings(
+    encodings: &mut HashMap<String, (usize, String)>,
+    i: usize,
+    set: &ColumnSet,
+) -> Result<(), EntryError> {
+    for column in &set.columns {
+        let name = column.kind.to_string();
+        if let Some((other, theirs)) = encodings.get(&column.name)
+            && *theirs != name
+        {
+            return Err(EntryError::EncodingDiffers {
+                column: column.name.clone(),
+                here: name,
+                theirs: theirs.clone(),
+                other: *other,
+            });
+        }
+        encodings.insert(column.name.clone(), (i, name));
+    }
+    Ok(())
+}
+
+/// `set`, shared with the shards before that have the same columns.
+fn shared(sets: &mut Vec<Arc<ColumnSet>>, set: ColumnSet) -> Arc<ColumnSet> {
+    match sets.iter().find(|s| ***s == set) {
+        Some(s) => s.clone(),
+        None => {
+            let s = Arc::new(set);
+            sets.push(s.clone());
+            s
+        }
+    }
 }
 
 fn file_ref(value: &Value, dir: &str) -> Result<FileRef, FileRefError> {
@@ -224,46 +264,12 @@ fn columns(entry: &Value, key_column: &str) -> Result<ColumnSet, ColumnsError> {
             encoding: encoding.to_string(),
             error,
         })?;
-        let fixed = match size {
-            Value::Null => None,
-            v => match v.as_u64() {
-                Some(0) => None,
-                Some(n) => Some(n),
-                None => {
-                    return Err(ColumnsError::Size {
-                        name: name.to_string(),
-                        value: v.clone(),
-                    });
-                }
-            },
-        };
-        if let (Some(want), Some(got)) = (kind.fixed_size(), fixed)
-            && want != got
-        {
-            return Err(ColumnsError::FixedSize {
-                name: name.to_string(),
-                encoding: encoding.to_string(),
-                got,
-                want,
-            });
-        }
+        let fixed = fixed_size(name, encoding, &kind, size)?;
         let field = name.to_ascii_lowercase();
         if *name == key_column && kind.is_text() {
             key = Some(i);
         } else {
-            if field.is_empty()
-                || field.contains('/')
-                || !field.is_ascii()
-                || field.starts_with("__")
-            {
-                return Err(ColumnsError::FieldName(name.to_string()));
-            }
-            if let Some(other) = seen.insert(field.clone(), name) {
-                return Err(ColumnsError::CaseClash {
-                    other: other.to_string(),
-                    name: name.to_string(),
-                });
-            }
+            check_field(name, &field, &mut seen)?;
         }
         columns.push(Column {
             name: name.to_string(),
@@ -281,6 +287,59 @@ fn columns(entry: &Value, key_column: &str) -> Result<ColumnSet, ColumnsError> {
         fields,
         variable,
     })
+}
+
+/// A column's fixed stored size (`null` and `0` mean variable), which must be its
+/// encoding's when that has one.
+fn fixed_size(
+    name: &str,
+    encoding: &str,
+    kind: &ColumnKind,
+    size: &Value,
+) -> Result<Option<u64>, ColumnsError> {
+    let fixed = match size {
+        Value::Null => None,
+        v => match v.as_u64() {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None => {
+                return Err(ColumnsError::Size {
+                    name: name.to_string(),
+                    value: v.clone(),
+                });
+            }
+        },
+    };
+    if let (Some(want), Some(got)) = (kind.fixed_size(), fixed)
+        && want != got
+    {
+        return Err(ColumnsError::FixedSize {
+            name: name.to_string(),
+            encoding: encoding.to_string(),
+            got,
+            want,
+        });
+    }
+    Ok(fixed)
+}
+
+/// Refuses a field name a sample cannot have, or one that differs from an earlier
+/// column's only in case (`seen` maps the field names so far to their column names).
+fn check_field<'a>(
+    name: &'a str,
+    field: &str,
+    seen: &mut HashMap<String, &'a str>,
+) -> Result<(), ColumnsError> {
+    if field.is_empty() || field.contains('/') || !field.is_ascii() || field.starts_with("__") {
+        return Err(ColumnsError::FieldName(name.to_string()));
+    }
+    if let Some(other) = seen.insert(field.to_string(), name) {
+        return Err(ColumnsError::CaseClash {
+            other: other.to_string(),
+            name: name.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// The encodings our writers take for the fields, by field name.

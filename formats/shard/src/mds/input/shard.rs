@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use shardsmith_store::{InputSource, LocalFile, RangeRead, ReadError};
 
-use super::index::{ColumnSet, Shard};
+use super::index::{ColumnSet, FileRef, Shard};
 use super::shard_error::{RecordError, ShardError};
-use crate::mds::codec::MdsCompression;
+use crate::mds::codec::{Family, MdsCompression};
 use crate::mds::layout::MAX_SHARD;
 use crate::{Error, Result};
 
@@ -60,18 +60,15 @@ pub(super) fn open(
     shard: &Shard,
     scratch: Option<&Path>,
 ) -> Result<Opened> {
-    let unreadable = |rel: &str, e: ReadError| bad(source, rel, format!("cannot be read: {e}"));
-    let size_check = |rel: &str, len: u64, listed: Option<u64>| match listed {
-        Some(want) if want != len => Err(bad(
-            source,
-            rel,
-            format!("is {len} bytes, {index} says {want} (shard entry {number})"),
-        )),
-        _ => Ok(()),
+    let opening = Opening {
+        source,
+        index,
+        number,
+        shard,
     };
     match source.open_ranged(&shard.raw.rel) {
         Ok(data) => {
-            size_check(&shard.raw.rel, data.len(), shard.raw.bytes)?;
+            opening.size_check(&shard.raw.rel, data.len(), shard.raw.bytes)?;
             return Ok(Opened {
                 data,
                 rel: shard.raw.rel.clone(),
@@ -79,7 +76,7 @@ pub(super) fn open(
             });
         }
         Err(ReadError::Vanished) => {}
-        Err(e) => return Err(unreadable(&shard.raw.rel, e)),
+        Err(e) => return Err(opening.unreadable(&shard.raw.rel, e)),
     }
     let (Some(zip), Some(family)) = (&shard.zip, shard.family) else {
         return Err(bad(
@@ -100,37 +97,82 @@ pub(super) fn open(
                 ),
             ));
         }
-        Err(e) => return Err(unreadable(&zip.rel, e)),
+        Err(e) => return Err(opening.unreadable(&zip.rel, e)),
     };
-    size_check(&zip.rel, file.len(), zip.bytes)?;
-    let len = usize::try_from(file.len())
-        .map_err(|_| bad(source, &zip.rel, "is too large to read".into()))?;
-    let mut packed = vec![0u8; len];
-    file.read_exact_at(0, &mut packed)
-        .map_err(|e| bad(source, &zip.rel, format!("cannot be read: {e}")))?;
-    let limit = shard.raw.bytes.unwrap_or(MAX_SHARD).min(MAX_SHARD);
-    let raw = MdsCompression::decompress(family, &packed, limit).map_err(|e| {
-        bad(
-            source,
-            &zip.rel,
-            format!("cannot be decompressed as {}: {e}", family.name()),
-        )
-    })?;
-    drop(packed);
-    if let Some(want) = shard.raw.bytes
-        && want != raw.len() as u64
-    {
-        return Err(bad(
-            source,
-            &zip.rel,
-            format!(
-                "decompresses to {} bytes, {index} says {want} for {} (shard entry {number})",
-                raw.len(),
-                shard.raw.rel
-            ),
-        ));
+    opening.size_check(&zip.rel, file.len(), zip.bytes)?;
+    let raw = opening.decompress(zip, family, &*file)?;
+    Ok(Opened {
+        data: hold(raw, scratch)?,
+        rel: zip.rel.clone(),
+        copy: true,
+    })
+}
+
+/// Shard `number` of the index `index` being opened, for the messages about it.
+struct Opening<'a> {
+    source: &'a dyn InputSource,
+    index: &'a str,
+    number: usize,
+    shard: &'a Shard,
+}
+
+impl Opening<'_> {
+    fn unreadable(&self, rel: &str, e: ReadError) -> Error {
+        bad(self.source, rel, format!("cannot be read: {e}"))
     }
-    let data: Arc<dyn RangeRead> = match scratch {
+
+    /// Refuses a file of `len` bytes when the index lists another size.
+    fn size_check(&self, rel: &str, len: u64, listed: Option<u64>) -> Result<()> {
+        let (index, number) = (self.index, self.number);
+        match listed {
+            Some(want) if want != len => Err(bad(
+                self.source,
+                rel,
+                format!("is {len} bytes, {index} says {want} (shard entry {number})"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The shard's raw bytes from its compressed file `file` (`zip`), checked against
+    /// the size the index lists for the raw file.
+    fn decompress(&self, zip: &FileRef, family: Family, file: &dyn RangeRead) -> Result<Vec<u8>> {
+        let (source, index, number, shard) = (self.source, self.index, self.number, self.shard);
+        let len = usize::try_from(file.len())
+            .map_err(|_| bad(source, &zip.rel, "is too large to read".into()))?;
+        let mut packed = vec![0u8; len];
+        file.read_exact_at(0, &mut packed)
+            .map_err(|e| bad(source, &zip.rel, format!("cannot be read: {e}")))?;
+        let limit = shard.raw.bytes.unwrap_or(MAX_SHARD).min(MAX_SHARD);
+        let raw = MdsCompression::decompress(family, &packed, limit).map_err(|e| {
+            bad(
+                source,
+                &zip.rel,
+                format!("cannot be decompressed as {}: {e}", family.name()),
+            )
+        })?;
+        drop(packed);
+        if let Some(want) = shard.raw.bytes
+            && want != raw.len() as u64
+        {
+            return Err(bad(
+                source,
+                &zip.rel,
+                format!(
+                    "decompresses to {} bytes, {index} says {want} for {} (shard entry {number})",
+                    raw.len(),
+                    shard.raw.rel
+                ),
+            ));
+        }
+        Ok(raw)
+    }
+}
+
+/// A decompressed shard's bytes, ready for positioned reads: in an unnamed file in
+/// `scratch`, or in memory.
+fn hold(raw: Vec<u8>, scratch: Option<&Path>) -> Result<Arc<dyn RangeRead>> {
+    Ok(match scratch {
         Some(dir) => {
             let copy = || -> io::Result<LocalFile> {
                 let mut file = tempfile::tempfile_in(dir)?;
@@ -140,11 +182,6 @@ pub(super) fn open(
             Arc::new(copy().map_err(|e| Error::io("writing a decompressed copy in", dir, e))?)
         }
         None => Arc::new(Memory(raw)),
-    };
-    Ok(Opened {
-        data,
-        rel: zip.rel.clone(),
-        copy: true,
     })
 }
 
