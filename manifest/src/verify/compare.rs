@@ -6,7 +6,8 @@ use std::collections::{BTreeSet, HashMap};
 use super::report::{Expected, VerifyReport};
 use crate::digest::parse_chunks;
 use crate::{
-    CHANGED, FileDigest, Finding, FindingKind, Inspection, Manifest, SUMS_FILE, TEMP_PREFIX, sums,
+    CHANGED, FileDigest, FileEntry, Finding, FindingKind, Inspection, Manifest, SUMS_FILE,
+    TEMP_PREFIX, sums,
 };
 
 pub(super) fn is_temp(rel: &str) -> bool {
@@ -126,54 +127,63 @@ pub(super) fn compare(
     if report.findings.len() > findings_before {
         inspection.facts.insert(CHANGED.into(), true.into());
     }
-    {
-        report.samples += inspection.samples.unwrap_or(0);
-        let fact = |name: &str| {
-            inspection
-                .facts
-                .get(name)
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0)
-        };
-        report.documents += fact("documents");
-        report.tokens += fact("tokens");
-        if let Some(entry) = entry {
-            let count_differs = entry.samples.is_some()
-                && inspection.samples.is_some()
-                && entry.samples != inspection.samples;
-            if count_differs {
-                report.findings.push(
-                    Finding::error(
-                        FindingKind::SampleCountMismatch,
-                        rel,
-                        "readers would see a different number of samples than were written",
-                    )
-                    .values(entry.samples.unwrap_or(0), inspection.samples.unwrap_or(0)),
-                );
-            }
-            // Keys that differ because samples are missing add nothing to that finding.
-            for (which, want, got) in [
-                ("first", &entry.first_key, &inspection.first_key),
-                ("last", &entry.last_key, &inspection.last_key),
-            ] {
-                if let (Some(want), Some(got)) = (want, got)
-                    && want != got
-                    && !count_differs
-                {
-                    report.findings.push(
-                        Finding::error(
-                            FindingKind::KeyMismatch,
-                            rel,
-                            format!("{which} sample key differs from the manifest"),
-                        )
-                        .values(want, got),
-                    );
-                }
-            }
-        }
-        report.findings.append(&mut inspection.findings);
+    report.samples += inspection.samples.unwrap_or(0);
+    let fact = |name: &str| {
+        inspection
+            .facts
+            .get(name)
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0)
+    };
+    report.documents += fact("documents");
+    report.tokens += fact("tokens");
+    if let Some(entry) = entry {
+        compare_samples(rel, entry, &inspection, report);
     }
+    report.findings.append(&mut inspection.findings);
     Some(inspection)
+}
+
+/// What the inspector read against what the manifest records: the sample count, and
+/// the first and last keys (unless the count already differs: keys that differ because
+/// samples are missing add nothing to that finding).
+fn compare_samples(
+    rel: &str,
+    entry: &FileEntry,
+    inspection: &Inspection,
+    report: &mut VerifyReport,
+) {
+    let count_differs = entry.samples.is_some()
+        && inspection.samples.is_some()
+        && entry.samples != inspection.samples;
+    if count_differs {
+        report.findings.push(
+            Finding::error(
+                FindingKind::SampleCountMismatch,
+                rel,
+                "readers would see a different number of samples than were written",
+            )
+            .values(entry.samples.unwrap_or(0), inspection.samples.unwrap_or(0)),
+        );
+        return;
+    }
+    for (which, want, got) in [
+        ("first", &entry.first_key, &inspection.first_key),
+        ("last", &entry.last_key, &inspection.last_key),
+    ] {
+        if let (Some(want), Some(got)) = (want, got)
+            && want != got
+        {
+            report.findings.push(
+                Finding::error(
+                    FindingKind::KeyMismatch,
+                    rel,
+                    format!("{which} sample key differs from the manifest"),
+                )
+                .values(want, got),
+            );
+        }
+    }
 }
 
 /// Narrows a hash mismatch to the first chunk whose CRC differs.
