@@ -16,7 +16,7 @@ use shardsmith_cli::args::{AuditArgs, ManifestArgs, VerifyArgs};
 use shardsmith_cli::caller::Caller;
 use shardsmith_cli::commands::{audit, manifest as manifest_cmd, verify as verify_cmd};
 use shardsmith_cli::progress::NoProgress;
-use shardsmith_cli::{message, refusal};
+use shardsmith_cli::refusal;
 use shardsmith_manifest::{ErrorKind, Finding};
 
 /// The version every report names (the workspace's).

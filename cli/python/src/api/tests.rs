@@ -1,4 +1,5 @@
 use super::*;
+use shardsmith_cli::message;
 
 fn dataset() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
