@@ -18,7 +18,7 @@ use crate::output::Printer;
 use crate::report::{self, VERSION};
 
 /// What `ls` found in DATASET.
-pub enum Listed {
+pub enum Contents {
     /// Shards, per shard (`sizes`: each file's size) or per sample (`-l`).
     Shards {
         shards: Box<Shards>,
@@ -45,7 +45,7 @@ pub enum LsReport<'a> {
 }
 
 /// Tells what DATASET is and lists it: per shard, or per sample with `long`.
-pub fn run(settings: &Settings, long: bool) -> Result<Listed> {
+pub fn run(settings: &Settings, long: bool) -> Result<Contents> {
     Ok(match open::open(settings)? {
         Dataset::Shards(shards) => {
             let source = shards.open(None)?;
@@ -56,23 +56,23 @@ pub fn run(settings: &Settings, long: bool) -> Result<Listed> {
                 .map(|s| source.container(s).unwrap_or_default())
                 .collect();
             let sizes = if long { None } else { Some(shards.sizes()?) };
-            Listed::Shards {
+            Contents::Shards {
                 shards,
                 listing,
                 containers,
                 sizes,
             }
         }
-        Dataset::Tokens(files) => Listed::Tokens(files),
-        Dataset::Checkpoint(files) => Listed::Checkpoint(files),
+        Dataset::Tokens(files) => Contents::Tokens(files),
+        Dataset::Checkpoint(files) => Contents::Checkpoint(files),
     })
 }
 
-impl Listed {
+impl Contents {
     /// Samples the reader left out.
     pub fn skipped(&self) -> &[Skipped] {
         match self {
-            Listed::Shards { listing, .. } => &listing.skipped,
+            Contents::Shards { listing, .. } => &listing.skipped,
             _ => &[],
         }
     }
@@ -80,19 +80,19 @@ impl Listed {
     /// The `--json` report.
     pub fn report(&self) -> LsReport<'_> {
         match self {
-            Listed::Shards {
+            Contents::Shards {
                 shards,
                 listing,
                 containers,
                 sizes: Some(sizes),
             } => LsReport::Shards(shards_report(shards, listing, containers, sizes)),
-            Listed::Shards {
+            Contents::Shards {
                 shards,
                 listing,
                 containers,
                 sizes: None,
             } => LsReport::Samples(samples_report(shards, listing, containers)),
-            Listed::Tokens(files) => LsReport::Tokens(report::LsTokens {
+            Contents::Tokens(files) => LsReport::Tokens(report::LsTokens {
                 command: "ls",
                 files: files
                     .iter()
@@ -108,7 +108,7 @@ impl Listed {
                 kind: "tokens",
                 version: VERSION,
             }),
-            Listed::Checkpoint(files) => LsReport::Checkpoint(report::LsCheckpoint {
+            Contents::Checkpoint(files) => LsReport::Checkpoint(report::LsCheckpoint {
                 command: "ls",
                 kind: "checkpoint",
                 tensors: files
@@ -131,19 +131,19 @@ impl Listed {
     /// The table (and, per shard, a line of totals).
     pub fn text(&self) -> String {
         match self {
-            Listed::Shards {
+            Contents::Shards {
                 shards,
                 listing,
                 containers,
                 sizes: Some(sizes),
             } => shards_text(shards, listing, containers, sizes),
-            Listed::Shards {
+            Contents::Shards {
                 listing,
                 containers,
                 sizes: None,
                 ..
             } => samples_text(listing, containers),
-            Listed::Tokens(files) => {
+            Contents::Tokens(files) => {
                 let mut rows = vec![header(&["FILE", "FORMAT", "DTYPE", "DOCUMENTS", "TOKENS"])];
                 for f in files {
                     rows.push(vec![
@@ -156,7 +156,7 @@ impl Listed {
                 }
                 table(&rows, &[false, false, false, true, true])
             }
-            Listed::Checkpoint(files) => {
+            Contents::Checkpoint(files) => {
                 let mut rows = vec![header(&["FILE", "TENSOR", "DTYPE", "SHAPE", "BYTES"])];
                 for (file, tensors) in files {
                     for t in tensors {
@@ -179,12 +179,12 @@ impl Listed {
 /// The command: resolve, run, print (the samples left out first, as warnings).
 pub fn main(args: &LsArgs, printer: &Printer) -> Result<Status> {
     let settings = Settings::resolve(&args.data)?;
-    let listed = run(&settings, args.long)?;
-    warn_skipped(printer, listed.skipped());
+    let contents = run(&settings, args.long)?;
+    warn_skipped(printer, contents.skipped());
     if printer.json() {
-        printer.report(&listed.report());
+        printer.report(&contents.report());
     } else {
-        print(&listed.text())?;
+        print(&contents.text())?;
     }
     Ok(Status::Clean)
 }
