@@ -2,6 +2,8 @@ use std::io::{self, Write};
 
 use sha2::{Digest as _, Sha256};
 
+use crate::chunks::{ChunkDigests, ChunkHasher, ChunkPolicy};
+
 /// Default size of the chunks whose CRC-32 is recorded next to each file's SHA-256. On a
 /// hash mismatch the chunk CRCs say *where* the file differs, to within one chunk.
 pub const DEFAULT_CHUNK_SIZE: u64 = 1 << 20;
@@ -17,6 +19,8 @@ pub struct Digester {
     in_chunk: u64,
     chunks: Vec<u32>,
     len: u64,
+    /// SHA-256 of every chunk of the policy's size, for files that reach its threshold.
+    sharded: Option<(ChunkHasher, u64)>,
 }
 
 impl Digester {
@@ -30,13 +34,30 @@ impl Digester {
             in_chunk: 0,
             chunks: Vec::new(),
             len: 0,
+            sharded: None,
         }
+    }
+
+    /// A digester that also takes the SHA-256 of every chunk ([`ChunkPolicy`]) when the
+    /// file may reach the policy's threshold: `hint` is its expected size (`None`:
+    /// unknown, hashed). The chunks are hashed on a thread of their own; the digest
+    /// lists them only when the file did reach the threshold.
+    pub fn expecting(chunk_size: u64, hint: Option<u64>) -> Self {
+        let mut digester = Self::new(chunk_size);
+        let policy = ChunkPolicy::default();
+        if policy.may_need(hint) {
+            digester.sharded = Some((ChunkHasher::new(policy.chunk_size), policy.threshold));
+        }
+        digester
     }
 
     /// Feeds the next bytes of the file.
     pub fn update(&mut self, mut data: &[u8]) {
         self.sha.update(data);
         self.len += data.len() as u64;
+        if let Some((sharded, _)) = self.sharded.as_mut() {
+            sharded.update(data);
+        }
         while !data.is_empty() {
             let room = self.chunk_size - self.in_chunk;
             let take = data.len().min(usize::try_from(room).unwrap_or(usize::MAX));
@@ -66,11 +87,17 @@ impl Digester {
         if self.in_chunk > 0 {
             self.chunks.push(self.crc.finalize());
         }
+        let sharded = self.sharded.and_then(|(hasher, threshold)| {
+            let size = hasher.chunk_size();
+            let digests = hasher.finish()?;
+            (self.len >= threshold).then(|| ChunkDigests::new(size, &digests))
+        });
         FileDigest {
             size: self.len,
             sha256: self.sha.finalize().into(),
             chunk_size: self.chunk_size,
             chunk_crc32: self.chunks,
+            sharded,
         }
     }
 }
@@ -86,6 +113,9 @@ pub struct FileDigest {
     pub chunk_size: u64,
     /// CRC-32 (IEEE) of each chunk, the last one possibly short.
     pub chunk_crc32: Vec<u32>,
+    /// SHA-256 of each chunk, for a file that reached the chunk-list threshold while
+    /// a [`Digester::expecting`] it read or wrote it.
+    pub sharded: Option<ChunkDigests>,
 }
 
 impl FileDigest {
@@ -144,6 +174,15 @@ impl<W: Write> HashingWriter<W> {
         Self {
             inner,
             digester: Digester::new(chunk_size),
+        }
+    }
+
+    /// As [`HashingWriter::new`], with chunk SHA-256s when the output may reach the
+    /// chunk-list threshold ([`Digester::expecting`]; `hint`: its expected size).
+    pub fn expecting(inner: W, chunk_size: u64, hint: Option<u64>) -> Self {
+        Self {
+            inner,
+            digester: Digester::expecting(chunk_size, hint),
         }
     }
 

@@ -22,6 +22,7 @@
 //! );
 //! ```
 
+pub mod chunks;
 mod commit;
 mod digest;
 pub mod error;
@@ -35,6 +36,7 @@ pub mod unfinished;
 pub mod verify;
 pub mod walk;
 
+pub use chunks::{ChunkDigests, ChunkPolicy};
 pub use commit::commit;
 pub use digest::{DEFAULT_CHUNK_SIZE, Digester, FileDigest, HashingWriter, hex, sha256_hex};
 pub use error::{Classify, Error, ErrorKind, Result};

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
+use crate::chunks::{ChunkDigests, ChunkPolicy};
 use crate::digest::{FileDigest, hex};
 use crate::{Error, Result};
 
@@ -52,6 +53,10 @@ pub struct Manifest {
     pub input: Option<InputSummary>,
     /// Chunk size of every file's `chunk_crc32`.
     pub chunk_size: u64,
+    /// Which files have a list of chunk SHA-256s (`chunks`), and how it is taken;
+    /// absent from manifests older than chunk lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_digests: Option<ChunkPolicy>,
     /// Every file of the dataset, in order (shard order for `pack`, path order otherwise).
     pub files: Vec<FileEntry>,
     /// Sums over `files`.
@@ -91,6 +96,10 @@ pub struct FileEntry {
     pub sha256: String,
     /// CRC-32 of each `chunk_size` chunk, 8 hex digits per chunk.
     pub chunk_crc32: String,
+    /// SHA-256 of each chunk, for files of at least the manifest's
+    /// `chunk_digests.threshold` bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<ChunkDigests>,
     /// Format recognised in the file (`webdataset`, ...), when one was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
@@ -137,6 +146,7 @@ impl FileEntry {
             size: digest.size,
             sha256: digest.sha256_hex(),
             chunk_crc32: digest.chunks_hex(),
+            chunks: digest.sharded.clone(),
             format: None,
             samples: None,
             first_key: None,
@@ -189,6 +199,7 @@ impl Manifest {
             options: BTreeMap::new(),
             input: None,
             chunk_size,
+            chunk_digests: Some(ChunkPolicy::default()),
             files,
             totals: Totals::default(),
             skipped: Vec::new(),

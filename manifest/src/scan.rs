@@ -34,19 +34,25 @@ const OVERLAP_BUFFERS: usize = 4;
 pub type FileRead = io::Result<(FileDigest, Option<Inspection>)>;
 
 /// Reads `path` once, feeding the digest and the inspector chosen from its first block.
-/// `progress` is called with the size of every block read. Large files are read
-/// sequentially by a helper thread into a few reused buffers (bounded memory).
+/// With `chunk_list` (writing a manifest), a file of at least the chunk-list threshold
+/// also gets the SHA-256 of each chunk, in the same read. `progress` is called with the
+/// size of every block read. Large files are read sequentially by a helper thread into
+/// a few reused buffers (bounded memory).
 pub fn digest_file(
     path: &Path,
     ctx: &FileContext<'_>,
     chunk_size: u64,
+    chunk_list: bool,
     inspectors: &dyn InspectorFactory,
     progress: &(dyn Fn(u64) + Sync),
 ) -> FileRead {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let mut buf = vec![0u8; READ_BLOCK];
-    let mut digester = Digester::new(chunk_size);
+    let mut digester = match chunk_list {
+        true => Digester::expecting(chunk_size, Some(len)),
+        false => Digester::new(chunk_size),
+    };
     let head = fill(&mut file, &mut buf)?;
     let mut inspector = inspectors.inspector_for(ctx, &buf[..head]);
     let mut consume = |data: &[u8], inspector: &mut Option<Box<dyn Inspector>>| {
@@ -249,6 +255,7 @@ pub fn scan_directory(
                 &root.join(&rel),
                 &ctx,
                 DEFAULT_CHUNK_SIZE,
+                true,
                 inspectors,
                 progress,
             );
@@ -332,6 +339,7 @@ mod tests {
             &path,
             &ctx,
             DEFAULT_CHUNK_SIZE,
+            true,
             &RecordAll(seen.clone()),
             &|n| {
                 total.fetch_add(n, std::sync::atomic::Ordering::Relaxed);

@@ -3,4 +3,5 @@
 //! `tokenize::verify`, `checkpoint`, `remote::s3_verify`.
 
 mod basic;
+mod chunks;
 mod nothing;

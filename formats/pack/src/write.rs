@@ -59,9 +59,12 @@ fn write_shard_with(
     planned: bool,
 ) -> Result<Written> {
     let file = ctx.sink.create(name)?;
-    let shared = Arc::new(Mutex::new(HashingWriter::new(
+    // The plan's payload says whether the shard may reach the chunk-list threshold.
+    let planned_bytes = samples.iter().map(SampleSpec::payload).sum();
+    let shared = Arc::new(Mutex::new(HashingWriter::expecting(
         BufWriter::with_capacity(1 << 20, file),
         DEFAULT_CHUNK_SIZE,
+        Some(planned_bytes),
     )));
     let mut out = ShardOut::new(shared.clone());
     let mut encoder = if planned {

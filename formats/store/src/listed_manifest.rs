@@ -56,7 +56,7 @@ fn digest(
 ) -> Result<FileEntry> {
     let failed = |e: std::io::Error| Error::io("reading", src.display(rel), e);
     let reader = src.open(rel).map_err(|e| failed(e.into()))?;
-    let digest = digest_stream(reader, DEFAULT_CHUNK_SIZE, progress).map_err(failed)?;
+    let digest = digest_stream(reader, DEFAULT_CHUNK_SIZE, Some(size), progress).map_err(failed)?;
     if digest.size != size {
         return Err(failed(std::io::Error::other(format!(
             "{} bytes read, {size} listed: it changed while being hashed",
@@ -66,13 +66,19 @@ fn digest(
     Ok(FileEntry::new(rel.to_string(), &digest))
 }
 
-/// The digest of everything `reader` yields, `progress` told of every block.
+/// The digest of everything `reader` yields, `progress` told of every block; with the
+/// chunk SHA-256s when `listed` (the size the listing gave) reaches the chunk-list
+/// threshold.
 pub(crate) fn digest_stream(
     mut reader: Box<dyn Read + Send>,
     chunk_size: u64,
+    listed: Option<u64>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> std::io::Result<shardsmith_manifest::FileDigest> {
-    let mut digester = Digester::new(chunk_size);
+    let mut digester = match listed {
+        Some(size) => Digester::expecting(chunk_size, Some(size)),
+        None => Digester::new(chunk_size),
+    };
     let mut block = vec![0u8; 1 << 20];
     loop {
         match reader.read(&mut block) {

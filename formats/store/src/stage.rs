@@ -213,6 +213,7 @@ fn unrecorded_entry(f: &ListedFile) -> FileEntry {
         size: f.size,
         sha256: String::new(),
         chunk_crc32: String::new(),
+        chunks: None,
         format: None,
         samples: None,
         first_key: None,
@@ -335,7 +336,7 @@ fn already_staged(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<bool> {
         return Ok(true);
     }
     Ok(ctx.existing.open(path).is_ok_and(|reader| {
-        crate::listed_manifest::digest_stream(reader, ctx.chunk_size, &|_| {})
+        crate::listed_manifest::digest_stream(reader, ctx.chunk_size, None, &|_| {})
             .is_ok_and(|digest| digest.sha256_hex() == entry.sha256)
     }))
 }

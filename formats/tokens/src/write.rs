@@ -183,8 +183,14 @@ impl ShardWriter {
         } else {
             sink.create(&name)?
         };
-        let mut out =
-            HashingWriter::new(BufWriter::with_capacity(1 << 20, file), DEFAULT_CHUNK_SIZE);
+        // The shard size bounds the file; without one (0) its size is not known
+        // ahead, and its chunks are hashed in case it reaches the chunk-list threshold.
+        let bound = (expected > 0).then(|| expected.saturating_mul(dtype.size()));
+        let mut out = HashingWriter::expecting(
+            BufWriter::with_capacity(1 << 20, file),
+            DEFAULT_CHUNK_SIZE,
+            bound,
+        );
         let mut header_count = 0;
         if format == TokenFormat::Llmc {
             header_count = expected;

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::chunked::BadChunk;
 use super::report::{Expected, VerifyReport};
 use crate::digest::parse_chunks;
 use crate::{
@@ -84,6 +85,7 @@ pub(super) fn compare(
     rel: &str,
     expected: &Expected,
     digest: &FileDigest,
+    bad_chunks: Option<&[BadChunk]>,
     inspection: Option<Inspection>,
     report: &mut VerifyReport,
 ) -> Option<Inspection> {
@@ -107,7 +109,11 @@ pub(super) fn compare(
             .values(entry.size, digest.size),
         );
     }
-    if let Some(sha) = &expected.sha256
+    if let (Some(bad), Some(entry)) = (bad_chunks, entry) {
+        if let Some(finding) = chunks_finding(rel, entry, bad, digest) {
+            report.findings.push(finding);
+        }
+    } else if let Some(sha) = &expected.sha256
         && !sha.eq_ignore_ascii_case(&digest.sha256_hex())
     {
         let mut finding = Finding::error(
@@ -186,6 +192,60 @@ fn compare_samples(
     }
 }
 
+/// The finding for a file checked by its chunk list: every differing chunk named by its
+/// byte range (the first few in the message), the range shown narrowed to the first
+/// differing CRC chunk inside the first bad one.
+fn chunks_finding(
+    rel: &str,
+    entry: &FileEntry,
+    bad: &[BadChunk],
+    digest: &FileDigest,
+) -> Option<Finding> {
+    let first = bad.first()?;
+    let total = entry.chunks.as_ref().map_or(0, |c| c.sha256.len());
+    let listed: Vec<String> = bad
+        .iter()
+        .take(8)
+        .map(|b| format!("{} (bytes {}..{})", b.index, b.range.start, b.range.end))
+        .collect();
+    let more = match bad.len() {
+        n if n > 8 => format!(" and {} more", n - 8),
+        _ => String::new(),
+    };
+    let size = first.range.end - first.range.start;
+    let message = format!(
+        "SHA-256 differs from the manifest: {} of {total} chunk(s) of {} differ by their chunk digests: chunk {}{more}; the range shown is the first differing {} in it",
+        bad.len(),
+        human_chunk(
+            entry
+                .chunks
+                .as_ref()
+                .and_then(crate::ChunkDigests::chunk_size)
+                .unwrap_or(size)
+        ),
+        listed.join(", chunk "),
+        block_name(digest.chunk_size),
+    );
+    let (start, end) = parse_chunks(&entry.chunk_crc32)
+        .and_then(|expected| {
+            let crc = digest.chunk_size;
+            let from = usize::try_from(first.range.start / crc).ok()?;
+            let to = usize::try_from(first.range.end.div_ceil(crc)).ok()?;
+            (from..to.min(expected.len()).min(digest.chunk_crc32.len()))
+                .find(|&i| expected[i] != digest.chunk_crc32[i])
+                .map(|i| {
+                    let start = i as u64 * crc;
+                    (start, (start + crc).min(first.range.end))
+                })
+        })
+        .unwrap_or((first.range.start, first.range.end));
+    Some(
+        Finding::error(FindingKind::HashMismatch, rel, message)
+            .values(&first.expected, &first.actual)
+            .range(start, end),
+    )
+}
+
 /// Narrows a hash mismatch to the first chunk whose CRC differs.
 fn locate(finding: Finding, expected: &[u32], expected_size: u64, digest: &FileDigest) -> Finding {
     let chunk = digest.chunk_size;
@@ -209,6 +269,15 @@ fn locate(finding: Finding, expected: &[u32], expected_size: u64, digest: &FileD
         human_chunk(chunk)
     );
     Finding { message, ..finding }.range(start, end)
+}
+
+/// "1 MiB block", "4096-byte block".
+fn block_name(bytes: u64) -> String {
+    if bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB block", bytes >> 20)
+    } else {
+        format!("{bytes}-byte block")
+    }
 }
 
 fn human_chunk(bytes: u64) -> String {

@@ -16,7 +16,7 @@ use super::compare::check_sums;
 use super::judge::judge_manifest;
 use super::options::VerifyOptions;
 use super::report::VerifyReport;
-use super::steps::{ToRead, conclude, listed_files, record_read, total_size};
+use super::steps::{Checked, ToRead, conclude, listed_files, record_read, total_size};
 use crate::tree::ListedTree;
 use crate::{
     Digester, FileDigest, Finding, FindingKind, MANIFEST_FILE, Manifest, Result, SUMS_FILE, sums,
@@ -61,7 +61,7 @@ pub fn verify_listed(
             &mut seen,
             options,
             &tasks[i],
-            result.map(|digest| (digest, None)),
+            result.map(|digest| Checked::whole(digest, None)),
         );
     }
     conclude(

@@ -8,14 +8,15 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use super::chunked;
 use super::compare::{check_sums, is_temp, unlisted_finding};
 use super::coverage::{Seen, finish};
 use super::judge::{self, judge_manifest};
 use super::options::VerifyOptions;
 use super::report::{Expected, VerifyReport};
 use super::sequence::sequence_gaps;
-use super::steps::{ToRead, conclude, listed_files, record_read, total_size};
-use crate::scan::{FileRead, digest_file};
+use super::steps::{Checked, ToRead, conclude, listed_files, record_read, total_size};
+use crate::scan::digest_file;
 use crate::sums::{self, SumLine};
 use crate::unfinished::{self, Unfinished};
 use crate::walk::{self, Walk, rel_string};
@@ -286,7 +287,9 @@ fn note_unreadable(walked: &Walk, manifest: Option<&Manifest>, report: &mut Veri
     }
 }
 
-/// Reads every task in parallel, each file digested and inspected.
+/// Reads every task in parallel, each file digested and inspected; a file whose entry
+/// lists chunk digests is checked chunk by chunk on every core, unless whole-file
+/// digests are wanted (signing, or a signature to check).
 fn read_all(
     path: &Path,
     tasks: Vec<ToRead>,
@@ -294,7 +297,8 @@ fn read_all(
     chunk_size: u64,
     options: &VerifyOptions<'_>,
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<(ToRead, FileRead)> {
+) -> Vec<(ToRead, io::Result<Checked>)> {
+    let whole_digests = options.collect_digests || options.digest_check.is_some();
     tasks
         .into_par_iter()
         .map(|task| {
@@ -304,13 +308,28 @@ fn read_all(
                 entry: task.expected.entry.as_ref(),
                 manifest,
             };
-            let result = digest_file(
-                &path.join(&task.rel),
-                &ctx,
-                chunk_size,
-                options.inspectors,
-                progress,
-            );
+            let file = path.join(&task.rel);
+            let by_chunks = ctx
+                .entry
+                .filter(|_| !whole_digests)
+                .and_then(|entry| chunked::usable(entry, task.size, chunk_size));
+            let result = match by_chunks {
+                Some(list) => chunked::read_chunked(
+                    &file,
+                    &ctx,
+                    list,
+                    chunk_size,
+                    options.inspectors,
+                    progress,
+                )
+                .map(|read| Checked {
+                    digest: read.digest,
+                    inspection: read.inspection,
+                    bad_chunks: Some(read.bad),
+                }),
+                None => digest_file(&file, &ctx, chunk_size, false, options.inspectors, progress)
+                    .map(|(digest, inspection)| Checked::whole(digest, inspection)),
+            };
             (task, result)
         })
         .collect()
@@ -356,9 +375,15 @@ fn verify_file(
         entry: None,
         manifest: None,
     };
-    let (digest, inspection) =
-        digest_file(path, &ctx, DEFAULT_CHUNK_SIZE, options.inspectors, progress)
-            .map_err(|e| Error::io("reading", path, e))?;
+    let (digest, inspection) = digest_file(
+        path,
+        &ctx,
+        DEFAULT_CHUNK_SIZE,
+        false,
+        options.inspectors,
+        progress,
+    )
+    .map_err(|e| Error::io("reading", path, e))?;
     report.files_checked = 1;
     report.bytes_checked = digest.size;
     if options.collect_digests || options.digest_check.is_some() {

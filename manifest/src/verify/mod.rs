@@ -8,6 +8,7 @@
 //! and gaps in numbered shard sequences ([`sequence`]). Comparing one file with what
 //! was expected is [`compare`].
 
+mod chunked;
 mod compare;
 mod coverage;
 mod judge;

@@ -6,11 +6,31 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::Path;
 
+use super::chunked::BadChunk;
 use super::compare::{compare, unlisted_finding};
 use super::coverage::{Seen, finish, nothing_to_verify};
 use super::options::VerifyOptions;
 use super::report::{Expected, VerifyReport};
 use crate::{FileDigest, Finding, FindingKind, Inspection, Manifest};
+
+/// What reading one file gave: its digest, its inspection, and, when it was checked by
+/// its chunk list, the chunks that differ (its SHA-256 is then not computed).
+pub(super) struct Checked {
+    pub(super) digest: FileDigest,
+    pub(super) inspection: Option<Inspection>,
+    pub(super) bad_chunks: Option<Vec<BadChunk>>,
+}
+
+impl Checked {
+    /// A file read whole.
+    pub(super) fn whole(digest: FileDigest, inspection: Option<Inspection>) -> Self {
+        Self {
+            digest,
+            inspection,
+            bad_chunks: None,
+        }
+    }
+}
 
 /// One file to read: its path, its size as present, and what it should be.
 pub(super) struct ToRead {
@@ -71,18 +91,29 @@ pub(super) fn record_read(
     seen: &mut Vec<Seen>,
     options: &VerifyOptions<'_>,
     task: &ToRead,
-    read: io::Result<(FileDigest, Option<Inspection>)>,
+    read: io::Result<Checked>,
 ) -> Option<Inspection> {
     let rel = &task.rel;
     match read {
-        Ok((digest, inspection)) => {
+        Ok(Checked {
+            digest,
+            inspection,
+            bad_chunks,
+        }) => {
             report.files_checked += 1;
             report.bytes_checked += digest.size;
             seen.push(Seen::new(rel, &task.expected, inspection.is_some()));
             if options.collect_digests || options.digest_check.is_some() {
                 report.digests.insert(rel.clone(), digest.sha256);
             }
-            compare(rel, &task.expected, &digest, inspection, report)
+            compare(
+                rel,
+                &task.expected,
+                &digest,
+                bad_chunks.as_deref(),
+                inspection,
+                report,
+            )
         }
         Err(e) => {
             report.findings.push(Finding::error(
