@@ -13,6 +13,8 @@ use std::thread::JoinHandle;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use crate::hex::hex;
+
 /// Chunk size of the SHA-256 chunk lists shardsmith writes: 64 MiB, a multiple of the
 /// CRC chunk size, small enough that a 2 GiB file splits into 32 pieces for the cores
 /// of a node, large enough that a 500 GB model lists about 7,500 digests (500 KB).
@@ -81,7 +83,7 @@ impl ChunkDigests {
     pub fn new(chunk_size: u64, digests: &[[u8; 32]]) -> Self {
         Self {
             algorithm: format!("{SHARDED_PREFIX}{chunk_size}"),
-            sha256: digests.iter().map(|d| crate::hex(d)).collect(),
+            sha256: digests.iter().map(|d| hex(d)).collect(),
         }
     }
 

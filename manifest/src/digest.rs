@@ -3,6 +3,7 @@ use std::io::{self, Write};
 use sha2::{Digest as _, Sha256};
 
 use crate::chunks::{ChunkDigests, ChunkHasher, ChunkPolicy};
+use crate::hex::hex;
 
 /// Default size of the chunks whose CRC-32 is recorded next to each file's SHA-256. On a
 /// hash mismatch the chunk CRCs say *where* the file differs, to within one chunk.
@@ -143,22 +144,6 @@ pub(crate) fn parse_chunks(text: &str) -> Option<Vec<u32>> {
         .chunks(8)
         .map(|c| u32::from_str_radix(std::str::from_utf8(c).ok()?, 16).ok())
         .collect()
-}
-
-/// SHA-256 of `bytes` as lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    out
 }
 
 /// A writer that digests every byte it passes on: shards are hashed while they are

@@ -27,6 +27,7 @@ mod commit;
 mod digest;
 pub mod error;
 mod finding;
+mod hex;
 mod inspect;
 mod model;
 pub mod scan;
@@ -38,9 +39,10 @@ pub mod walk;
 
 pub use chunks::{ChunkDigests, ChunkPolicy};
 pub use commit::commit;
-pub use digest::{DEFAULT_CHUNK_SIZE, Digester, FileDigest, HashingWriter, hex, sha256_hex};
+pub use digest::{DEFAULT_CHUNK_SIZE, Digester, FileDigest, HashingWriter};
 pub use error::{Classify, Error, ErrorKind, Result};
 pub use finding::{Finding, FindingKind, Severity};
+pub use hex::{hex, sha256_hex};
 pub use inspect::{CHANGED, FileContext, Inspection, Inspector, InspectorFactory, NoInspection};
 pub use model::{
     FileEntry, InputSummary, MANIFEST_FILE, MANIFEST_VERSION, Manifest, ManifestKind, SUMS_FILE,

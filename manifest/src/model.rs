@@ -6,7 +6,8 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use crate::chunks::{ChunkDigests, ChunkPolicy};
-use crate::digest::{FileDigest, hex};
+use crate::digest::FileDigest;
+use crate::hex::hex;
 use crate::{Error, Result};
 
 /// File name of the manifest inside a dataset directory.

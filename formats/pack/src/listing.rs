@@ -3,7 +3,8 @@
 //! and the summary of the input the manifest records.
 
 use rayon::prelude::*;
-use shardsmith_manifest::{InputSummary, Skipped, sha256_hex};
+use sha2::{Digest as _, Sha256};
+use shardsmith_manifest::{InputSummary, Skipped, hex};
 use shardsmith_shard::sample::SampleSource;
 use shardsmith_shard::{FormatChoice, SampleSpec, ShardFormat};
 
@@ -135,23 +136,38 @@ pub(crate) fn refine(
 }
 
 /// What the manifest records of the input: files, bytes and the SHA-256 of the listing.
+/// The listing's lines are made in parallel, in blocks of samples kept in order, and
+/// hashed one block after another: the same digest whatever the thread count.
 pub(crate) fn input_summary(source: &dyn SampleSource, samples: &[SampleSpec]) -> InputSummary {
-    let mut lines = Vec::new();
+    let blocks: Vec<(Vec<u8>, u64, u64)> = samples
+        .par_chunks(4096)
+        .map(|block| {
+            let mut lines = Vec::new();
+            let (mut files, mut bytes) = (0u64, 0u64);
+            for (sample, field) in block
+                .iter()
+                .flat_map(|s| s.fields.iter().map(move |f| (s, f)))
+            {
+                lines.extend_from_slice(source.field_path(sample, field).as_bytes());
+                lines.push(0);
+                lines.extend_from_slice(field.size.to_string().as_bytes());
+                lines.push(b'\n');
+                files += 1;
+                bytes += field.size;
+            }
+            (lines, files, bytes)
+        })
+        .collect();
+    let mut hasher = Sha256::new();
     let (mut files, mut bytes) = (0u64, 0u64);
-    for (sample, field) in samples
-        .iter()
-        .flat_map(|s| s.fields.iter().map(move |f| (s, f)))
-    {
-        lines.extend_from_slice(source.field_path(sample, field).as_bytes());
-        lines.push(0);
-        lines.extend_from_slice(field.size.to_string().as_bytes());
-        lines.push(b'\n');
-        files += 1;
-        bytes += field.size;
+    for (lines, n, size) in &blocks {
+        hasher.update(lines);
+        files += n;
+        bytes += size;
     }
     InputSummary {
         files,
         bytes,
-        listing_sha256: sha256_hex(&lines),
+        listing_sha256: hex(&hasher.finalize()),
     }
 }
