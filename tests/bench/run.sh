@@ -11,11 +11,27 @@
 #          tests/bench/run.sh convert [--samples 30000] [--repeat 3] [--cat-shards 1000] (convert.py)
 #          tests/bench/run.sh api [--gib 1] [--repeat 7]                  (api.py: shardsmith.verify() vs CLI)
 #          tests/bench/run.sh static [--samples 30000] [--text-mb 200] [--repeat 3] (static.sh: musl vs glibc)
+#          tests/bench/run.sh scale [--jobs-list 1,2,4] [--repeat 2] [--what pack,tokenize,verify,manifest]
+#                             [--samples 30000] [--text-mb 200] [--big-mib 2048] [--bin PATH]
+#                             (scale.py: wall time at each -j; with --bin nothing is built)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ "${1:-}" = static ]; then
     shift
     exec tests/bench/static.sh "$@"
+fi
+if [ "${1:-}" = scale ]; then
+    shift
+    case " $* " in
+    *" --bin "* | *" --bin="*) ;;
+    *) cargo build --release --locked --quiet ;;
+    esac
+    venv=$(tests/interop/setup_env.sh)
+    # gigatoken's own env (its pins differ from the interop env's); without it the anchor
+    # is skipped, and scale.py says so.
+    gigatoken=$(tests/interop/setup_env.sh bench) || gigatoken=/nonexistent
+    exec "$venv/bin/python" tests/bench/scale.py --tiktoken-python "$venv/bin/python" \
+        --gigatoken-python "$gigatoken/bin/python" "$@"
 fi
 command -v nasm >/dev/null ||
     echo "warning: nasm not found: libjpeg-turbo is built without SIMD, JPEG decoding is slower" >&2

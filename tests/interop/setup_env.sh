@@ -13,6 +13,7 @@
 #            signing            the model_signing CLI
 #            wheels             maturin and pytest, and a wheelhouse of pytest for the offline
 #                               install of tests/wheels.sh
+#            bench              gigatoken, the benchmark's tokenize anchor (tests/bench/scale.py)
 #          tests/interop/setup_env.sh --cached GROUP  -> the directory if made, else exit 1
 #          tests/interop/setup_env.sh uv              -> the directory of the pinned uv
 #   then:  "$VENV/bin/python" ...  with PYTHONPATH=tests/interop/torchstub for wids/streaming
@@ -47,6 +48,7 @@ check_of() {
     images) echo 'NO_ALBUMENTATIONS_UPDATE=1 bin/python -c "import img2dataset.resizer, cv2, skimage.data, webdataset, PIL"' ;;
     signing) echo 'bin/model_signing --version' ;;
     wheels) echo 'bin/maturin --version && bin/python -m pytest --version' ;;
+    bench) echo 'bin/python -c "import gigatoken, awkward, numpy"' ;;
     *) return 1 ;;
     esac
 }
