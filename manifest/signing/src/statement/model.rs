@@ -191,17 +191,12 @@ impl Statement {
         }
     }
 
-    /// The number of files it covers (a file cut into shards counts once).
+    /// The number of files it covers (a file cut into shards counts once, wherever the
+    /// statement lists its shards).
     pub fn files(&self) -> usize {
-        let mut count = 0;
-        let mut last: Option<&str> = None;
-        for r in &self.resources {
-            if last != Some(r.name.as_str()) {
-                count += 1;
-                last = Some(&r.name);
-            }
-        }
-        count
+        let names: std::collections::BTreeSet<&str> =
+            self.resources.iter().map(|r| r.name.as_str()).collect();
+        names.len()
     }
 
     /// The payload bytes: indent 2, ASCII only, no trailing newline. The serialization's
