@@ -11,6 +11,7 @@ mod look;
 mod manifest;
 mod pack;
 mod shell;
+mod sign;
 mod task;
 mod tokenize;
 mod verify;
@@ -21,6 +22,7 @@ pub use look::{CatArgs, DatasetArgs, LookCommand, LsArgs, StatsArgs};
 pub use manifest::ManifestArgs;
 pub use pack::{InputFormatArg, KeyPrefixArg, PackArgs, ValidateArg};
 pub use shell::{CompletionsArgs, ManArgs};
+pub use sign::SignArgs;
 pub use tokenize::{TokenFormatArg, TokenizeArgs};
 pub use verify::{VerifyArgs, parse_root};
 
@@ -196,7 +198,9 @@ pub enum Command {
     /// `sign key` method does: `model_signing verify key` accepts it, and `shardsmith
     /// verify --signature` accepts bundles model_signing wrote. Each file is read once:
     /// the same read verifies it (manifest, structure, as `verify`), and nothing is
-    /// signed if that finds a problem (exit 1) unless --no-checks.
+    /// signed if that finds a problem (exit 1) unless --no-checks. With --shard-size, the
+    /// SHA-256 of every shard of every file instead (model_signing's shard serialization),
+    /// hashed on all cores.
     ///
     /// Keys: ECDSA on P-256, P-384 or P-521 in PEM, e.g. `openssl ecparam -name
     /// prime256v1 -genkey -noout -out key.pem && openssl ec -in key.pem -pubout -out
@@ -369,37 +373,6 @@ pub struct MergeArgs {
     /// A path that leads into OUTPUT (`out/0`) is accepted too. Without PART, every
     /// sub-directory of OUTPUT holding a manifest.json, in numeric order.
     pub parts: Vec<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct SignArgs {
-    /// Directory (or single file) to sign
-    pub path: PathBuf,
-
-    /// Private key (PEM: SEC1 `EC PRIVATE KEY` or PKCS#8, on P-256, P-384 or P-521)
-    ///
-    /// Encrypted keys are not read; model_signing's own --password does not work either.
-    /// Example: `--private-key key.pem` (model_signing's `--private_key` also works).
-    #[arg(long, alias = "private_key", value_name = "KEY.pem")]
-    pub private_key: PathBuf,
-
-    /// Where to write the bundle [default: model.sig, as model_signing]
-    ///
-    /// Written under a temporary name and renamed when complete. Inside PATH it is left
-    /// out of what it signs. Example: `--signature step_4000.sig`.
-    #[arg(long, value_name = "FILE", default_value = "model.sig")]
-    pub signature: PathBuf,
-
-    /// Sign symlinks to files, as their targets' content under the links' names
-    ///
-    /// Without it a symlink is refused, as model_signing refuses it; symlinks to
-    /// directories are never followed. model_signing's `--allow_symlinks` also works.
-    #[arg(long, alias = "allow_symlinks")]
-    pub allow_symlinks: bool,
-
-    /// Sign the files as they are, without the manifest and structure checks
-    #[arg(long)]
-    pub no_checks: bool,
 }
 
 #[derive(Debug, Args)]

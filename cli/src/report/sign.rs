@@ -16,7 +16,8 @@ pub struct Sign {
     pub command: &'static str,
     /// The key's curve (`P-256`, `P-384`, `P-521`).
     pub curve: &'static str,
-    /// Number of files the signature covers.
+    /// Number of files the signature covers (an empty file has no shard, so with
+    /// `--shard-size` it is not counted).
     pub files: usize,
     /// The key's hint (model_signing's): SHA-256 of its public key PEM, lowercase hex.
     pub key_hint: String,
@@ -24,12 +25,17 @@ pub struct Sign {
     pub path: String,
     /// Wall-clock seconds the command took.
     pub seconds: f64,
+    /// With `--shard-size`: the shard size in bytes (model_signing's shard
+    /// serialization); null for one digest per file.
+    pub shard_size: Option<u64>,
+    /// With `--shard-size`: the shards the signature lists; null without.
+    pub shards: Option<usize>,
     /// The signature bundle written, as given.
     pub signature: String,
     /// Always true here.
     pub signed: bool,
-    /// The statement's subject digest: SHA-256 over every signed file's SHA-256, in
-    /// path-component order.
+    /// The statement's subject digest: SHA-256 over every signed file's (or shard's)
+    /// SHA-256, in path-component order (a file's shards by offset).
     pub subject_sha256: String,
     /// The version of shardsmith.
     pub version: &'static str,

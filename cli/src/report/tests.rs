@@ -148,6 +148,8 @@ fn manifest_merge_and_sign_print_in_key_order() {
         key_hint: "ed6f".into(),
         path: "model".into(),
         seconds: 0.5,
+        shard_size: Some(1_000_000_000),
+        shards: Some(3),
         signature: "model.sig".into(),
         signed: true,
         subject_sha256: "00".into(),
@@ -177,6 +179,8 @@ fn verify_and_audit_print_in_key_order() {
         curve: "P-256".into(),
         key_hint: "ed6f".into(),
         files: 5,
+        shard_size: Some(1000),
+        shards: Some(13),
         findings: findings.clone(),
         notes: notes.clone(),
         ..SignatureReport::default()

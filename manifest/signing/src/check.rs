@@ -1,5 +1,5 @@
 //! Checking a signature: the bundle against the public key, then the statement's
-//! digests against the files.
+//! digests against the files: one per file, or one per shard ([`crate::shard_check`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -7,7 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 use shardsmith_manifest::{Finding, FindingKind, hex};
 
-use crate::{Bundle, Error, PublicKey, Result, Statement, bundle, files};
+use crate::statement::Method;
+use crate::{Bundle, Error, PublicKey, Result, Statement, bundle, files, shard_check};
 
 /// What a signature check found.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -21,6 +22,11 @@ pub struct SignatureReport {
     pub key_hint: String,
     /// Files the signature covers.
     pub files: usize,
+    /// The shard size in bytes of a signature made with model_signing's shard
+    /// serialization (one digest per shard); null for one digest per file.
+    pub shard_size: Option<u64>,
+    /// The shards such a signature lists (null for one digest per file).
+    pub shards: Option<usize>,
     /// Files present whose digest was compared with the signature's.
     #[serde(skip)]
     pub covered: Vec<String>,
@@ -32,8 +38,9 @@ pub struct SignatureReport {
 
 /// Checks the bundle `signature` (shown as `shown` in findings) against `key` and the
 /// files of `path`: the bundle's signature and consistency first, then every file's
-/// digest (from `known` where the caller already read the file, else read here), files
-/// added and files missing.
+/// digest (from `known` where the caller already read the file, else read here) or,
+/// for a shards signature, every shard's (read here, in parallel), files added and
+/// files missing.
 pub fn check(
     path: &Path,
     signature: &Path,
@@ -52,15 +59,26 @@ pub fn check(
         return Ok(report);
     };
     report.valid = true;
-    report.files = statement.resources.len();
+    report.files = statement.files();
     let mut ignore = statement.ignore_paths.clone();
     ignore.extend(files::inside(path, signature));
     let set = files::collect(path, &ignore, true)?;
-    let local: BTreeMap<String, [u8; 32]> = files::digests(&set, known)?
-        .into_iter()
-        .map(|r| (r.name, r.digest))
-        .collect();
-    compare_files(&statement, &local, shown, &mut report);
+    match statement.method {
+        Method::Files => {
+            let local: BTreeMap<String, [u8; 32]> = files::digests(&set, known, &|_| {})?
+                .into_iter()
+                .map(|r| (r.name, r.digest))
+                .collect();
+            compare_files(&statement, &local, shown, &mut report);
+        }
+        Method::Shards { shard_size } => {
+            report.shard_size = Some(shard_size);
+            report.shards = Some(statement.resources.len());
+            let compared = shard_check::compare(&statement, shard_size, &set, shown)?;
+            report.findings.extend(compared.findings);
+            report.covered.extend(compared.covered);
+        }
+    }
     Ok(report)
 }
 

@@ -42,6 +42,17 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A shard size so small for the files that the statement would list too many
+    /// shards.
+    #[error(
+        "with --shard-size {shard_size} the signature would list more than {max} shards of {shard_size} byte(s); give a larger shard size (model_signing's default is 1GB)"
+    )]
+    TooManyShards {
+        /// The shard size asked for.
+        shard_size: u64,
+        /// The most shards a signature may list.
+        max: u64,
+    },
     /// The data did not verify, so it is not signed.
     #[error(
         "not signed: verification found {errors} problem(s); fix them, or sign the files as they are with --no-checks"
@@ -62,6 +73,7 @@ impl Classify for Error {
             Error::Key { .. } => ErrorKind::Key,
             Error::Symlink { .. } => ErrorKind::Symlink,
             Error::NotAFile { .. } => ErrorKind::NotAFile,
+            Error::TooManyShards { .. } => ErrorKind::Setting,
             Error::Unverified { .. } => ErrorKind::Unverified,
             Error::Manifest(e) => e.kind(),
         }
@@ -71,7 +83,7 @@ impl Classify for Error {
         match self {
             Error::Io { path, .. } | Error::Key { path, .. } => Some(path.display().to_string()),
             Error::Symlink { path } | Error::NotAFile { path, .. } => Some(path.clone()),
-            Error::Unverified { .. } => None,
+            Error::Unverified { .. } | Error::TooManyShards { .. } => None,
             Error::Manifest(e) => e.path(),
         }
     }

@@ -114,31 +114,35 @@ pub fn collect(path: &Path, ignore: &[String], allow_symlinks: bool) -> Result<F
 }
 
 /// Every file's digest: from `known` (the digests of a read that already happened, by
-/// relative name) or read now, in parallel, once.
-pub fn digests(set: &FileSet, known: &BTreeMap<String, [u8; 32]>) -> Result<Vec<Resource>> {
+/// relative name) or read now, in parallel, once; `progress` counts the bytes read.
+pub fn digests(
+    set: &FileSet,
+    known: &BTreeMap<String, [u8; 32]>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Resource>> {
     set.files
         .par_iter()
         .map(|(name, full)| {
             let digest = match known.get(name) {
                 Some(d) => *d,
-                None => sha256_file(full)?,
+                None => sha256_file(full, progress)?,
             };
-            Ok(Resource {
-                name: name.clone(),
-                digest,
-            })
+            Ok(Resource::file(name.clone(), digest))
         })
         .collect()
 }
 
-fn sha256_file(path: &Path) -> Result<[u8; 32]> {
+fn sha256_file(path: &Path, progress: &(dyn Fn(u64) + Sync)) -> Result<[u8; 32]> {
     let mut file = std::fs::File::open(path).map_err(|e| Error::io("reading", path, e))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
         match file.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => hasher.update(&buf[..n]),
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                progress(n as u64);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(Error::io("reading", path, e)),
         }

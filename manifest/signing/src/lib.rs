@@ -3,9 +3,11 @@
 //!
 //! What it owns: the key-pair method of model_signing v1.x. A signature is a Sigstore
 //! bundle v0.3 ([`bundle`]) whose DSSE envelope carries an in-toto statement
-//! ([`statement`]) that lists the SHA-256 of every file ([`files`] says which files) and
-//! is signed with ECDSA on P-256, P-384 or P-521 ([`keys`]). [`sign`] makes one from
-//! digests a verification read already produced; [`check`] compares one with the files.
+//! ([`statement`]) that lists the SHA-256 of every file ([`files`] says which files), or
+//! of every shard of every file (model_signing's shard serialization, hashed on every
+//! core: [`shards`]), and is signed with ECDSA on P-256, P-384 or P-521 ([`keys`]).
+//! [`sign`] makes one (per file, from digests a verification read already produced);
+//! [`check`] compares one with the files.
 //!
 //! What it must not know: shard, token or checkpoint formats (the caller's verification
 //! pass reads every file once, through the format inspectors, and hands over the
@@ -19,6 +21,8 @@ mod check;
 mod error;
 pub mod files;
 pub mod keys;
+mod shard_check;
+pub mod shards;
 pub mod statement;
 
 use std::collections::BTreeMap;
@@ -28,7 +32,7 @@ pub use self::bundle::{Bundle, BundleError};
 pub use self::check::{SignatureReport, check};
 pub use self::error::{Error, Result};
 pub use self::keys::{Curve, KeyError, PrivateKey, PublicKey};
-pub use self::statement::{Resource, Statement, StatementError};
+pub use self::statement::{Method, Resource, Span, Statement, StatementError};
 
 /// A signature made by [`sign`].
 #[derive(Clone, Debug)]
@@ -52,23 +56,52 @@ pub fn subject_name(path: &Path) -> String {
         .unwrap_or_else(|| ".".into())
 }
 
-/// Signs the files of `path` (a directory or one file) with `key`. `known` holds the
-/// digests of files already read (by relative name); the others are read here. The
-/// signature file is left out when it lies inside `path`.
+/// How [`sign`] signs.
+pub struct SignOptions<'a> {
+    /// Sign symlinks to files as their targets' content (else they are refused).
+    pub allow_symlinks: bool,
+    /// One digest per file, or per shard of each file.
+    pub method: Method,
+    /// With method `files`: the digests of files already read (by relative name); the
+    /// others are read here. Shards are always read here.
+    pub known: &'a BTreeMap<String, [u8; 32]>,
+    /// Called once with the bytes that will be read, before any is.
+    pub progress_total: &'a dyn Fn(u64),
+    /// Called with each count of bytes read.
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// Signs the files of `path` (a directory or one file) with `key`. The signature file
+/// is left out when it lies inside `path`.
 pub fn sign(
     path: &Path,
     signature: &Path,
     key: &PrivateKey,
-    allow_symlinks: bool,
-    known: &BTreeMap<String, [u8; 32]>,
+    options: &SignOptions<'_>,
 ) -> Result<Signed> {
     let ignore: Vec<String> = files::inside(path, signature).into_iter().collect();
-    let set = files::collect(path, &ignore, allow_symlinks)?;
-    let resources = files::digests(&set, known)?;
+    let set = files::collect(path, &ignore, options.allow_symlinks)?;
+    let resources = match options.method {
+        Method::Files => {
+            let unread: u64 = set
+                .files
+                .iter()
+                .filter(|(name, _)| !options.known.contains_key(name))
+                .filter_map(|(_, full)| std::fs::metadata(full).ok())
+                .map(|m| m.len())
+                .sum();
+            (options.progress_total)(unread);
+            files::digests(&set, options.known, options.progress)?
+        }
+        Method::Shards { shard_size } => {
+            shards::digests(&set, shard_size, options.progress_total, options.progress)?
+        }
+    };
     let statement = Statement::new(
         &subject_name(path),
+        options.method,
         resources,
-        allow_symlinks,
+        options.allow_symlinks,
         set.ignore_paths,
     );
     let payload = statement.to_json();

@@ -93,9 +93,13 @@ impl DigestCheck for SignatureCheck {
 /// The summary line of a signature check.
 pub fn signature_line(sig: &SignatureReport) -> String {
     let key = format!("{} key {}", sig.curve, &sig.key_hint[..16]);
+    let shards = match (sig.shards, sig.shard_size) {
+        (Some(shards), Some(size)) => format!(" in {shards} shard(s) of {size} bytes"),
+        _ => String::new(),
+    };
     if sig.valid {
         format!(
-            "  signature  valid, by the {key}...; it covers {} file(s)\n",
+            "  signature  valid, by the {key}...; it covers {} file(s){shards}\n",
             sig.files
         )
     } else {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
 use shardsmith_manifest::verify::{VerifyOptions, VerifyReport, verify_path};
-use shardsmith_signing::{PublicKey, Signed as Bundle};
+use shardsmith_signing::{Method, PublicKey, SignOptions, Signed as Bundle};
 
 use super::check::load_private;
 use crate::args::SignArgs;
@@ -25,6 +25,7 @@ pub struct Settings {
     signature: PathBuf,
     allow_symlinks: bool,
     checks: bool,
+    method: Method,
 }
 
 impl Settings {
@@ -37,6 +38,10 @@ impl Settings {
             signature: args.signature.clone(),
             allow_symlinks: args.allow_symlinks,
             checks: !args.no_checks,
+            method: match args.shard_size {
+                Some(shard_size) => Method::Shards { shard_size },
+                None => Method::Files,
+            },
         })
     }
 }
@@ -59,7 +64,8 @@ pub enum Signed {
 }
 
 /// Reads the key (before any data), verifies the files unless told not to, and signs
-/// them with the digests of that same read.
+/// them: one digest per file from that same read, or one per shard read anew on every
+/// core.
 pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Signed> {
     let started = Instant::now();
     let key = load_private(&settings.private_key)?;
@@ -76,13 +82,21 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Signed> {
         bytes = Some(report.bytes_checked);
         known = report.digests;
     }
+    let bar = progress.bytes_bar("signing");
     let signed = shardsmith_signing::sign(
         &settings.path,
         &settings.signature,
         &key,
-        settings.allow_symlinks,
-        &known,
-    )?;
+        &SignOptions {
+            allow_symlinks: settings.allow_symlinks,
+            method: settings.method,
+            known: &known,
+            progress_total: &|total| bar.set_total(total),
+            progress: &|n| bar.inc(n),
+        },
+    );
+    bar.finish_and_clear();
+    let signed = signed?;
     shardsmith_signing::write_bundle(&settings.signature, &signed.bundle)?;
     Ok(Signed::Signed {
         path: settings.path.clone(),
@@ -94,7 +108,8 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Signed> {
     })
 }
 
-/// Every check `verify` makes, keeping each file's digest for the statement.
+/// Every check `verify` makes, keeping each file's digest for a statement of one digest
+/// per file.
 fn verify(settings: &Settings, progress: &dyn Progress) -> Result<VerifyReport> {
     let inspectors = InspectorsWith(CheckpointOptions { scan_values: false });
     let options = VerifyOptions {
@@ -102,7 +117,7 @@ fn verify(settings: &Settings, progress: &dyn Progress) -> Result<VerifyReport> 
         expect_root: None,
         inspectors: &inspectors,
         allow_empty: true,
-        collect_digests: true,
+        collect_digests: settings.method == Method::Files,
         digest_check: None,
     };
     let bar = progress.bytes_bar("verifying");
@@ -152,9 +167,16 @@ impl Signed {
                 bytes,
                 elapsed,
             } => {
-                let files = signed.statement.resources.len();
+                let statement = &signed.statement;
+                let files = statement.files();
+                let shards = match statement.method.shard_size() {
+                    Some(size) => {
+                        format!(" in {} shard(s) of {size} bytes", statement.resources.len())
+                    }
+                    None => String::new(),
+                };
                 let mut text = format!(
-                    "signed {}: {files} file(s){} with the {} key {}... in {}\n",
+                    "signed {}: {files} file(s){shards}{} with the {} key {}... in {}\n",
                     path.display(),
                     bytes.map_or_else(String::new, |b| format!(
                         " ({} read and verified)",
@@ -207,10 +229,16 @@ impl Signed {
             bytes_checked: *bytes,
             command: "sign",
             curve: key.curve().name(),
-            files: signed.statement.resources.len(),
+            files: signed.statement.files(),
             key_hint: key.hint(),
             path: path.display().to_string(),
             seconds: elapsed.as_secs_f64(),
+            shard_size: signed.statement.method.shard_size(),
+            shards: signed
+                .statement
+                .method
+                .shard_size()
+                .map(|_| signed.statement.resources.len()),
             signature: signature.display().to_string(),
             signed: true,
             subject_sha256: shardsmith_manifest::hex(&signed.statement.root),
