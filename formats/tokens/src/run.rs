@@ -7,7 +7,7 @@ use serde_json::Value;
 use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, InputSummary, Manifest, ManifestKind, sha256_hex};
 
 use super::input::{Position, TextInput};
-use super::pipeline::{CUT_BYTES, Output, first_line, pipeline};
+use super::pipeline::{CUT_BYTES, Output, Planner, first_line, pipeline};
 use super::settings::{TokenizeObserver, TokenizeSettings};
 use super::shard_record::{ShardRecord, Stats};
 use super::tokenizer::Tokenizer;
@@ -100,16 +100,8 @@ pub(crate) fn tokenize_cut(
             vocab,
             eod.map(|(_, id)| id),
         );
-        let out = pipeline(
-            inputs,
-            tokenizer,
-            settings,
-            start,
-            out,
-            &fingerprint,
-            observer,
-            cut,
-        )?;
+        let planner = Planner::new(inputs, &settings.field, start, cut);
+        let out = pipeline(planner, tokenizer, settings, out, &fingerprint, observer)?;
         finish(sink, inputs, &out, manifest, shards_resumed)
     })();
     if result.is_err() {

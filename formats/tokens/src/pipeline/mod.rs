@@ -16,5 +16,5 @@ mod workers;
 mod tests;
 
 pub(crate) use output::{Output, first_line};
-pub(crate) use plan::CUT_BYTES;
+pub(crate) use plan::{CUT_BYTES, Planner};
 pub(crate) use workers::pipeline;

@@ -91,7 +91,7 @@ impl Handle {
 }
 
 /// Hands out the units of `inputs` from a start position on, in order.
-pub(super) struct Planner<'a> {
+pub(crate) struct Planner<'a> {
     inputs: &'a [TextInput],
     field: &'a str,
     cut: u64,
@@ -111,7 +111,7 @@ pub(super) struct Planner<'a> {
 impl<'a> Planner<'a> {
     /// The units of `inputs` from `start` (a record's start) on, plain files cut every
     /// `cut` bytes; `field` is the Parquet column.
-    pub(super) fn new(inputs: &'a [TextInput], field: &'a str, start: Position, cut: u64) -> Self {
+    pub(crate) fn new(inputs: &'a [TextInput], field: &'a str, start: Position, cut: u64) -> Self {
         let mut planner = Self {
             inputs,
             field,
@@ -157,6 +157,11 @@ impl<'a> Planner<'a> {
                 line: 1,
             }
         }
+    }
+
+    /// The input files.
+    pub(super) fn inputs(&self) -> &'a [TextInput] {
+        self.inputs
     }
 
     /// The sequence number of the next unit.
