@@ -1,8 +1,9 @@
 //! `tokenize`: its formats end to end (`basic`, which also holds the corpus helpers),
-//! runs that stop or repeat, `verify` of its output, and the Python reference tokenizers
+//! input cut across workers (`parallel`), runs that stop or repeat, `verify` of its output, and the Python reference tokenizers
 //! and readers (`interop`).
 
 pub mod basic;
 mod interop;
+mod parallel;
 mod runs;
 mod verify;

@@ -1,6 +1,8 @@
 //! Where documents come from: JSONL (plain, `.gz`, `.zst`), Parquet and plain-text files,
-//! read in a fixed order and cut into batches of about [`BATCH_BYTES`] of text. Every
-//! record carries its [`Position`], so a run can restart exactly where a shard ended.
+//! listed in a fixed order, and a [`Reader`] that reads them in that order, cut into
+//! batches of about [`BATCH_BYTES`] of text (the pipeline reads a compressed file with
+//! it; other files it cuts into units read apart, see `pipeline/plan.rs`). Every record
+//! carries its [`Position`], so a run can restart exactly where a shard ended.
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
@@ -290,13 +292,20 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// The next batch, or `None` when every file was read. Also returns where reading
-    /// continues.
+    /// The next batch, or `None` when every file was read.
     pub fn next_batch(&mut self) -> Result<Option<Batch>> {
         let mut batch = Batch {
             data: Vec::with_capacity(BATCH_BYTES + (64 << 10)),
             ..Batch::default()
         };
+        Ok(self.fill(&mut batch)?.then_some(batch))
+    }
+
+    /// Fills `batch` (emptied first, its buffers kept) with the next records; false
+    /// when every file was read.
+    pub fn fill(&mut self, batch: &mut Batch) -> Result<bool> {
+        batch.data.clear();
+        batch.records.clear();
         while batch.data.len() < BATCH_BYTES {
             if self.file >= self.files.len() {
                 break;
@@ -348,7 +357,7 @@ impl<'a> Reader<'a> {
                     }
                 }
                 Open::Parquet(reader) => {
-                    let done = reader.next_into(file, &mut batch)?;
+                    let done = reader.next_into(file, batch)?;
                     // Read by ranges, not streamed: the file counts as read once done.
                     if done {
                         self.consumed
@@ -391,7 +400,7 @@ impl<'a> Reader<'a> {
         let consumed = self.consumed.load(Ordering::Relaxed);
         batch.input_bytes = consumed - self.reported;
         self.reported = consumed;
-        Ok((!batch.records.is_empty()).then_some(batch))
+        Ok(!batch.records.is_empty())
     }
 
     /// Where the next record starts (the end of the input when all was read).

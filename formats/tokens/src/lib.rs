@@ -7,20 +7,25 @@
 //! Parquet reader it shares with `pack`, checkpoints, or the command line; it reads and
 //! writes through `shardsmith-store` and ends with its shared finish.
 //!
-//! 1. The inputs are listed in a fixed order ([`input`]); their documents are read by one
-//!    thread in batches of about 1 MiB of text.
-//! 2. Worker threads tokenize batches in parallel ([`tokenizer`]: our own pre-tokenizer
-//!    and BPE for the OpenAI encodings, the `tokenizers` crate for a `tokenizer.json`).
-//! 3. One writer takes the batches back in order and appends their tokens to the current
-//!    shard ([`write`]), hashing while writing; a full shard goes to a committer thread
-//!    (fsync, resume record, rename) while writing goes on.
+//! 1. The inputs are listed in a fixed order ([`input`]) and cut into units: byte ranges
+//!    of about 1 MiB of plain JSONL (each holds the lines that start in it), groups of
+//!    small files, Parquet row groups, whole compressed files.
+//! 2. `--jobs` workers each take the next unit, read it themselves (positioned reads;
+//!    a compressed file is read in order by one worker while the others tokenize what it
+//!    reads) and tokenize it ([`tokenizer`]: our own pre-tokenizer and BPE for the OpenAI
+//!    encodings, the `tokenizers` crate for a `tokenizer.json`), encoding the tokens as
+//!    the output's dtype.
+//! 3. The batches are written back in input order by whichever worker is free (there is
+//!    no reader or writer thread): appended to the current shard ([`write`]), hashed
+//!    while written; a full shard goes to a committer thread (fsync, resume record,
+//!    rename) while writing goes on.
 //! 4. `SHA256SUMS` and, last, `manifest.json`.
 //!
 //! The number of batches in flight is bounded, so memory does not grow with the corpus;
-//! the output does not depend on the thread count. A killed run resumes at the end of
-//! the last committed shard: each shard's record holds the input position where the
-//! next shard starts (and, for formats that cut documents, how many tokens of that
-//! document the shard already holds).
+//! the output does not depend on the thread count nor on where the input was cut. A
+//! killed run resumes at the end of the last committed shard: each shard's record holds
+//! the input position where the next shard starts (and, for formats that cut documents,
+//! how many tokens of that document the shard already holds).
 
 pub mod batch;
 pub mod bpe;

@@ -1,7 +1,9 @@
 //! Parquet input: one text column, one row per document, read as raw bytes with the
 //! Parquet reader `pack` uses too (`shardsmith_shard::parquet`), page by page (bounded
-//! memory whatever the row-group size). Resumes at any row.
+//! memory whatever the row-group size). The footer is read once ([`ParquetInput`]);
+//! its row groups are read apart, by several threads at once, each from any row on.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use shardsmith_shard::parquet::{ByteColumn, ColumnError, ParquetFile};
@@ -13,40 +15,103 @@ use crate::{Error, Result};
 /// Rows decoded per call.
 const ROWS: usize = 1024;
 
-/// Reads one column of a Parquet file as documents.
+/// A Parquet file whose footer was read and whose text column was found.
+pub struct ParquetInput {
+    file: ParquetFile,
+    display: String,
+    field: String,
+}
+
+impl ParquetInput {
+    /// Opens `input` (shown as `display`) and finds the top-level string column `field`.
+    pub fn open(input: Arc<dyn RangeRead>, display: &str, field: &str) -> Result<Self> {
+        let file = ParquetFile::open(input).map_err(|e| bad(display, e.predicate()))?;
+        // From the last row: checks the column without reading a page.
+        file.byte_column(field, file.num_rows())
+            .map_err(|e| column_error(e, display, field))?;
+        Ok(Self {
+            file,
+            display: display.to_string(),
+            field: field.to_string(),
+        })
+    }
+
+    /// The rows of each row group from row `from` on (the first one cut at `from`),
+    /// leaving out empty groups.
+    pub fn groups_from(&self, from: u64) -> Result<Vec<Range<u64>>> {
+        if from > self.file.num_rows() {
+            return Err(bad(
+                &self.display,
+                "is shorter than when it was first read".into(),
+            ));
+        }
+        let mut out = Vec::new();
+        let mut row = 0u64;
+        for group in self.file.metadata().row_groups() {
+            let end = row.saturating_add(group.num_rows().max(0) as u64);
+            if end > from.max(row) {
+                out.push(from.max(row)..end);
+            }
+            row = end;
+        }
+        Ok(out)
+    }
+
+    /// A reader of the rows `rows` (within one row group, or to the end of the file).
+    pub fn reader(&self, rows: Range<u64>) -> Result<ParquetReader> {
+        let column = self
+            .file
+            .byte_column(&self.field, rows.start)
+            .map_err(|e| column_error(e, &self.display, &self.field))?;
+        Ok(ParquetReader {
+            column,
+            display: self.display.clone(),
+            row: rows.start,
+            end: rows.end,
+        })
+    }
+}
+
+fn bad(display: &str, reason: String) -> Error {
+    Error::BadFile {
+        path: display.to_string(),
+        reason,
+    }
+}
+
+fn column_error(e: ColumnError, display: &str, field: &str) -> Error {
+    bad(
+        display,
+        match e {
+            ColumnError::Missing(names) => format!(
+                "has no column `{field}` (columns: {}); choose it with --field",
+                names.join(", ")
+            ),
+            ColumnError::NotBytes(kind) => {
+                format!("column `{field}` is not a string column ({kind})")
+            }
+            ColumnError::Unreadable(e) if e.starts_with("has fewer rows") => {
+                "is shorter than when it was first read".into()
+            }
+            ColumnError::Unreadable(e) => format!("cannot be read: {e}"),
+        },
+    )
+}
+
+/// Reads rows of one column of a Parquet file as documents.
 pub struct ParquetReader {
     column: ByteColumn,
     display: String,
     row: u64,
+    /// The row it stops before.
+    end: u64,
 }
 
 impl ParquetReader {
     /// Opens `input` (shown as `display`), finds the top-level string column `field`
-    /// and skips to row `start`.
+    /// and skips to row `start`; reads to the end of the file.
     pub fn open(input: Arc<dyn RangeRead>, display: &str, field: &str, start: u64) -> Result<Self> {
-        let bad = |reason: String| Error::BadFile {
-            path: display.to_string(),
-            reason,
-        };
-        let file = ParquetFile::open(input).map_err(|e| bad(e.predicate()))?;
-        let column = file.byte_column(field, start).map_err(|e| match e {
-            ColumnError::Missing(names) => bad(format!(
-                "has no column `{field}` (columns: {}); choose it with --field",
-                names.join(", ")
-            )),
-            ColumnError::NotBytes(kind) => {
-                bad(format!("column `{field}` is not a string column ({kind})"))
-            }
-            ColumnError::Unreadable(e) if e.starts_with("has fewer rows") => {
-                bad("is shorter than when it was first read".into())
-            }
-            ColumnError::Unreadable(e) => bad(format!("cannot be read: {e}")),
-        })?;
-        Ok(Self {
-            column,
-            display: display.to_string(),
-            row: start,
-        })
+        ParquetInput::open(input, display, field)?.reader(start..u64::MAX)
     }
 
     /// The position of the next row.
@@ -58,13 +123,17 @@ impl ParquetReader {
         }
     }
 
-    /// Appends up to [`ROWS`] rows to `batch`; returns true when the file is done.
+    /// Appends up to [`ROWS`] rows to `batch`; returns true when its rows are done.
     pub fn next_into(&mut self, file: usize, batch: &mut Batch) -> Result<bool> {
         let first = self.row;
         let mut row = self.row;
+        let max = (self.end - self.row).min(ROWS as u64) as usize;
+        if max == 0 {
+            return Ok(true);
+        }
         let rows = self
             .column
-            .next_values(ROWS, |value| {
+            .next_values(max, |value| {
                 let pos = Position {
                     file,
                     offset: row,
@@ -97,7 +166,7 @@ impl ParquetReader {
                 reason: format!("cannot be read: {e}"),
             })?;
         self.row = row;
-        Ok(rows == 0)
+        Ok(rows == 0 || self.row >= self.end)
     }
 }
 

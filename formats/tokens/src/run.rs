@@ -7,7 +7,7 @@ use serde_json::Value;
 use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, InputSummary, Manifest, ManifestKind, sha256_hex};
 
 use super::input::{Position, TextInput};
-use super::pipeline::{Output, pipeline};
+use super::pipeline::{CUT_BYTES, Output, Planner, first_line, pipeline};
 use super::settings::{TokenizeObserver, TokenizeSettings};
 use super::shard_record::{ShardRecord, Stats};
 use super::tokenizer::Tokenizer;
@@ -40,6 +40,19 @@ pub fn tokenize(
     tokenizer: &Tokenizer,
     settings: &TokenizeSettings,
     observer: &dyn TokenizeObserver,
+) -> Result<TokenizeReport> {
+    tokenize_cut(inputs, sink, tokenizer, settings, observer, CUT_BYTES)
+}
+
+/// [`tokenize`], plain files cut into units of `cut` bytes (the output is the same
+/// whatever the cut: the tests cut at every few bytes).
+pub(crate) fn tokenize_cut(
+    inputs: &[TextInput],
+    sink: &dyn OutputSink,
+    tokenizer: &Tokenizer,
+    settings: &TokenizeSettings,
+    observer: &dyn TokenizeObserver,
+    cut: u64,
 ) -> Result<TokenizeReport> {
     settings.check()?;
     if inputs.is_empty() {
@@ -87,15 +100,8 @@ pub fn tokenize(
             vocab,
             eod.map(|(_, id)| id),
         );
-        let out = pipeline(
-            inputs,
-            tokenizer,
-            settings,
-            start,
-            out,
-            &fingerprint,
-            observer,
-        )?;
+        let planner = Planner::new(inputs, &settings.field, start, cut);
+        let out = pipeline(planner, tokenizer, settings, out, &fingerprint, observer)?;
         finish(sink, inputs, &out, manifest, shards_resumed)
     })();
     if result.is_err() {
@@ -149,9 +155,15 @@ fn output_after<'a>(
         index: records.len(),
         carry,
         stats,
-        ids: Vec::new(),
         records,
         input_bytes: 0,
+        line: (
+            start.file,
+            match inputs.get(start.file) {
+                Some(input) if start.offset == 0 => first_line(input),
+                _ => start.line,
+            },
+        ),
     };
     (start, out)
 }

@@ -1,5 +1,6 @@
-//! A worker's job: one batch of records → the ids of each document, or the reason a
-//! record is not a document. Runs on many threads at once.
+//! A worker's job: one batch of records → each document's tokens, framed with the
+//! end-of-document token and encoded as the output's dtype, or the reason a record is
+//! not a document. Runs on many threads at once, so the writer only copies bytes.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -8,16 +9,65 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use super::batch::{Batch, Position, RecordKind};
 use super::tokenizer::{Scratch, Tokenizer};
+use super::write::{TokenDtype, TokenFormat};
+
+/// How a document's ids become the bytes of a token file: where the end-of-document
+/// token goes (as each consumer expects), the dtype, and the vocabulary every id must be
+/// inside.
+#[derive(Clone, Copy, Debug)]
+pub struct Framing {
+    /// The output format (where the end-of-document token goes).
+    pub format: TokenFormat,
+    /// The end-of-document token, if added.
+    pub eod: Option<u32>,
+    /// The token type written.
+    pub dtype: TokenDtype,
+    /// Ids must be below this.
+    pub vocab: u32,
+}
+
+impl Framing {
+    /// Appends the document of `ids` to `out`, framed and encoded; returns its token
+    /// count, or the first id outside the vocabulary (nothing appended then).
+    pub fn frame(&self, ids: &[u32], out: &mut Vec<u8>) -> Result<u64, u32> {
+        // Megatron: an empty document gets none (a document without sequences).
+        let eod: &[u32] = match &self.eod {
+            Some(eod) if !(self.format == TokenFormat::Megatron && ids.is_empty()) => {
+                std::slice::from_ref(eod)
+            }
+            _ => &[],
+        };
+        let start = out.len();
+        let parts: [&[u32]; 2] = if self.format == TokenFormat::Llmc {
+            [eod, ids]
+        } else {
+            [ids, eod]
+        };
+        for part in parts {
+            if let Err(bad) = self.dtype.encode(part, self.vocab, out) {
+                out.truncate(start);
+                return Err(bad);
+            }
+        }
+        Ok((ids.len() + eod.len()) as u64)
+    }
+}
 
 /// One record's outcome.
 #[derive(Debug)]
 pub struct DocOut {
-    /// Where the record starts.
+    /// Where the record starts. The line of a JSON line is set by the writer, which
+    /// counts lines in input order (a worker reading a byte range in the middle of a
+    /// file does not know it).
     pub pos: Position,
-    /// Its ids in [`Tokenized::tokens`] (after the previous document's).
-    pub len: usize,
+    /// A JSON line (numbered by the writer).
+    pub json: bool,
+    /// Its tokens, framed, in [`Tokenized::bytes`] (after the previous document's).
+    pub tokens: u64,
     /// Why it is not a document.
     pub problem: Option<String>,
+    /// An id outside the vocabulary: the document cannot be written.
+    pub out_of_vocabulary: Option<u32>,
 }
 
 /// A tokenized batch.
@@ -25,24 +75,34 @@ pub struct DocOut {
 pub struct Tokenized {
     /// Every record, in order.
     pub docs: Vec<DocOut>,
-    /// The ids of all documents, concatenated.
-    pub tokens: Vec<u32>,
+    /// The framed and encoded tokens of all documents, concatenated.
+    pub bytes: Vec<u8>,
     /// Input bytes the batch consumed.
     pub input_bytes: u64,
 }
 
-/// Tokenizes every record of `batch`; JSON records take their text from `field`.
+/// A worker's reusable state: the tokenizer's scratch and the ids of one document.
+#[derive(Default)]
+pub struct WorkerScratch {
+    tokenizer: Scratch,
+    ids: Vec<u32>,
+}
+
+/// Tokenizes every record of `batch` into `out` (its buffers reused); JSON records take
+/// their text from `field`.
 pub fn tokenize_batch(
-    batch: Batch,
+    batch: &Batch,
     tokenizer: &Tokenizer,
     field: &str,
-    scratch: &mut Scratch,
-) -> Tokenized {
-    let mut out = Tokenized {
-        docs: Vec::with_capacity(batch.records.len()),
-        tokens: Vec::with_capacity(batch.data.len() / 3),
-        input_bytes: batch.input_bytes,
-    };
+    framing: &Framing,
+    scratch: &mut WorkerScratch,
+    out: &mut Tokenized,
+) {
+    out.docs.clear();
+    out.bytes.clear();
+    out.docs.reserve(batch.records.len());
+    out.bytes.reserve(batch.data.len());
+    out.input_bytes = batch.input_bytes;
     for record in &batch.records {
         let bytes = &batch.data[record.range.clone()];
         let text = match &record.kind {
@@ -52,24 +112,30 @@ pub fn tokenize_batch(
                 .map_err(|e| e.to_string()),
             RecordKind::Bad(reason) => Err(reason.clone()),
         };
-        let start = out.tokens.len();
+        let ids = &mut scratch.ids;
+        ids.clear();
         let problem = match text {
             Ok(text) => tokenizer
-                .encode(&text, scratch, &mut out.tokens)
+                .encode(&text, &mut scratch.tokenizer, ids)
                 .err()
                 .map(|e| e.to_string()),
             Err(reason) => Some(reason),
         };
-        if problem.is_some() {
-            out.tokens.truncate(start);
-        }
+        let (tokens, out_of_vocabulary) = match problem {
+            Some(_) => (0, None),
+            None => match framing.frame(ids, &mut out.bytes) {
+                Ok(n) => (n, None),
+                Err(bad) => (0, Some(bad)),
+            },
+        };
         out.docs.push(DocOut {
             pos: record.pos,
-            len: out.tokens.len() - start,
+            json: record.kind == RecordKind::Json,
+            tokens,
             problem,
+            out_of_vocabulary,
         });
     }
-    out
 }
 
 /// Why a JSON line holds no text to tokenize: the reason its record is left out.

@@ -57,6 +57,34 @@ impl TokenDtype {
         }
     }
 
+    /// Appends `ids` to `out` as little-endian values of this type; an id of `vocab` or
+    /// more is not written, and the first one is returned.
+    pub fn encode(
+        self,
+        ids: &[u32],
+        vocab: u32,
+        out: &mut Vec<u8>,
+    ) -> std::result::Result<(), u32> {
+        if let Some(&bad) = ids.iter().find(|&&id| id >= vocab) {
+            return Err(bad);
+        }
+        let start = out.len();
+        out.resize(start + ids.len() * self.size() as usize, 0);
+        match self {
+            TokenDtype::Uint16 => {
+                for (dst, &id) in out[start..].chunks_exact_mut(2).zip(ids) {
+                    dst.copy_from_slice(&(id as u16).to_le_bytes());
+                }
+            }
+            TokenDtype::Uint32 | TokenDtype::Int32 => {
+                for (dst, &id) in out[start..].chunks_exact_mut(4).zip(ids) {
+                    dst.copy_from_slice(&id.to_le_bytes());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Megatron's dtype code.
     pub fn megatron_code(self) -> u8 {
         match self {
@@ -145,7 +173,6 @@ pub struct ShardWriter {
     spill: Option<BufWriter<File>>,
     /// llm.c: the token count written in the header.
     header_count: u64,
-    buf: Vec<u8>,
 }
 
 /// What a finished shard gives: its manifest entries and its uncommitted files.
@@ -211,7 +238,6 @@ impl ShardWriter {
             documents: 0,
             spill,
             header_count,
-            buf: Vec::with_capacity(1 << 16),
         })
     }
 
@@ -225,36 +251,23 @@ impl ShardWriter {
         &self.name
     }
 
-    /// Appends tokens. An id outside the vocabulary is an error: it would be silently
-    /// wrong in training (or wrap around in a narrower type).
-    pub fn write(&mut self, ids: &[u32]) -> Result<()> {
-        if let Some(&bad) = ids.iter().find(|&&id| id >= self.vocab) {
-            return Err(Error::Unrepresentable(format!(
-                "the tokenizer produced id {bad}, outside its vocabulary of {} ids; refusing to write `{}`",
-                self.vocab, self.name
-            )));
-        }
-        let size = self.dtype.size() as usize;
-        for chunk in ids.chunks(1 << 14) {
-            self.buf.resize(chunk.len() * size, 0);
-            match self.dtype {
-                TokenDtype::Uint16 => {
-                    for (dst, &id) in self.buf.chunks_exact_mut(2).zip(chunk) {
-                        dst.copy_from_slice(&(id as u16).to_le_bytes());
-                    }
-                }
-                TokenDtype::Uint32 | TokenDtype::Int32 => {
-                    for (dst, &id) in self.buf.chunks_exact_mut(4).zip(chunk) {
-                        dst.copy_from_slice(&id.to_le_bytes());
-                    }
-                }
-            }
-            self.out
-                .write_all(&self.buf)
-                .map_err(|e| Error::io("writing", &self.name, e))?;
-        }
-        self.tokens += ids.len() as u64;
+    /// Appends tokens already encoded as this shard's dtype ([`TokenDtype::encode`],
+    /// which refuses ids outside the vocabulary).
+    pub fn write(&mut self, encoded: &[u8]) -> Result<()> {
+        self.out
+            .write_all(encoded)
+            .map_err(|e| Error::io("writing", &self.name, e))?;
+        self.tokens += encoded.len() as u64 / self.dtype.size();
         Ok(())
+    }
+
+    /// The error for an id outside the vocabulary on its way into this shard: it would
+    /// be silently wrong in training (or wrap around in a narrower type).
+    pub fn out_of_vocabulary(&self, id: u32) -> Error {
+        Error::Unrepresentable(format!(
+            "the tokenizer produced id {id}, outside its vocabulary of {} ids; refusing to write `{}`",
+            self.vocab, self.name
+        ))
     }
 
     /// Counts a document in this shard; for Megatron, `tokens` is its length (a

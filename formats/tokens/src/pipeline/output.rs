@@ -1,0 +1,230 @@
+//! The writer's side of the pipeline: the tokenized batches, taken in input order,
+//! appended to the current shard; a full shard goes to the committer. Also numbers the
+//! JSON lines, which only the input order tells.
+
+use std::sync::mpsc::Sender;
+
+use shardsmith_manifest::Skipped;
+
+use crate::batch::Position;
+use crate::input::TextInput;
+use crate::shard_record::{SKIPPED_LISTED, ShardRecord, Stats};
+use crate::work::Tokenized;
+use crate::write::{ShardWriter, TokenDtype, TokenFormat};
+use crate::{Error, Result};
+use shardsmith_store::{OutputSink, ShardFile};
+
+/// A finished shard on its way to durability.
+pub(super) struct Commit {
+    pub(super) name: String,
+    pub(super) record: ShardRecord,
+    pub(super) files: Vec<Box<dyn ShardFile>>,
+}
+
+/// The writer's state: the shard being written and everything written so far.
+pub(crate) struct Output<'a> {
+    pub(crate) sink: &'a dyn OutputSink,
+    pub(crate) format: TokenFormat,
+    pub(crate) dtype: TokenDtype,
+    pub(crate) vocab: u32,
+    pub(crate) prefix: &'a str,
+    pub(crate) limit: Option<u64>,
+    pub(crate) eod: Option<u32>,
+    pub(crate) strict: bool,
+    pub(crate) inputs: &'a [TextInput],
+    pub(crate) current: Option<ShardWriter>,
+    /// Index of the shard being (or next to be) written.
+    pub(crate) index: usize,
+    /// Tokens of the first document already written by an interrupted run.
+    pub(crate) carry: u64,
+    pub(crate) stats: Stats,
+    pub(crate) records: Vec<ShardRecord>,
+    pub(crate) input_bytes: u64,
+    /// The file whose JSON lines are being numbered, and the number of its next line
+    /// (0: not known, inside a span of a file cut between tasks).
+    pub(crate) line: (usize, u64),
+}
+
+impl Output<'_> {
+    /// Appends the documents of `batch` (the next in input order).
+    pub(super) fn batch(&mut self, batch: &Tokenized, commits: &Sender<Commit>) -> Result<()> {
+        let size = self.dtype.size() as usize;
+        let mut at = 0;
+        for doc in &batch.docs {
+            let mut pos = doc.pos;
+            if doc.json {
+                pos.line = self.next_line(pos.file);
+            }
+            let len = doc.tokens as usize * size;
+            let bytes = &batch.bytes[at..at + len];
+            at += len;
+            if let Some(reason) = &doc.problem {
+                self.problem(pos, reason)?;
+            } else if let Some(id) = doc.out_of_vocabulary {
+                return Err(self.open()?.out_of_vocabulary(id));
+            } else {
+                self.document(pos, bytes, doc.tokens, commits)?;
+            }
+        }
+        self.input_bytes += batch.input_bytes;
+        Ok(())
+    }
+
+    /// The number of the next JSON line of `file`: lines are counted from the file's
+    /// first (or from where a resumed run starts), except in a span of a file that
+    /// starts past its first byte.
+    fn next_line(&mut self, file: usize) -> u64 {
+        if self.line.0 != file {
+            self.line = (file, first_line(&self.inputs[file]));
+        }
+        let line = self.line.1;
+        if line > 0 {
+            self.line.1 += 1;
+        }
+        line
+    }
+
+    fn problem(&mut self, pos: Position, reason: &str) -> Result<()> {
+        let path = self.inputs[pos.file].display.clone();
+        // Inside a span of a file cut between tasks the line number is not known.
+        let at = if pos.line == 0 {
+            format!("the line at byte {}", pos.offset)
+        } else {
+            format!("line {}", pos.line)
+        };
+        if self.strict {
+            return Err(Error::BadRecord {
+                path,
+                line: pos.line,
+                reason: format!(
+                    "{}{reason} (--strict makes every malformed record an error)",
+                    if pos.line == 0 {
+                        format!("{at}: ")
+                    } else {
+                        String::new()
+                    }
+                ),
+            });
+        }
+        self.stats.skipped_total += 1;
+        if self.stats.skipped.len() < SKIPPED_LISTED {
+            self.stats.skipped.push(Skipped {
+                path,
+                reason: format!("{at}: {reason}"),
+            });
+        }
+        Ok(())
+    }
+
+    fn open(&mut self) -> Result<&mut ShardWriter> {
+        if self.current.is_none() {
+            let name = TokenFormat::bin_name(self.prefix, self.index);
+            self.current = Some(ShardWriter::create(
+                self.sink,
+                self.format,
+                self.dtype,
+                self.vocab,
+                name,
+                self.limit.unwrap_or(0),
+            )?);
+        }
+        Ok(self.current.as_mut().expect("opened above"))
+    }
+
+    fn full(&self) -> bool {
+        match (&self.current, self.limit) {
+            (Some(cur), Some(limit)) => cur.tokens() >= limit,
+            _ => false,
+        }
+    }
+
+    /// Appends a document of `n` tokens, `bytes` as encoded by the worker.
+    fn document(
+        &mut self,
+        pos: Position,
+        bytes: &[u8],
+        n: u64,
+        commits: &Sender<Commit>,
+    ) -> Result<()> {
+        if self.format == TokenFormat::Megatron {
+            let overflows = match (&self.current, self.limit) {
+                (Some(cur), Some(limit)) => cur.tokens() > 0 && cur.tokens() + n > limit,
+                _ => false,
+            };
+            if overflows {
+                self.close(pos, 0, commits)?;
+            }
+            let cur = self.open()?;
+            cur.write(bytes)?;
+            cur.document(n)?;
+        } else {
+            let format = self.format;
+            let size = self.dtype.size() as usize;
+            let mut written = std::mem::take(&mut self.carry).min(n);
+            if n == 0 {
+                self.open()?.document(0)?;
+            }
+            while written < n {
+                if self.full() {
+                    self.close(pos, written, commits)?;
+                }
+                let limit = self.limit;
+                let cur = self.open()?;
+                if format == TokenFormat::Llmc && written == 0 {
+                    cur.document(0)?;
+                }
+                let room = limit.map_or(n - written, |l| l - cur.tokens());
+                let take = room.min(n - written);
+                let w = written as usize * size;
+                cur.write(&bytes[w..w + take as usize * size])?;
+                written += take;
+                if format == TokenFormat::Nanogpt && written == n {
+                    cur.document(0)?;
+                }
+            }
+        }
+        self.stats.documents += 1;
+        self.stats.tokens += n;
+        Ok(())
+    }
+
+    /// Finishes the current shard (if any) and hands it to the committer; the next shard
+    /// starts at `next`, `carry` tokens into that document.
+    pub(super) fn close(
+        &mut self,
+        next: Position,
+        carry: u64,
+        commits: &Sender<Commit>,
+    ) -> Result<()> {
+        let Some(cur) = self.current.take() else {
+            return Ok(());
+        };
+        let name = cur.name().to_string();
+        let (entries, files) = cur.finish(self.sink)?;
+        let record = ShardRecord {
+            entries,
+            next,
+            carry,
+            stats: self.stats.clone(),
+        };
+        self.records.push(record.clone());
+        self.index += 1;
+        commits
+            .send(Commit {
+                name,
+                record,
+                files,
+            })
+            .map_err(|_| Error::Stopped("the commit thread ended early"))
+    }
+}
+
+/// The number of a file's first line: 0 (not known) in a span that starts past the
+/// file's first byte.
+pub(crate) fn first_line(input: &TextInput) -> u64 {
+    if input.span.as_ref().is_some_and(|span| span.start > 0) {
+        0
+    } else {
+        1
+    }
+}
