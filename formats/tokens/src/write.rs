@@ -194,7 +194,8 @@ fn llmc_header(dtype: TokenDtype, count: u64) -> Vec<u8> {
 impl ShardWriter {
     /// Starts shard file `name`. For llm.c, `expected` is the token count the header
     /// says (the shard size: every shard but the last is full); a shard that ends
-    /// shorter gets its header rewritten.
+    /// shorter gets its header rewritten. `bound` bounds the file's bytes when no shard
+    /// size does (`expected` 0).
     pub fn create(
         sink: &dyn OutputSink,
         format: TokenFormat,
@@ -202,6 +203,7 @@ impl ShardWriter {
         vocab: u32,
         name: String,
         expected: u64,
+        bound: Option<u64>,
     ) -> Result<Self> {
         // llm.c's header may be rewritten at the end: a sink that cannot change what it
         // has written (an object store) spools that one file locally first.
@@ -210,9 +212,12 @@ impl ShardWriter {
         } else {
             sink.create(&name)?
         };
-        // The shard size bounds the file; without one (0) its size is not known
-        // ahead, and its chunks are hashed in case it reaches the chunk-list threshold.
-        let bound = (expected > 0).then(|| expected.saturating_mul(dtype.size()));
+        // The shard size bounds the file, else the input's size may; without either its
+        // chunks are hashed in case it reaches the chunk-list threshold.
+        let bound = match expected {
+            0 => bound,
+            n => Some(n.saturating_mul(dtype.size())),
+        };
         let mut out = HashingWriter::expecting(
             BufWriter::with_capacity(1 << 20, file),
             DEFAULT_CHUNK_SIZE,

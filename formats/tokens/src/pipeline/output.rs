@@ -7,7 +7,7 @@ use std::sync::mpsc::Sender;
 use shardsmith_manifest::Skipped;
 
 use crate::batch::Position;
-use crate::input::TextInput;
+use crate::input::{InputKind, StreamCompression, TextInput};
 use crate::shard_record::{SKIPPED_LISTED, ShardRecord, Stats};
 use crate::work::Tokenized;
 use crate::write::{ShardWriter, TokenDtype, TokenFormat};
@@ -126,9 +126,28 @@ impl Output<'_> {
                 self.vocab,
                 name,
                 self.limit.unwrap_or(0),
+                self.unbounded_size(),
             )?);
         }
         Ok(self.current.as_mut().expect("opened above"))
+    }
+
+    /// An upper bound on a token file's bytes when no shard size bounds it: a token
+    /// covers at least one byte of the decoded text, which is no longer than its JSON
+    /// or text file, and a document adds at most one end-of-document token, so a file
+    /// holds at most twice as many tokens as the input has bytes. `None` when an input's
+    /// text can be larger than its file (compressed JSONL, Parquet).
+    fn unbounded_size(&self) -> Option<u64> {
+        let mut bytes = 0u64;
+        for input in self.inputs {
+            match input.kind {
+                InputKind::Jsonl(StreamCompression::None) | InputKind::Text => {
+                    bytes = bytes.saturating_add(input.size);
+                }
+                _ => return None,
+            }
+        }
+        Some(bytes.saturating_mul(2).saturating_mul(self.dtype.size()))
     }
 
     fn full(&self) -> bool {
