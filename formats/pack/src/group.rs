@@ -1,7 +1,8 @@
 //! Listing → samples: files grouped by key, fields sorted, names and samples the format
 //! cannot represent left out with the reason.
 
-use rayon::slice::ParallelSliceMut;
+use rayon::iter::Either;
+use rayon::prelude::*;
 use shardsmith_manifest::Skipped;
 
 use shardsmith_shard::naming::split_key;
@@ -15,11 +16,22 @@ pub(crate) struct Grouped {
     pub skipped: Vec<Skipped>,
 }
 
-/// Key and extension (as spelled) of a path that passed [`split_key`].
-fn parts(rel: &str) -> (&str, &str) {
-    let base = rel.rfind('/').map_or(0, |i| i + 1);
-    let dot = base + rel[base..].find('.').unwrap_or(rel.len() - base);
-    (&rel[..dot], rel.get(dot + 1..).unwrap_or_default())
+/// A listed file whose name passed [`split_key`], with the length of its key (its field
+/// starts after the dot that follows).
+struct Named {
+    file: ListedFile,
+    key_len: usize,
+}
+
+impl Named {
+    fn key(&self) -> &str {
+        &self.file.rel[..self.key_len]
+    }
+
+    /// The field's name as spelled.
+    fn ext(&self) -> &str {
+        &self.file.rel[self.key_len + 1..]
+    }
 }
 
 /// Orders field names as their lowercase forms order.
@@ -29,72 +41,72 @@ fn cmp_lower(a: &str, b: &str) -> std::cmp::Ordering {
         .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
 }
 
-pub(crate) fn group(mut files: Vec<ListedFile>) -> Grouped {
-    let mut skipped = Vec::new();
-    files.retain_mut(|file| match split_key(&file.rel) {
-        Ok(_) => true,
-        Err(reason) => {
-            skipped.push(Skipped {
-                path: std::mem::take(&mut file.rel),
-                reason: reason.to_string(),
-            });
-            false
-        }
-    });
+pub(crate) fn group(files: Vec<ListedFile>) -> Grouped {
+    // Every name checked and split on every core, once.
+    let (mut named, mut skipped): (Vec<Named>, Vec<Skipped>) =
+        files.into_par_iter().partition_map(|file| {
+            let split = split_key(&file.rel).map(|(key, _)| key.len());
+            match split {
+                Ok(key_len) => Either::Left(Named { file, key_len }),
+                Err(reason) => Either::Right(Skipped {
+                    path: file.rel,
+                    reason: reason.to_string(),
+                }),
+            }
+        });
     // Sorted in place by key, then field: the files of one key need not be neighbours in
     // path order (`a.b/c.jpg` sorts between `a.aaa` and `a.zzz`).
-    files.par_sort_unstable_by(|a, b| {
-        let (ka, ea) = parts(&a.rel);
-        let (kb, eb) = parts(&b.rel);
-        ka.cmp(kb)
-            .then_with(|| cmp_lower(ea, eb))
-            .then_with(|| ea.cmp(eb))
+    named.par_sort_unstable_by(|a, b| {
+        a.key()
+            .cmp(b.key())
+            .then_with(|| cmp_lower(a.ext(), b.ext()))
+            .then_with(|| a.ext().cmp(b.ext()))
     });
     // Exact capacity (no doubling), and each input path is dropped as its sample is
     // built, its buffer reused for the key: the listing and the plan never both hold
     // every path, which bounds the peak per input file.
-    let keys = files
+    let keys = named
         .windows(2)
-        .filter(|w| parts(&w[0].rel).0 != parts(&w[1].rel).0)
+        .filter(|w| w[0].key() != w[1].key())
         .count()
-        + usize::from(!files.is_empty());
+        + usize::from(!named.is_empty());
     let mut names = Interner::default();
     let mut samples = Vec::with_capacity(keys);
-    let mut group: Vec<ListedFile> = Vec::new();
-    let mut files = files.into_iter().peekable();
-    while let Some(first) = files.next() {
-        let key_len = parts(&first.rel).0.len();
+    let mut group: Vec<Named> = Vec::new();
+    let mut named = named.into_iter().peekable();
+    while let Some(first) = named.next() {
         group.clear();
         group.push(first);
-        while let Some(next) = files.next_if(|f| parts(&f.rel).0 == &group[0].rel[..key_len]) {
+        while let Some(next) = named.next_if(|f| f.key() == group[0].key()) {
             group.push(next);
         }
         let fields: Vec<FieldSpec> = group
             .iter()
             .map(|f| {
-                let source = parts(&f.rel).1;
+                let source = f.ext();
                 FieldSpec {
                     ext: names.get(&source.to_ascii_lowercase()),
                     source_ext: names.get(source),
-                    size: f.size,
-                    encoded: f.size,
+                    size: f.file.size,
+                    encoded: f.file.size,
                 }
             })
             .collect();
         let duplicate = group.windows(2).zip(fields.windows(2)).find(|(_, f)| f[0].ext == f[1].ext).map(|(w, f)| {
             format!(
                 "belongs to sample `{}`, which has two files for field `{}` (`{}` and `{}`); readers fail on such samples, so neither is packed",
-                &w[0].rel[..key_len], f[0].ext, w[0].rel, w[1].rel
+                w[0].key(), f[0].ext, w[0].file.rel, w[1].file.rel
             )
         });
         if let Some(reason) = duplicate {
             skipped.extend(group.drain(..).map(|f| Skipped {
-                path: f.rel,
+                path: f.file.rel,
                 reason: reason.clone(),
             }));
             continue;
         }
-        let mut key = std::mem::take(&mut group[0].rel);
+        let key_len = group[0].key_len;
+        let mut key = std::mem::take(&mut group[0].file.rel);
         key.truncate(key_len);
         samples.push(SampleSpec {
             origin: 0,

@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hasher};
 
+use rayon::prelude::*;
+
 use crate::sample::{SampleSource, SampleSpec};
 use crate::{Error, Result};
 
@@ -99,6 +101,29 @@ pub fn without_extension(rel: &str) -> &str {
     &rel[..end]
 }
 
+/// A hasher for keys that are hashes already: their low 64 bits.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u128 keys are hashed here (`write_u128`); anything else is folded in.
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(word);
+        }
+    }
+
+    fn write_u128(&mut self, n: u128) {
+        self.0 = n as u64;
+    }
+}
+
 fn hash128(key: &str) -> u128 {
     let a = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
     let mut h = DefaultHasher::new();
@@ -123,15 +148,19 @@ pub fn check_unique(
     samples: &[SampleSpec],
     prefix: KeyPrefix,
 ) -> Result<()> {
-    let mut seen: HashMap<u128, usize> = HashMap::with_capacity(samples.len());
-    for (i, sample) in samples.iter().enumerate() {
-        let Some(first) = seen.insert(hash128(&sample.key), i) else {
+    // The keys are hashed on every core; the map only compares those hashes, which
+    // are already uniform, so it hashes them no further.
+    let hashes: Vec<u128> = samples.par_iter().map(|s| hash128(&s.key)).collect();
+    let mut seen: HashMap<u128, usize, BuildHasherDefault<PassThrough>> =
+        HashMap::with_capacity_and_hasher(samples.len(), BuildHasherDefault::default());
+    for (i, (sample, &hash)) in samples.iter().zip(&hashes).enumerate() {
+        let Some(first) = seen.insert(hash, i) else {
             continue;
         };
         let earlier = &samples[first];
         if earlier.key != sample.key {
             // Two keys with one 128-bit hash: keep the first, both are packed.
-            seen.insert(hash128(&sample.key), first);
+            seen.insert(hash, first);
             continue;
         }
         let containers = (source.container(earlier), source.container(sample));
