@@ -17,3 +17,15 @@ pub fn hex(bytes: &[u8]) -> String {
     }
     out
 }
+
+/// A SHA-256 written as 64 hex digits (either case), or `None`.
+pub fn parse_sha256(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}

@@ -42,7 +42,7 @@ pub use commit::commit;
 pub use digest::{DEFAULT_CHUNK_SIZE, Digester, FileDigest, HashingWriter};
 pub use error::{Classify, Error, ErrorKind, Result};
 pub use finding::{Finding, FindingKind, Severity};
-pub use hex::{hex, sha256_hex};
+pub use hex::{hex, parse_sha256, sha256_hex};
 pub use inspect::{CHANGED, FileContext, Inspection, Inspector, InspectorFactory, NoInspection};
 pub use model::{
     FileEntry, InputSummary, MANIFEST_FILE, MANIFEST_VERSION, Manifest, ManifestKind, SUMS_FILE,

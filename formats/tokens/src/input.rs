@@ -366,29 +366,8 @@ impl<'a> Reader<'a> {
                     done
                 }
                 Open::Text => {
-                    let input = &self.files[file];
-                    let err = |e: io::Error| Error::io("reading input", &input.display, e);
-                    let mut f = input.source.open(&input.rel).map_err(|e| err(e.into()))?;
-                    let start = batch.data.len();
-                    f.read_to_end(&mut batch.data).map_err(err)?;
-                    self.consumed
-                        .fetch_add((batch.data.len() - start) as u64, Ordering::Relaxed);
-                    let kind = match std::str::from_utf8(&batch.data[start..]) {
-                        Ok(_) => RecordKind::Text,
-                        Err(e) => RecordKind::Bad(format!(
-                            "is not UTF-8 text (invalid byte at offset {})",
-                            e.valid_up_to()
-                        )),
-                    };
-                    batch.records.push(Record {
-                        pos: Position {
-                            file,
-                            offset: 0,
-                            line: 1,
-                        },
-                        range: start..batch.data.len(),
-                        kind,
-                    });
+                    let read = push_text_file(&self.files[file], file, batch)?;
+                    self.consumed.fetch_add(read, Ordering::Relaxed);
                     true
                 }
             };
@@ -419,6 +398,32 @@ impl<'a> Reader<'a> {
             },
         }
     }
+}
+
+/// Appends the whole of text file `input` (the `file`-th input) to `batch` as one
+/// document, or as one bad record when it is not UTF-8; returns the bytes read.
+pub(crate) fn push_text_file(input: &TextInput, file: usize, batch: &mut Batch) -> Result<u64> {
+    let err = |e: io::Error| Error::io("reading input", &input.display, e);
+    let mut f = input.source.open(&input.rel).map_err(|e| err(e.into()))?;
+    let start = batch.data.len();
+    f.read_to_end(&mut batch.data).map_err(err)?;
+    let kind = match std::str::from_utf8(&batch.data[start..]) {
+        Ok(_) => RecordKind::Text,
+        Err(e) => RecordKind::Bad(format!(
+            "is not UTF-8 text (invalid byte at offset {})",
+            e.valid_up_to()
+        )),
+    };
+    batch.records.push(Record {
+        pos: Position {
+            file,
+            offset: 0,
+            line: 1,
+        },
+        range: start..batch.data.len(),
+        kind,
+    });
+    Ok((batch.data.len() - start) as u64)
 }
 
 #[cfg(test)]

@@ -111,7 +111,7 @@ pub(crate) fn read_chunked(
     let sha256 = match bad.is_empty() {
         true => ctx
             .entry
-            .and_then(|e| parse_digest(&e.sha256))
+            .and_then(|e| crate::parse_sha256(&e.sha256))
             .unwrap_or([0; 32]),
         false => [0; 32],
     };
@@ -205,38 +205,16 @@ fn inspect(path: &Path, mut inspector: Box<dyn Inspector>) -> io::Result<Inspect
     Ok(inspector.finish())
 }
 
-/// A 64-hex-digit digest.
-fn parse_digest(hex: &str) -> Option<[u8; 32]> {
-    if hex.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use sha2::{Digest as _, Sha256};
 
-    use crate::verify::{VerifyOptions, verify_path};
-    use crate::{ChunkDigests, FindingKind, MANIFEST_FILE, Manifest, NoInspection};
+    use crate::verify::tests::options;
+    use crate::verify::verify_path;
+    use crate::{ChunkDigests, FindingKind, MANIFEST_FILE, Manifest};
 
     const CRC: u64 = 4096;
     const CHUNK: usize = 16 << 10;
-
-    fn options() -> VerifyOptions<'static> {
-        VerifyOptions {
-            manifest: None,
-            expect_root: None,
-            inspectors: &NoInspection,
-            allow_empty: false,
-            collect_digests: false,
-            digest_check: None,
-        }
-    }
 
     /// A directory with one 100,000-byte file whose manifest entry lists the SHA-256 of
     /// each 16 KiB chunk (CRCs every 4 KiB), and the manifest as written.

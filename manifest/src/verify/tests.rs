@@ -5,7 +5,7 @@ use crate::NoInspection;
 use crate::scan::scan_directory;
 use crate::{FileEntry, FindingKind, MANIFEST_FILE, Manifest, SUMS_FILE, sums};
 
-fn options() -> VerifyOptions<'static> {
+pub(super) fn options() -> VerifyOptions<'static> {
     VerifyOptions {
         manifest: None,
         expect_root: None,

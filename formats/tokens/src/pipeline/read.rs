@@ -2,7 +2,7 @@
 //! (positioned reads), whole text files, a compressed file or a Parquet row group (in
 //! order, batch by batch).
 
-use std::io::{self, Read};
+use std::io;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -10,7 +10,7 @@ use shardsmith_store::RangeRead;
 
 use super::plan::Piece;
 use crate::batch::{Batch, Position, Record, RecordKind};
-use crate::input::{BATCH_BYTES, InputKind, Reader, TextInput};
+use crate::input::{BATCH_BYTES, InputKind, Reader, TextInput, push_text_file};
 use crate::parquet::{ParquetInput, ParquetReader};
 use crate::{Error, Result};
 
@@ -26,26 +26,7 @@ pub(super) fn read_pieces(inputs: &[TextInput], pieces: &[Piece], batch: &mut Ba
         let input = &inputs[piece.file];
         let err = |e: io::Error| Error::io("reading input", &input.display, e);
         if input.kind == InputKind::Text {
-            let mut f = input.source.open(&input.rel).map_err(|e| err(e.into()))?;
-            let start = batch.data.len();
-            f.read_to_end(&mut batch.data).map_err(err)?;
-            batch.input_bytes += (batch.data.len() - start) as u64;
-            let kind = match std::str::from_utf8(&batch.data[start..]) {
-                Ok(_) => RecordKind::Text,
-                Err(e) => RecordKind::Bad(format!(
-                    "is not UTF-8 text (invalid byte at offset {})",
-                    e.valid_up_to()
-                )),
-            };
-            batch.records.push(Record {
-                pos: Position {
-                    file: piece.file,
-                    offset: 0,
-                    line: 1,
-                },
-                range: start..batch.data.len(),
-                kind,
-            });
+            batch.input_bytes += push_text_file(input, piece.file, batch)?;
         } else {
             let file = piece.handle.get(input)?;
             read_lines(file.as_ref(), piece, batch).map_err(err)?;

@@ -58,7 +58,7 @@ impl Statement {
                 });
             }
             let digest = text(&r["digest"], "resources[].digest")?;
-            let Some(digest) = parse_hex(&digest) else {
+            let Some(digest) = shardsmith_manifest::parse_sha256(&digest) else {
                 return Err(StatementError::Digest { name });
             };
             resources.push(match method {
@@ -314,15 +314,4 @@ pub(super) fn normalize(name: &str) -> String {
     } else {
         parts.join("/")
     }
-}
-
-fn parse_hex(text: &str) -> Option<[u8; 32]> {
-    if text.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
