@@ -38,14 +38,29 @@ pub fn parse() -> Result<Cli, ExitCode> {
         .map_err(usage_error)
 }
 
-/// True when the command allocates and frees large buffers over and over (Arrow for
-/// Parquet, tokenize's batches, decoded images of megabytes each): the allocator should
-/// then keep freed memory a while rather than return it at once.
-pub fn churns_buffers(cli: &Cli) -> bool {
+/// How long the allocator keeps memory freed by a command before returning it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeepFreed {
+    /// Returned at once.
+    No,
+    /// The allocator's default delay (about a second).
+    AWhile,
+    /// Long enough (seconds) to be used again by the next shard.
+    AcrossShards,
+}
+
+/// How long the allocator should keep freed memory for the command:
+/// a while when it allocates and frees large buffers over and over (Arrow for Parquet,
+/// tokenize's batches, decoded images of megabytes each), long enough to span shards
+/// when a shard's whole Parquet row group is built in memory, not at all otherwise.
+pub fn keeps_freed_memory(cli: &Cli) -> KeepFreed {
     match &cli.command {
-        Command::Pack(args) => commands::pack::uses_arrow(args) || args.images.any(),
-        Command::Tokenize(_) => true,
-        _ => false,
+        Command::Pack(args) if args.format.name() == "parquet" => KeepFreed::AcrossShards,
+        Command::Pack(args) if commands::pack::uses_arrow(args) || args.images.any() => {
+            KeepFreed::AWhile
+        }
+        Command::Tokenize(_) => KeepFreed::AWhile,
+        _ => KeepFreed::No,
     }
 }
 

@@ -10,6 +10,6 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
-    alloc::configure(shardsmith_cli::churns_buffers(&cli));
+    alloc::configure(shardsmith_cli::keeps_freed_memory(&cli));
     shardsmith_cli::execute(&cli)
 }
