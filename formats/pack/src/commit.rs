@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
+use super::ahead::Helpers;
 use super::plan::{ShardPlan, plan_digest};
 use super::state::{self, PlanRecord};
 use super::write::{WriteContext, Written, write_shard};
@@ -122,6 +123,8 @@ pub(crate) fn write_and_commit(job: &Job<'_>) -> Result<Vec<Decided>> {
         width: 4 * job.threads.max(1),
     };
     let next = AtomicUsize::new(start);
+    // Workers with no plan left read ahead for the shards still being written.
+    let helpers = (job.threads > 1).then(Helpers::default);
     let (to_commit, finished) = mpsc::channel::<(usize, Written)>();
     let (committed, worker_errors) = std::thread::scope(|scope| {
         let committer = scope.spawn(|| {
@@ -134,15 +137,26 @@ pub(crate) fn write_and_commit(job: &Job<'_>) -> Result<Vec<Decided>> {
         let workers: Vec<_> = (0..job.threads.max(1))
             .map(|_| {
                 let to_commit = to_commit.clone();
-                let (next, window) = (&next, &window);
+                let (next, window, helpers) = (&next, &window, helpers.as_ref());
                 scope.spawn(move || -> std::result::Result<(), (usize, Error)> {
                     loop {
                         let index = next.fetch_add(1, Ordering::Relaxed);
-                        if index >= job.plans.len() || !window.enter(index) {
+                        if index >= job.plans.len() {
+                            if let Some(helpers) = helpers {
+                                let more = || {
+                                    next.load(Ordering::Relaxed) < job.plans.len()
+                                        && !window.failed.load(Ordering::Relaxed)
+                                };
+                                helpers.help(&job.ctx, &more);
+                            }
+                            return Ok(());
+                        }
+                        if !window.enter(index) {
                             return Ok(());
                         }
                         let plan = &job.plans[index];
-                        match write_shard(&job.ctx, &job.name(plan.index), job.samples_of(plan)) {
+                        let samples = job.samples_of(plan);
+                        match write_shard(&job.ctx, &job.name(plan.index), samples, helpers) {
                             // A send fails only when the committer stopped on an error,
                             // which is returned below; the file is then dropped (removed).
                             Ok(written) => drop(to_commit.send((index, written))),

@@ -80,13 +80,23 @@ pub(crate) fn group(files: Vec<ListedFile>) -> Grouped {
         while let Some(next) = named.next_if(|f| f.key() == group[0].key()) {
             group.push(next);
         }
+        // Samples mostly repeat the previous one's field names: those are shared as
+        // they are, without lowercasing and looking them up again.
+        let previous = samples
+            .last()
+            .map_or(&[][..], |s: &SampleSpec| &s.fields[..]);
         let fields: Vec<FieldSpec> = group
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 let source = f.ext();
+                let (ext, source_ext) = match previous.get(i) {
+                    Some(p) if *p.source_ext == *source => (p.ext.clone(), p.source_ext.clone()),
+                    _ => (names.get(&source.to_ascii_lowercase()), names.get(source)),
+                };
                 FieldSpec {
-                    ext: names.get(&source.to_ascii_lowercase()),
-                    source_ext: names.get(source),
+                    ext,
+                    source_ext,
                     size: f.file.size,
                     encoded: f.file.size,
                 }

@@ -22,6 +22,7 @@
 //! files, checkpoints, or the command line. The output depends only on the input and
 //! the settings, never on the thread count.
 
+mod ahead;
 mod commit;
 mod error;
 mod group;

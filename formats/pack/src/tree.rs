@@ -49,6 +49,12 @@ impl SampleSource for FileTree<'_> {
         sample.rel(field)
     }
 
+    fn loads_in_any_order(&self) -> bool {
+        // Files are read by name, whoever asks; an object store's reader fetches ahead
+        // in the order it was given, which helpers reading elsewhere would break.
+        !self.input.fetches_ahead()
+    }
+
     fn head(&self, sample: &SampleSpec, field: &FieldSpec, n: usize) -> Result<Vec<u8>, HeadError> {
         let mut reader = match self.input.open(&sample.rel(field)) {
             Ok(reader) => reader,

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, FileEntry, HashingWriter, Skipped};
 
+use super::ahead::{Feed, Helpers};
 use super::left_out::first_cause;
 use super::observer::PackObserver;
 use super::state::ShardRecord;
@@ -38,25 +39,28 @@ pub(crate) struct Written {
 
 /// Writes `samples` under a temporary name made from `name`; returns the record and the
 /// uncommitted file. The format first gets the plan (it may stream against it); if the
-/// shard departs from the plan, it is written again without one.
-pub(crate) fn write_shard(
+/// shard departs from the plan, it is written again without one. Idle workers among
+/// `helpers` may read its samples ahead ([`crate::ahead`]).
+pub(crate) fn write_shard<'a>(
     ctx: &WriteContext<'_>,
     name: &str,
-    samples: &[SampleSpec],
+    samples: &'a [SampleSpec],
+    helpers: Option<&Helpers<'a>>,
 ) -> Result<Written> {
-    match write_shard_with(ctx, name, samples, true) {
+    match write_shard_with(ctx, name, samples, true, helpers) {
         Err(Error::Io { source, .. }) if PlanBroken::is(&source) => {
-            write_shard_with(ctx, name, samples, false)
+            write_shard_with(ctx, name, samples, false, helpers)
         }
         other => other,
     }
 }
 
-fn write_shard_with(
+fn write_shard_with<'a>(
     ctx: &WriteContext<'_>,
     name: &str,
-    samples: &[SampleSpec],
+    samples: &'a [SampleSpec],
     planned: bool,
+    helpers: Option<&Helpers<'a>>,
 ) -> Result<Written> {
     let file = ctx.sink.create(name)?;
     // The plan's payload says whether the shard may reach the chunk-list threshold.
@@ -73,6 +77,7 @@ fn write_shard_with(
         ctx.format.encoder()
     };
     let mut reader = ctx.source.reader(samples, ctx.validation)?;
+    let mut feed = Feed::new(ctx, helpers, samples);
     let mut buf = ReadBuffer::take();
     let mut skipped = Vec::new();
     let (mut count, mut first, mut last) = (0u64, None, None);
@@ -81,10 +86,7 @@ fn write_shard_with(
     let shown = format!("{}/{name}", ctx.sink.describe());
     let write_err = |e: io::Error| Error::io("writing shard", &shown, e);
     for (index, sample) in samples.iter().enumerate() {
-        let loaded = match reader
-            .load(index, &mut buf)?
-            .and_then(|loaded| check(ctx, sample, &buf, loaded))
-        {
+        let loaded = match feed.next(ctx, reader.as_mut(), index, sample, &mut buf)? {
             Ok(loaded) => loaded,
             Err(skips) => {
                 if ctx.strict {
@@ -216,7 +218,7 @@ impl std::ops::DerefMut for ReadBuffer {
 
 /// Content checks (by field name) and the format's own value checks, on a sample held
 /// in memory; streamed samples were checked while streaming.
-fn check(
+pub(crate) fn check(
     ctx: &WriteContext<'_>,
     sample: &SampleSpec,
     buf: &[u8],

@@ -193,6 +193,13 @@ pub trait SampleSource: Sync {
     fn shuffle_refusal(&self) -> Option<String> {
         None
     }
+    /// True when a reader may skip samples and another reader, on a slice of the same
+    /// samples, may load them at the same time: idle workers then read a shard's
+    /// samples ahead of its writer. False (the default) for sources that fetch ahead
+    /// in the writer's order or read containers sequentially.
+    fn loads_in_any_order(&self) -> bool {
+        false
+    }
     /// Reads the samples of one shard, in order (`samples` is that shard's slice).
     fn reader<'a>(
         &'a self,

@@ -129,6 +129,11 @@ pub trait InputSource: Send + Sync {
     }
     /// Opens `rel` for random access (Parquet).
     fn open_ranged(&self, rel: &str) -> Result<Arc<dyn RangeRead>, ReadError>;
+    /// True when [`InputSource::prefetch`] fetches files ahead (an object store): its
+    /// readers are best read in the order they were given.
+    fn fetches_ahead(&self) -> bool {
+        false
+    }
     /// Starts fetching `files` in this order, ahead of the [`read_into`](Self::read_into)
     /// calls that will ask for them: an object store hides its latency behind many
     /// requests at once. A local disk needs none and returns `None`, as is the default.

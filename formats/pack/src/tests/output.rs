@@ -57,3 +57,84 @@ fn output_is_identical_for_any_thread_count_and_shuffle_is_seeded() {
     run(input.path(), unshuffled.path(), &settings(10_000)).unwrap();
     assert_ne!(snapshot(unshuffled.path()), outs[0]);
 }
+
+/// A local tree that notes which threads read files.
+struct Readers {
+    inner: LocalTree,
+    threads: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl InputSource for Readers {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn list(&self) -> StoreResult<InputListing> {
+        self.inner.list()
+    }
+    fn read_into(&self, rel: &str, size: u64, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        let me = format!("{:?}", std::thread::current().id());
+        self.threads.lock().unwrap().insert(me);
+        // Slow enough that the helpers get a share of the reading.
+        std::thread::sleep(std::time::Duration::from_micros(200));
+        self.inner.read_into(rel, size, buf)
+    }
+    fn open(&self, rel: &str) -> Result<Box<dyn Read + Send>, ReadError> {
+        self.inner.open(rel)
+    }
+    fn open_ranged(&self, rel: &str) -> Result<Arc<dyn RangeRead>, ReadError> {
+        self.inner.open_ranged(rel)
+    }
+}
+
+#[test]
+fn idle_workers_read_a_shard_ahead_of_its_writer_and_change_no_byte() {
+    // One shard of 600 samples, some of them left out (broken JSON): at -j 4 three
+    // workers have no shard of their own and read ahead for the one writer.
+    let input = corpus(600);
+    for i in (7..600).step_by(50) {
+        let path = input.path().join(format!("c{}/{i:04}.json", i % 3));
+        std::fs::write(path, b"{broken").unwrap();
+    }
+    let mut outs = Vec::new();
+    for threads in [1, 4] {
+        let out = tempfile::tempdir().unwrap();
+        let sink = LocalDir::create(out.path()).unwrap();
+        let source = Readers {
+            inner: LocalTree::new(input.path()),
+            threads: Default::default(),
+        };
+        let s = settings(1 << 30);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let report = pool
+            .install(|| {
+                pack(
+                    &FileTree::new(&source),
+                    &sink,
+                    &s.wds(),
+                    &s.pack,
+                    &NoProgress,
+                )
+            })
+            .unwrap();
+        assert_eq!(report.manifest.files.len(), 1, "one shard");
+        assert_eq!(
+            report.manifest.skipped.len(),
+            24,
+            "12 samples of 2 files left out"
+        );
+        let readers = source.threads.lock().unwrap().len();
+        if threads == 1 {
+            assert_eq!(readers, 1);
+        } else {
+            assert!(readers > 1, "only the writer read: {readers} thread(s)");
+        }
+        outs.push((snapshot(out.path()), report.manifest.skipped));
+    }
+    assert_eq!(
+        outs[0], outs[1],
+        "the same bytes and the same left-out list"
+    );
+}

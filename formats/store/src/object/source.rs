@@ -270,6 +270,10 @@ impl InputSource for ObjectTree {
         }))
     }
 
+    fn fetches_ahead(&self) -> bool {
+        true
+    }
+
     fn prefetch(&self, files: Vec<ListedFile>) -> Option<Box<dyn Prefetched + '_>> {
         if files.is_empty() {
             return None;
