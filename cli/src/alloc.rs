@@ -32,7 +32,7 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// worker), freed at the shard's end and built again for the next. With the default
 /// delay most of it was still returned and faulted back in (43,000 page faults, a
 /// quarter of the CPU time, on the 30,000-sample benchmark at -j 2); kept for 10 s,
-/// 2,200 faults, and a peak RSS about a tenth higher.
+/// 8,600 faults, and a peak RSS about a tenth higher.
 pub fn configure(keep: KeepFreed) {
     let delay = match keep {
         KeepFreed::No => 0,
