@@ -44,6 +44,19 @@ pub enum ChunkHash {
     Sha256,
 }
 
+/// What a reader or writer knows of a file's size before its bytes, which decides
+/// whether its chunks are hashed ([`ChunkPolicy::may_need`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpectedSize {
+    /// Nothing: chunks are hashed, and listed if the file reaches the threshold.
+    Unknown,
+    /// An estimate (a shard's planned payload, before the format's overhead).
+    About(u64),
+    /// A bound the file cannot exceed (its listed size, the most bytes its input can
+    /// give).
+    AtMost(u64),
+}
+
 impl Default for ChunkPolicy {
     fn default() -> Self {
         Self {
@@ -55,11 +68,15 @@ impl Default for ChunkPolicy {
 }
 
 impl ChunkPolicy {
-    /// Whether a file expected to be `hint` bytes (unknown: `None`) may reach the
-    /// threshold, so that its chunks are hashed as it is read or written. The hint of a
-    /// writer is an estimate: anything from half the threshold up is hashed.
-    pub fn may_need(&self, hint: Option<u64>) -> bool {
-        hint.is_none_or(|h| h.saturating_mul(2) >= self.threshold)
+    /// Whether a file of the `expected` size may reach the threshold, so that its
+    /// chunks are hashed as it is read or written: an estimate from half the threshold
+    /// up, a bound from the threshold up, an unknown size always.
+    pub fn may_need(&self, expected: ExpectedSize) -> bool {
+        match expected {
+            ExpectedSize::Unknown => true,
+            ExpectedSize::About(size) => size.saturating_mul(2) >= self.threshold,
+            ExpectedSize::AtMost(size) => size >= self.threshold,
+        }
     }
 
     /// The algorithm name of this policy's chunk lists.
@@ -309,9 +326,11 @@ mod tests {
             assert!(!list.fits(2500));
         }
         let policy = ChunkPolicy::default();
-        assert!(policy.may_need(None));
-        assert!(policy.may_need(Some(CHUNK_SHA_THRESHOLD / 2)));
-        assert!(!policy.may_need(Some(CHUNK_SHA_THRESHOLD / 2 - 1)));
+        assert!(policy.may_need(ExpectedSize::Unknown));
+        assert!(policy.may_need(ExpectedSize::About(CHUNK_SHA_THRESHOLD / 2)));
+        assert!(!policy.may_need(ExpectedSize::About(CHUNK_SHA_THRESHOLD / 2 - 1)));
+        assert!(policy.may_need(ExpectedSize::AtMost(CHUNK_SHA_THRESHOLD)));
+        assert!(!policy.may_need(ExpectedSize::AtMost(CHUNK_SHA_THRESHOLD - 1)));
         assert_eq!(policy.list_name(), "sha256-sharded-67108864");
         assert_eq!(
             serde_json::to_value(policy).unwrap(),

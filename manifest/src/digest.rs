@@ -2,7 +2,7 @@ use std::io::{self, Write};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::chunks::{ChunkDigests, ChunkHasher, ChunkPolicy};
+use crate::chunks::{ChunkDigests, ChunkHasher, ChunkPolicy, ExpectedSize};
 use crate::hex::hex;
 
 /// Default size of the chunks whose CRC-32 is recorded next to each file's SHA-256. On a
@@ -40,13 +40,13 @@ impl Digester {
     }
 
     /// A digester that also takes the SHA-256 of every chunk ([`ChunkPolicy`]) when the
-    /// file may reach the policy's threshold: `hint` is its expected size (`None`:
-    /// unknown, hashed). The chunks are hashed on a thread of their own; the digest
-    /// lists them only when the file did reach the threshold.
-    pub fn expecting(chunk_size: u64, hint: Option<u64>) -> Self {
+    /// file may reach the policy's threshold, by what is `expected` of its size. The
+    /// chunks are hashed on a thread of their own; the digest lists them only when the
+    /// file did reach the threshold.
+    pub fn expecting(chunk_size: u64, expected: ExpectedSize) -> Self {
         let mut digester = Self::new(chunk_size);
         let policy = ChunkPolicy::default();
-        if policy.may_need(hint) {
+        if policy.may_need(expected) {
             digester.sharded = Some((ChunkHasher::new(policy.chunk_size), policy.threshold));
         }
         digester
@@ -163,11 +163,11 @@ impl<W: Write> HashingWriter<W> {
     }
 
     /// As [`HashingWriter::new`], with chunk SHA-256s when the output may reach the
-    /// chunk-list threshold ([`Digester::expecting`]; `hint`: its expected size).
-    pub fn expecting(inner: W, chunk_size: u64, hint: Option<u64>) -> Self {
+    /// chunk-list threshold ([`Digester::expecting`]).
+    pub fn expecting(inner: W, chunk_size: u64, expected: ExpectedSize) -> Self {
         Self {
             inner,
-            digester: Digester::expecting(chunk_size, hint),
+            digester: Digester::expecting(chunk_size, expected),
         }
     }
 

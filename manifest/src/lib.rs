@@ -37,7 +37,7 @@ pub mod unfinished;
 pub mod verify;
 pub mod walk;
 
-pub use chunks::{ChunkDigests, ChunkPolicy};
+pub use chunks::{ChunkDigests, ChunkPolicy, ExpectedSize};
 pub use commit::commit;
 pub use digest::{DEFAULT_CHUNK_SIZE, Digester, FileDigest, HashingWriter};
 pub use error::{Classify, Error, ErrorKind, Result};

@@ -50,7 +50,7 @@ pub fn digest_file(
     let len = file.metadata()?.len();
     let mut buf = vec![0u8; READ_BLOCK];
     let mut digester = match chunk_list {
-        true => Digester::expecting(chunk_size, Some(len)),
+        true => Digester::expecting(chunk_size, crate::ExpectedSize::AtMost(len)),
         false => Digester::new(chunk_size),
     };
     let head = fill(&mut file, &mut buf)?;

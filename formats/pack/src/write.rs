@@ -5,7 +5,7 @@
 use std::io::{self, BufWriter};
 use std::sync::{Arc, Mutex};
 
-use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, FileEntry, HashingWriter, Skipped};
+use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, ExpectedSize, FileEntry, HashingWriter, Skipped};
 
 use super::ahead::{Feed, Helpers};
 use super::left_out::first_cause;
@@ -68,7 +68,7 @@ fn write_shard_with<'a>(
     let shared = Arc::new(Mutex::new(HashingWriter::expecting(
         BufWriter::with_capacity(1 << 20, file),
         DEFAULT_CHUNK_SIZE,
-        Some(planned_bytes),
+        ExpectedSize::About(planned_bytes),
     )));
     let mut out = ShardOut::new(shared.clone());
     let mut encoder = if planned {

@@ -76,7 +76,9 @@ pub(crate) fn digest_stream(
     progress: &(dyn Fn(u64) + Sync),
 ) -> std::io::Result<shardsmith_manifest::FileDigest> {
     let mut digester = match listed {
-        Some(size) => Digester::expecting(chunk_size, Some(size)),
+        Some(size) => {
+            Digester::expecting(chunk_size, shardsmith_manifest::ExpectedSize::AtMost(size))
+        }
         None => Digester::new(chunk_size),
     };
     let mut block = vec![0u8; 1 << 20];

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 
 use serde::{Deserialize, Serialize};
-use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, Digester, FileEntry, HashingWriter};
+use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, Digester, ExpectedSize, FileEntry, HashingWriter};
 
 use crate::{Error, Result};
 use shardsmith_store::{OutputSink, ShardFile};
@@ -212,16 +212,20 @@ impl ShardWriter {
         } else {
             sink.create(&name)?
         };
-        // The shard size bounds the file, else the input's size may; without either its
-        // chunks are hashed in case it reaches the chunk-list threshold.
+        // The shard size bounds the file, else the input's size may (llm.c's header
+        // on top); without either its chunks are hashed in case it reaches the
+        // chunk-list threshold.
         let bound = match expected {
             0 => bound,
             n => Some(n.saturating_mul(dtype.size())),
         };
+        let size = bound.map_or(ExpectedSize::Unknown, |b| {
+            ExpectedSize::AtMost(b.saturating_add(LLMC_HEADER))
+        });
         let mut out = HashingWriter::expecting(
             BufWriter::with_capacity(1 << 20, file),
             DEFAULT_CHUNK_SIZE,
-            bound,
+            size,
         );
         let mut header_count = 0;
         if format == TokenFormat::Llmc {
