@@ -129,7 +129,7 @@ pub(crate) fn read_chunked(
 }
 
 /// SHA-256 of `range` of `file` and the CRC-32 of each `crc_chunk` piece of it.
-fn hash_range(
+pub(super) fn hash_range(
     file: &File,
     range: Range<u64>,
     crc_chunk: u64,
@@ -206,7 +206,7 @@ fn inspect(path: &Path, mut inspector: Box<dyn Inspector>) -> io::Result<Inspect
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use sha2::{Digest as _, Sha256};
 
     use crate::verify::tests::options;
@@ -214,11 +214,11 @@ mod tests {
     use crate::{ChunkDigests, FindingKind, MANIFEST_FILE, Manifest};
 
     const CRC: u64 = 4096;
-    const CHUNK: usize = 16 << 10;
+    pub(in crate::verify) const CHUNK: usize = 16 << 10;
 
     /// A directory with one 100,000-byte file whose manifest entry lists the SHA-256 of
     /// each 16 KiB chunk (CRCs every 4 KiB), and the manifest as written.
-    fn dataset(algorithm: Option<&str>) -> (tempfile::TempDir, Manifest) {
+    pub(in crate::verify) fn dataset(algorithm: Option<&str>) -> (tempfile::TempDir, Manifest) {
         let dir = tempfile::tempdir().unwrap();
         let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
         std::fs::write(dir.path().join("big.bin"), &data).unwrap();
@@ -240,7 +240,7 @@ mod tests {
         (dir, manifest)
     }
 
-    fn flip(dir: &std::path::Path, at: usize) {
+    pub(in crate::verify) fn flip(dir: &std::path::Path, at: usize) {
         let path = dir.join("big.bin");
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[at] ^= 1;
