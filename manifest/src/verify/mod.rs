@@ -30,4 +30,6 @@ pub use ranges::{CheckedRange, chunks_overlapping, plan_ranges};
 pub use report::{Coverage, VerifyReport};
 
 #[cfg(test)]
+mod chunk_fixture;
+#[cfg(test)]
 mod tests;

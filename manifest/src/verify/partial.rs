@@ -256,7 +256,7 @@ mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     use super::verify_ranges;
-    use crate::verify::chunked::tests::{CHUNK, dataset, flip};
+    use crate::verify::chunk_fixture::{CHUNK, dataset, flip};
     use crate::verify::tests::options;
     use crate::verify::{VerifyReport, verify_path};
     use crate::{Error, FindingKind};
