@@ -24,7 +24,7 @@ pub use pack::{InputFormatArg, KeyPrefixArg, PackArgs, ValidateArg};
 pub use shell::{CompletionsArgs, ManArgs};
 pub use sign::SignArgs;
 pub use tokenize::{TokenFormatArg, TokenizeArgs};
-pub use verify::{VerifyArgs, parse_root};
+pub use verify::{BadRange, RangeArg, VerifyArgs, parse_range, parse_root};
 
 /// The command-line definitions, with the long `--version` text.
 pub fn command() -> clap::Command {

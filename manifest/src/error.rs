@@ -58,6 +58,19 @@ pub enum Error {
         /// What to check.
         advice: String,
     },
+    /// A byte range of a file that cannot be checked by its chunk digests (a file the
+    /// manifest does not list, a range outside it, a file without a usable chunk list).
+    #[error("cannot check bytes {start}..{end} of `{path}`: {reason}")]
+    Range {
+        /// The file, relative to the dataset, as given.
+        path: String,
+        /// The range asked for.
+        start: u64,
+        /// Its end (exclusive).
+        end: u64,
+        /// Why it cannot be checked, and what to do instead.
+        reason: String,
+    },
     /// A file name cannot be represented in a manifest.
     #[error("file name `{path}` is not valid UTF-8; rename it or leave it out of the directory")]
     NonUtf8Name {
@@ -75,6 +88,7 @@ impl Classify for Error {
             Error::NonUtf8Name { .. } => ErrorKind::NonUtf8Name,
             Error::Source { kind, .. } => *kind,
             Error::Empty { .. } => ErrorKind::NotFound,
+            Error::Range { .. } => ErrorKind::Setting,
         }
     }
 
@@ -87,6 +101,7 @@ impl Classify for Error {
             Error::Source { location, .. } | Error::Empty { location, .. } => {
                 Some(location.clone())
             }
+            Error::Range { path, .. } => Some(path.clone()),
         }
     }
 }

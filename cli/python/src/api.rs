@@ -60,6 +60,7 @@ pub fn verify(
         signature: None,
         public_key: None,
         allow_empty,
+        range: Vec::new(),
     };
     let settings = verify_cmd::Settings::resolve(&args, Caller::Python)
         .map_err(|e| Refusal::from(refusal(&e)))?;

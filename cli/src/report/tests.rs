@@ -185,7 +185,16 @@ fn verify_and_audit_print_in_key_order() {
         notes: notes.clone(),
         ..SignatureReport::default()
     };
-    for signature in [Some(&signature), None] {
+    let partial = [shardsmith_manifest::verify::CheckedRange {
+        path: "model.bin".into(),
+        start: 64 << 20,
+        end: 128 << 20,
+        first_chunk: 1,
+        last_chunk: 1,
+        chunks: 17,
+        chunk_size: 64 << 20,
+    }];
+    for (signature, partial) in [(Some(&signature), None), (None, Some(&partial[..]))] {
         same_as_value(&Verify {
             bytes_checked: 1,
             checked: &checked,
@@ -197,6 +206,7 @@ fn verify_and_audit_print_in_key_order() {
             manifest: None,
             notes: &notes,
             ok: false,
+            partial,
             path: "ckpt".into(),
             root_sha256: Some("00"),
             samples: 0,

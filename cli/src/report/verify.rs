@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use shardsmith_manifest::Finding;
-use shardsmith_manifest::verify::Coverage;
+use shardsmith_manifest::verify::{CheckedRange, Coverage};
 use shardsmith_signing::SignatureReport;
 
 use super::sorted::sorted;
@@ -37,6 +37,13 @@ pub struct Verify<'a> {
     pub notes: &'a [String],
     /// True when no error-severity finding was made (exit 0).
     pub ok: bool,
+    /// Null when every file was checked whole. With `--range`, the check was partial:
+    /// the bytes of each file that were read and compared with its chunk SHA-256s,
+    /// widened to whole chunks (`path`, `start`, `end` exclusive, `first_chunk` and
+    /// `last_chunk` of its `chunks` of `chunk_size` bytes), by path and offset; nothing
+    /// else was read.
+    #[serde(serialize_with = "sorted")]
+    pub partial: Option<&'a [CheckedRange]>,
     /// The path verified, as given.
     pub path: String,
     /// The root digest recomputed from the manifest, or null without one.

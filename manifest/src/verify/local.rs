@@ -91,7 +91,7 @@ pub fn verify_path(
 
 /// Where the manifest is, and how findings name it (its path when given, else its
 /// name in the directory).
-fn manifest_location(path: &Path, options: &VerifyOptions<'_>) -> (PathBuf, String) {
+pub(super) fn manifest_location(path: &Path, options: &VerifyOptions<'_>) -> (PathBuf, String) {
     let manifest_path = options
         .manifest
         .clone()

@@ -6,7 +6,8 @@
 //! consistent, and each file's inspector (a tar walker, ...) clean with the recorded
 //! sample count and keys. Without one: every file's inspector, `SHA256SUMS` when present,
 //! and gaps in numbered shard sequences ([`sequence`]). Comparing one file with what
-//! was expected is [`compare`].
+//! was expected is [`compare`]. A partial check ([`verify_ranges`]) reads only the
+//! chunks of the byte ranges asked for, against the chunk digests of large files.
 
 mod chunked;
 mod compare;
@@ -15,6 +16,8 @@ mod judge;
 mod listed;
 mod local;
 mod options;
+mod partial;
+mod ranges;
 mod report;
 mod sequence;
 mod steps;
@@ -22,7 +25,11 @@ mod steps;
 pub use listed::verify_listed;
 pub use local::verify_path;
 pub use options::{DigestCheck, DigestCheckOutcome, VerifyOptions};
+pub use partial::verify_ranges;
+pub use ranges::{CheckedRange, chunks_overlapping, plan_ranges};
 pub use report::{Coverage, VerifyReport};
 
+#[cfg(test)]
+mod chunk_fixture;
 #[cfg(test)]
 mod tests;

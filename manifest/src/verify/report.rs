@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::ranges::CheckedRange;
 use crate::{FileEntry, Finding};
 
 /// What the files read were checked against, counted per file (a file can count under
@@ -52,6 +53,9 @@ pub struct VerifyReport {
     pub digests: BTreeMap<String, [u8; 32]>,
     /// Remarks on what could not be checked.
     pub notes: Vec<String>,
+    /// For a partial check ([`super::verify_ranges`]): the bytes of each file read,
+    /// widened to whole chunks; `None` when every file was read whole.
+    pub partial: Option<Vec<CheckedRange>>,
 }
 
 impl VerifyReport {

@@ -69,6 +69,7 @@ fn verify_report_has_the_cli_keys() {
             "manifest",
             "notes",
             "ok",
+            "partial",
             "path",
             "root_sha256",
             "samples",

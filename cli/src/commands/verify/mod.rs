@@ -5,6 +5,7 @@
 //! read; [`run`] verifies it; the [`Verified`] outcome renders as the summary
 //! ([`Verified::text`]) and as the `--json` report ([`Verified::report`]).
 
+mod ranges;
 mod run;
 mod settings;
 mod text;

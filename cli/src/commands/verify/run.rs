@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use shardsmith_checkpoint::hfcache::CacheReport;
 use shardsmith_inspect::{CheckpointOptions, InspectorsWith};
-use shardsmith_manifest::verify::{VerifyOptions, VerifyReport, verify_listed, verify_path};
+use shardsmith_manifest::verify::{
+    VerifyOptions, VerifyReport, verify_listed, verify_path, verify_ranges,
+};
 use shardsmith_signing::SignatureReport;
 
 use super::settings::{Settings, Target};
@@ -82,6 +84,13 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Verified> {
                 &|n| bar.inc(n),
             )
         }
+        _ if !settings.ranges.is_empty() => verify_ranges(
+            &settings.path,
+            &settings.ranges,
+            &options,
+            &|total| bar.set_total(total),
+            &|n| bar.inc(n),
+        ),
         _ => verify_path(
             &settings.path,
             &options,
@@ -133,6 +142,7 @@ impl Verified {
             manifest: report.manifest.as_deref(),
             notes: &report.notes,
             ok: self.status() == Status::Clean,
+            partial: report.partial.as_deref(),
             path: self.path.display().to_string(),
             root_sha256: report.root_sha256.as_deref(),
             samples: report.samples,

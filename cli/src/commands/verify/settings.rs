@@ -1,5 +1,6 @@
 //! `verify`'s settings: what the path is, checked before any data is read.
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -23,6 +24,10 @@ pub struct Settings {
     pub(super) expect_root: Option<String>,
     pub(super) allow_empty: bool,
     pub(super) scan_values: bool,
+    /// `--range`: the bytes of each file to check by its chunk digests (open ends
+    /// resolved with the manifest's sizes), each checked against the manifest; empty
+    /// for a whole check.
+    pub(super) ranges: Vec<(String, Range<u64>)>,
 }
 
 /// What the path names.
@@ -60,7 +65,17 @@ impl Settings {
                 }
                 Target::Remote(remote)
             }
+            Location::Local(_) if !args.range.is_empty() => Target::Local,
             Location::Local(_) => local_target(args, caller, expect_root.is_some())?,
+        };
+        let ranges = match &target {
+            _ if args.range.is_empty() => Vec::new(),
+            Target::Remote(_) => refuse!(
+                Usage,
+                "{} takes a local dataset directory; `shardsmith stage` it first",
+                caller.option("range")
+            ),
+            _ => super::ranges::resolve(args, caller)?,
         };
         Ok(Self {
             path: args.path.clone(),
@@ -70,6 +85,7 @@ impl Settings {
             expect_root,
             allow_empty: args.allow_empty,
             scan_values: args.scan_values,
+            ranges,
         })
     }
 }

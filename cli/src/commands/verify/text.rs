@@ -3,7 +3,7 @@
 
 use shardsmith_checkpoint::hfcache::CacheReport;
 use shardsmith_manifest::Finding;
-use shardsmith_manifest::verify::VerifyReport;
+use shardsmith_manifest::verify::{CheckedRange, VerifyReport};
 
 use super::run::Verified;
 use crate::commands::Status;
@@ -47,8 +47,13 @@ impl Verified {
             (Some(m), None) => format!(" ({m} unusable)"),
             _ => String::new(),
         };
+        let partial = if report.partial.is_some() {
+            " (partial: --range)"
+        } else {
+            ""
+        };
         let mut text = format!(
-            "verified {}: {} files, {}{}{against} in {} ({}/s)\n",
+            "verified {}{partial}: {} files, {}{}{against} in {} ({}/s)\n",
             self.path.display(),
             report.files_checked,
             human_bytes(report.bytes_checked),
@@ -56,7 +61,10 @@ impl Verified {
             seconds(self.elapsed),
             self.rate(report.bytes_checked),
         );
-        text.push_str(&coverage_lines(report));
+        match &report.partial {
+            Some(ranges) => text.push_str(&range_lines(ranges)),
+            None => text.push_str(&coverage_lines(report)),
+        }
         if let Some(sig) = &self.signature {
             text.push_str(&crate::commands::sign::signature_line(sig));
         }
@@ -111,6 +119,38 @@ fn counts(report: &VerifyReport) -> String {
         }
     }
     out
+}
+
+/// A partial check's bytes, one line per range read: which chunks of which file.
+fn range_lines(ranges: &[CheckedRange]) -> String {
+    if ranges.is_empty() {
+        return "  ranges     none read\n".into();
+    }
+    let mut out = String::new();
+    for r in ranges {
+        let chunks = match r.first_chunk == r.last_chunk {
+            true => format!("chunk {}", r.first_chunk),
+            false => format!("chunks {}-{}", r.first_chunk, r.last_chunk),
+        };
+        out.push_str(&format!(
+            "  range      {} bytes {}..{}: {chunks} of {} ({}) against their SHA-256s\n",
+            r.path,
+            r.start,
+            r.end,
+            r.chunks,
+            chunk_name(r.chunk_size),
+        ));
+    }
+    out
+}
+
+/// `64 MiB`, `16384 bytes`.
+fn chunk_name(bytes: u64) -> String {
+    if bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// What the files were checked against, and what was only read.
