@@ -1,0 +1,1 @@
+//! Staging by chunks, local to local.
