@@ -36,6 +36,34 @@ pub fn sparse_model(dir: &Path) {
     );
 }
 
+/// Gives `rel` in the manifest of `dir` a list of the SHA-256 of its `chunk`-byte chunks
+/// (as a writer with another chunk size would), the root digest recomputed.
+pub fn add_chunk_list(dir: &Path, rel: &str, chunk: u64) {
+    use sha2::Digest;
+    let bytes = std::fs::read(dir.join(rel)).unwrap();
+    let digests: Vec<String> = bytes
+        .chunks(chunk as usize)
+        .map(|c| format!("{:x}", sha2::Sha256::digest(c)))
+        .collect();
+    let mut m = manifest(dir);
+    let entry = m["files"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|f| f["path"] == rel)
+        .unwrap();
+    entry["chunks"] = serde_json::json!({
+        "algorithm": format!("sha256-sharded-{chunk}"),
+        "sha256": digests,
+    });
+    m["root_sha256"] = shardsmith_manifest::root_digest(&m).into();
+    std::fs::write(
+        dir.join("manifest.json"),
+        serde_json::to_vec_pretty(&m).unwrap(),
+    )
+    .unwrap();
+}
+
 /// Flips one bit of the byte at `at` of `path`.
 pub fn flip(path: &Path, at: u64) {
     let mut file = std::fs::OpenOptions::new()

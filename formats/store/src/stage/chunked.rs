@@ -1,6 +1,6 @@
 //! Fetching a file by its chunks: the chunks of a file whose manifest entry lists their
-//! SHA-256s are read with positioned reads (ranged GETs on an object store), several at
-//! once, each hashed by the thread that fetched it as soon as it arrived and compared
+//! SHA-256s are read with positioned reads (ranged GETs of 8 MiB from an object store),
+//! several chunks at once, each hashed by the thread that fetched it as soon as it arrived and compared
 //! with its digest. A chunk that differs is fetched once more (a fault in transit); if
 //! it differs again the file is lost and no further chunk of it is fetched. Chunks are
 //! handed to the writer in file order (the destination is written sequentially), so a
@@ -21,6 +21,11 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, mpsc};
 use shardsmith_manifest::{ChunkDigests, sha256_hex};
 
 use crate::{Error, RangeRead, Result};
+
+/// Bytes of one read (one ranged GET from an object store): a chunk is read in pieces
+/// of this size, each well within the time one request may take, as a streamed object
+/// is.
+const PIECE: usize = 8 << 20;
 
 /// The chunk buffers of a stage, shared by all its files.
 pub(super) struct ChunkPool {
@@ -116,7 +121,8 @@ pub(super) struct Chunked<'a> {
     /// Chunks of this file fetched at once, at most.
     pub(super) fetchers: usize,
     pub(super) pool: &'a ChunkPool,
-    /// Gets the bytes of each chunk that arrived and matched.
+    /// Gets the bytes of each piece of a chunk as it arrives (a chunk read again is not
+    /// counted twice).
     pub(super) progress: &'a (dyn Fn(u64) + Sync),
 }
 
@@ -219,16 +225,23 @@ fn fetch_one(job: &Chunked<'_>, chunk: u64, index: usize, mut buf: Vec<u8>) -> A
     let expected = &job.list.sha256[index];
     let mut actual = String::new();
     for attempt in 0..2 {
-        if let Err(e) = job.reader.read_exact_at(range.start, &mut buf) {
-            job.pool.give(buf);
-            return Arrived::Lost(match e.kind() {
-                io::ErrorKind::UnexpectedEof => Lost::Ended(range),
-                _ => Lost::Failed(e),
-            });
+        let mut at = range.start;
+        for piece in buf.chunks_mut(PIECE) {
+            if let Err(e) = job.reader.read_exact_at(at, piece) {
+                job.pool.give(buf);
+                return Arrived::Lost(match e.kind() {
+                    io::ErrorKind::UnexpectedEof => Lost::Ended(range),
+                    _ => Lost::Failed(e),
+                });
+            }
+            at += piece.len() as u64;
+            // A chunk read again is not shown twice.
+            if attempt == 0 {
+                (job.progress)(piece.len() as u64);
+            }
         }
         actual = sha256_hex(&buf);
         if actual.eq_ignore_ascii_case(expected) {
-            (job.progress)(buf.len() as u64);
             return Arrived::Good(buf, attempt > 0);
         }
     }
