@@ -14,6 +14,7 @@ mod remote;
 mod runs;
 mod sign;
 mod split;
+mod stage;
 mod tokenize;
 mod util;
 mod verify;

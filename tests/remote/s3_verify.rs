@@ -295,3 +295,44 @@ fn parts_packed_to_a_bucket_merge_as_on_disk() {
     );
     assert_eq!(run(&["verify", &local.s("staged")]).status.code(), Some(0));
 }
+
+#[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
+fn an_object_with_a_chunk_list_is_staged_by_ranged_gets_of_its_chunks() {
+    use crate::stage::chunks::{add_chunk_list, flip, same_file};
+    // The test server answers too slowly for a 1 GiB object (streamed or by chunks), so
+    // the object is 25 MiB and its manifest lists 4 MiB chunks.
+    const CHUNK: u64 = 4 << 20;
+    let Some(s3) = S3::start() else { return };
+    let model = s3.bucket("models").join("m");
+    std::fs::create_dir_all(&model).unwrap();
+    std::fs::write(model.join("model.bin"), noise(7, (25 << 20) + 12_345)).unwrap();
+    std::fs::write(model.join("config.json"), b"{}").unwrap();
+    let o = run(&["manifest", model.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    add_chunk_list(&model, "model.bin", CHUNK);
+    let dst = Tree::new();
+    let out = s3.run(&["stage", "s3://models/m", &dst.s("m"), "--no-progress"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("1 large file(s) checked by 4 MiB chunks as they arrived"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(same_file(
+        &model.join("model.bin"),
+        &dst.join("m/model.bin")
+    ));
+    assert_eq!(run(&["verify", &dst.s("m")]).status.code(), Some(0));
+
+    // A damaged chunk in the bucket: named by its bytes, nothing of the file kept.
+    flip(&model.join("model.bin"), 3 * CHUNK + 5);
+    let (code, report) = s3.json(&["stage", "s3://models/m", &dst.s("bad")]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(
+        report["mismatches"][0]["bytes"],
+        serde_json::json!([3 * CHUNK, 4 * CHUNK])
+    );
+    assert!(!dst.join("bad/model.bin").exists());
+    assert!(!dst.join("bad/manifest.json").exists());
+}

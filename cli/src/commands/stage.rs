@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use shardsmith_store::Location;
-use shardsmith_store::stage::{StageOptions, StageReport, stage};
+use shardsmith_store::stage::{DEFAULT_CHUNK_MEMORY, StageOptions, StageReport, stage};
 
 use super::Status;
 use crate::args::StageArgs;
@@ -55,6 +55,7 @@ impl Settings {
                 trust_existing: args.trust_existing,
                 concurrency,
                 accept_unfinished: args.accept_unfinished,
+                chunk_memory: DEFAULT_CHUNK_MEMORY,
             },
         })
     }
@@ -117,7 +118,15 @@ impl Staged {
             done.kept,
         );
         if done.had_manifest {
-            text.push_str("  verified  every file's SHA-256 against the source manifest\n");
+            text.push_str("  verified  every file's SHA-256 against the source manifest");
+            if done.chunked > 0 {
+                text.push_str(&format!(
+                    "; {} large file(s) checked by {} chunks as they arrived",
+                    done.chunked,
+                    chunk_name(done.chunk_size)
+                ));
+            }
+            text.push('\n');
         } else {
             text.push_str("  manifest  written for what was copied (the source had none)\n");
         }
@@ -166,6 +175,15 @@ impl Staged {
             total_bytes: done.bytes,
             version: report::VERSION,
         }
+    }
+}
+
+/// A chunk size as the manifest's chunk lists are described (`64 MiB`).
+fn chunk_name(bytes: u64) -> String {
+    if bytes > 0 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes}-byte")
     }
 }
 

@@ -39,7 +39,9 @@ pub struct Stage {
 /// One file that did not match.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct StageMismatch {
-    /// The first differing byte range `[start, end)`, when chunk CRCs narrow it.
+    /// The first byte range `[start, end)` known to differ: the damaged chunk of a file
+    /// copied by its chunk digests, else the first chunk whose CRC differs, when the
+    /// chunk CRCs narrow it.
     pub bytes: Option<[u64; 2]>,
     /// Path inside the dataset.
     pub path: String,

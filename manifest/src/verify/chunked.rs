@@ -46,10 +46,11 @@ pub(crate) struct ChunkedRead {
     pub(crate) inspection: Option<Inspection>,
 }
 
-/// The entry's chunk list when the file can be checked by it: the list fits the
-/// recorded size, the file has that size, and each chunk is a whole number of CRC
-/// chunks (so the CRCs taken per chunk join into the file's).
-pub(crate) fn usable(entry: &FileEntry, present: u64, crc_chunk: u64) -> Option<&ChunkDigests> {
+/// The entry's chunk list when the file can be checked by it: the list is of a kind this
+/// version checks and fits the recorded size, the file has that size (`present` bytes),
+/// and each chunk is a whole number of `crc_chunk` CRC chunks (so the CRCs taken per
+/// chunk join into the file's). `verify` and `stage` both decide by it.
+pub fn usable_chunks(entry: &FileEntry, present: u64, crc_chunk: u64) -> Option<&ChunkDigests> {
     let list = entry.chunks.as_ref()?;
     let size = list.chunk_size()?;
     (present == entry.size && list.fits(entry.size) && size.is_multiple_of(crc_chunk))

@@ -312,7 +312,7 @@ fn read_all(
             let by_chunks = ctx
                 .entry
                 .filter(|_| !whole_digests)
-                .and_then(|entry| chunked::usable(entry, task.size, chunk_size));
+                .and_then(|entry| chunked::usable_chunks(entry, task.size, chunk_size));
             let result = match by_chunks {
                 Some(list) => chunked::read_chunked(
                     &file,

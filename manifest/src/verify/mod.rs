@@ -22,6 +22,7 @@ mod report;
 mod sequence;
 mod steps;
 
+pub use chunked::usable_chunks;
 pub use listed::verify_listed;
 pub use local::verify_path;
 pub use options::{DigestCheck, DigestCheckOutcome, VerifyOptions};
