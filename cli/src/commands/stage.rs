@@ -56,6 +56,7 @@ impl Settings {
                 concurrency,
                 accept_unfinished: args.accept_unfinished,
                 chunk_memory: DEFAULT_CHUNK_MEMORY,
+                chunks_from_files: false,
             },
         })
     }

@@ -57,8 +57,16 @@ fn first_bad_chunk(entry: &FileEntry, got: &FileDigest) -> Option<(u64, u64)> {
     Some((start, (start + chunk).min(entry.size)))
 }
 
-/// The entry's chunk list, when the file is copied and checked by it.
-fn chunk_list<'e>(ctx: &Ctx<'_>, entry: &'e FileEntry) -> Option<&'e ChunkDigests> {
+/// The entry's chunk list, when the file is copied (or re-checked) from `from` by it:
+/// an object store's ranged GETs, or any source when the options ask.
+fn chunk_list<'e>(
+    ctx: &Ctx<'_>,
+    from: &dyn crate::InputSource,
+    entry: &'e FileEntry,
+) -> Option<&'e ChunkDigests> {
+    if !(from.fetches_ahead() || ctx.options.chunks_from_files) {
+        return None;
+    }
     usable_chunks(entry, entry.size, ctx.chunk_size)
 }
 
@@ -93,7 +101,7 @@ fn already_staged(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<bool> {
     if ctx.options.trust_existing {
         return Ok(true);
     }
-    if let Some(list) = chunk_list(ctx, entry) {
+    if let Some(list) = chunk_list(ctx, ctx.existing, entry) {
         let Ok(reader) = ctx.existing.open_ranged(path) else {
             return Ok(false);
         };
@@ -181,7 +189,7 @@ pub(super) fn stage_one(ctx: &Ctx<'_>, entry: &FileEntry) -> Result<Staged> {
         progress(entry.size);
         return Ok(Staged::Kept(entry.clone()));
     }
-    if known && let Some(list) = chunk_list(ctx, entry) {
+    if known && let Some(list) = chunk_list(ctx, src, entry) {
         return stage_chunked(ctx, entry, list);
     }
     let mut reader = match src.open(path) {

@@ -17,6 +17,11 @@ pub struct StageOptions {
     /// together: chunks fetched and not yet written. A chunk larger than this is fetched
     /// alone.
     pub chunk_memory: u64,
+    /// Copy by chunks from a source that reads files directly (a local or network file
+    /// system) too, not only from object stores. Off in the CLI: on a local disk the
+    /// streamed copy measured faster (2 GiB in 1.9 s against 2.5 s) in 20 MB instead of
+    /// 545 MB, since chunks go to the destination in order through buffers.
+    pub chunks_from_files: bool,
 }
 
 /// A file that did not arrive as the manifest says.

@@ -190,6 +190,7 @@ fn options(concurrency: usize, buffers: u64) -> StageOptions {
         concurrency,
         accept_unfinished: false,
         chunk_memory: buffers * CHUNK,
+        chunks_from_files: true,
     }
 }
 
