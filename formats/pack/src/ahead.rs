@@ -23,11 +23,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use shardsmith_manifest::Skipped;
 use shardsmith_shard::SampleSpec;
-use shardsmith_shard::sample::{Loaded, SampleReader};
+use shardsmith_shard::sample::SampleReader;
 
-use super::write::{WriteContext, check};
+use super::load::{LoadResult, WriteContext, load_checked};
 
 /// A segment holds consecutive samples up to this many payload bytes...
 pub(crate) const SEGMENT_BYTES: u64 = 1 << 20;
@@ -35,9 +34,6 @@ pub(crate) const SEGMENT_BYTES: u64 = 1 << 20;
 const SEGMENT_SAMPLES: usize = 64;
 /// Helpers load at most this many segments ahead of the writer's.
 pub(crate) const WINDOW: usize = 8;
-
-/// A sample as loaded and checked: what the writer would have got loading it itself.
-pub(crate) type LoadResult = shardsmith_shard::Result<Result<Loaded, Vec<Skipped>>>;
 
 /// One loaded sample and the buffer its `Loaded::Memory` ranges point into.
 struct Load {
@@ -196,19 +192,6 @@ impl<'a> Ahead<'a> {
         lock(&self.state).loaded.insert(segment, loads);
         self.arrived.notify_all();
     }
-}
-
-/// Loads sample `index` of `reader`'s slice and checks it, as the writer does.
-pub(crate) fn load_checked(
-    ctx: &WriteContext<'_>,
-    reader: &mut dyn SampleReader,
-    index: usize,
-    sample: &SampleSpec,
-    buf: &mut Vec<u8>,
-) -> LoadResult {
-    Ok(reader
-        .load(index, buf)?
-        .and_then(|loaded| check(ctx, sample, buf, loaded)))
 }
 
 /// The writer's side: its samples in order, each taken from what a helper loaded or

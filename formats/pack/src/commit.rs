@@ -22,9 +22,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
 use super::ahead::Helpers;
+use super::load::WriteContext;
 use super::plan::{ShardPlan, plan_digest};
 use super::state::{self, PlanRecord};
-use super::write::{WriteContext, Written, write_shard};
+use super::write::{Written, write_shard};
 use crate::{Error, Result};
 use shardsmith_shard::SampleSpec;
 
@@ -123,8 +124,11 @@ pub(crate) fn write_and_commit(job: &Job<'_>) -> Result<Vec<Decided>> {
         width: 4 * job.threads.max(1),
     };
     let next = AtomicUsize::new(start);
-    // Workers with no plan left read ahead for the shards still being written.
+    // Workers with no plan left read ahead for the shards still being written, until
+    // every plan is written: a shard whose worker has taken its plan but not yet
+    // started it still gets help.
     let helpers = (job.threads > 1).then(Helpers::default);
+    let written = AtomicUsize::new(start);
     let (to_commit, finished) = mpsc::channel::<(usize, Written)>();
     let (committed, worker_errors) = std::thread::scope(|scope| {
         let committer = scope.spawn(|| {
@@ -138,13 +142,14 @@ pub(crate) fn write_and_commit(job: &Job<'_>) -> Result<Vec<Decided>> {
             .map(|_| {
                 let to_commit = to_commit.clone();
                 let (next, window, helpers) = (&next, &window, helpers.as_ref());
+                let written = &written;
                 scope.spawn(move || -> std::result::Result<(), (usize, Error)> {
                     loop {
                         let index = next.fetch_add(1, Ordering::Relaxed);
                         if index >= job.plans.len() {
                             if let Some(helpers) = helpers {
                                 let more = || {
-                                    next.load(Ordering::Relaxed) < job.plans.len()
+                                    written.load(Ordering::Acquire) < job.plans.len()
                                         && !window.failed.load(Ordering::Relaxed)
                                 };
                                 helpers.help(&job.ctx, &more);
@@ -156,7 +161,9 @@ pub(crate) fn write_and_commit(job: &Job<'_>) -> Result<Vec<Decided>> {
                         }
                         let plan = &job.plans[index];
                         let samples = job.samples_of(plan);
-                        match write_shard(&job.ctx, &job.name(plan.index), samples, helpers) {
+                        let done = write_shard(&job.ctx, &job.name(plan.index), samples, helpers);
+                        written.fetch_add(1, Ordering::Release);
+                        match done {
                             // A send fails only when the committer stopped on an error,
                             // which is returned below; the file is then dropped (removed).
                             Ok(written) => drop(to_commit.send((index, written))),

@@ -29,6 +29,7 @@ mod group;
 pub mod images;
 mod left_out;
 mod listing;
+mod load;
 pub mod merge;
 mod observer;
 pub mod plan;

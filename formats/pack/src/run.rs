@@ -8,9 +8,9 @@ use shardsmith_shard::sample::SampleSource;
 use shardsmith_shard::{FormatChoice, ShardFormat};
 use shardsmith_store::OutputSink;
 
+use crate::load::WriteContext;
 use crate::observer::PackObserver;
 use crate::settings::{PackSettings, TaskId};
-use crate::write::WriteContext;
 
 /// What a `pack` run did.
 #[derive(Clone, Debug)]

@@ -9,24 +9,13 @@ use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, ExpectedSize, FileEntry, HashingWr
 
 use super::ahead::{Feed, Helpers};
 use super::left_out::first_cause;
-use super::observer::PackObserver;
+use super::load::WriteContext;
 use super::state::ShardRecord;
 use crate::{Error, Result};
 use shardsmith_shard::SampleSpec;
-use shardsmith_shard::content::{self, Validation};
-use shardsmith_shard::format::{Field, Payload, PlanBroken, ShardFormat, ShardOut};
-use shardsmith_shard::sample::{Loaded, SampleSource, Tracked};
-use shardsmith_store::{OutputSink, ShardFile};
-
-/// What the writer needs besides the samples.
-pub(crate) struct WriteContext<'a> {
-    pub source: &'a dyn SampleSource,
-    pub sink: &'a dyn OutputSink,
-    pub format: &'a dyn ShardFormat,
-    pub validation: Validation,
-    pub strict: bool,
-    pub observer: &'a dyn PackObserver,
-}
+use shardsmith_shard::format::{Field, Payload, PlanBroken, ShardOut};
+use shardsmith_shard::sample::{Loaded, Tracked};
+use shardsmith_store::ShardFile;
 
 /// A planned shard, written but not committed.
 pub(crate) struct Written {
@@ -214,56 +203,6 @@ impl std::ops::DerefMut for ReadBuffer {
     fn deref_mut(&mut self) -> &mut Vec<u8> {
         &mut self.0
     }
-}
-
-/// Content checks (by field name) and the format's own value checks, on a sample held
-/// in memory; streamed samples were checked while streaming.
-pub(crate) fn check(
-    ctx: &WriteContext<'_>,
-    sample: &SampleSpec,
-    buf: &[u8],
-    loaded: Loaded,
-) -> Result<Loaded, Vec<Skipped>> {
-    let Loaded::Memory(ranges) = &loaded else {
-        return Ok(loaded);
-    };
-    let values: Vec<&[u8]> = ranges
-        .iter()
-        .map(|&(start, end)| &buf[start..end])
-        .collect();
-    let paths = || {
-        sample
-            .fields
-            .iter()
-            .map(|f| ctx.source.field_path(sample, f))
-    };
-    for (field, value) in sample.fields.iter().zip(&values) {
-        if let Err(reason) = content::check(&field.ext, value, ctx.validation) {
-            let bad = ctx.source.field_path(sample, field);
-            return Err(paths()
-                .map(|path| Skipped {
-                    reason: if path == bad {
-                        reason.to_string()
-                    } else {
-                        format!(
-                            "left out with `{bad}`, another file of sample `{}`",
-                            sample.key
-                        )
-                    },
-                    path,
-                })
-                .collect());
-        }
-    }
-    if let Err(reason) = ctx.format.check_values(sample, &values) {
-        return Err(paths()
-            .map(|path| Skipped {
-                path,
-                reason: format!("sample `{}`: {reason}", sample.key),
-            })
-            .collect());
-    }
-    Ok(loaded)
 }
 
 /// A streamed copy failed: blame the input that failed or came up short, else the
