@@ -287,19 +287,7 @@ impl Drop for Feed<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shardsmith_shard::FieldSpec;
-
-    fn samples(sizes: &[u64]) -> Vec<SampleSpec> {
-        sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &size)| SampleSpec {
-                key: format!("k{i:04}"),
-                fields: vec![FieldSpec::new("bin", size)],
-                origin: 0,
-            })
-            .collect()
-    }
+    use crate::tests::sized as samples;
 
     #[test]
     fn segments_hold_a_mebibyte_or_64_samples_and_a_large_sample_alone() {

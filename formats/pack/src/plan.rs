@@ -75,20 +75,8 @@ pub(crate) fn plan_digest(samples: &[SampleSpec]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shardsmith_shard::FieldSpec;
+    use crate::tests::sized as samples;
     use shardsmith_shard::webdataset::WebDataset;
-
-    fn samples(sizes: &[u64]) -> Vec<SampleSpec> {
-        sizes
-            .iter()
-            .enumerate()
-            .map(|(i, &size)| SampleSpec {
-                origin: 0,
-                key: format!("k{i}"),
-                fields: vec![FieldSpec::new("bin", size)],
-            })
-            .collect()
-    }
 
     fn shape(plans: &[ShardPlan]) -> Vec<(usize, usize, u64, bool)> {
         plans

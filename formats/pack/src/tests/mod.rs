@@ -83,6 +83,19 @@ fn run(input: &Path, output: &Path, settings: &Opts) -> Result<PackReport> {
     )
 }
 
+/// Samples `k0`, `k1`, ... of one `bin` field of each size.
+pub(crate) fn sized(sizes: &[u64]) -> Vec<shardsmith_shard::SampleSpec> {
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| shardsmith_shard::SampleSpec {
+            origin: 0,
+            key: format!("k{i}"),
+            fields: vec![shardsmith_shard::FieldSpec::new("bin", size)],
+        })
+        .collect()
+}
+
 /// Every file of a directory with its bytes, sorted.
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
