@@ -1,0 +1,25 @@
+//! `index --json`.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// What `index --json` prints once the index is written.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Index {
+    /// Bytes of the shards indexed.
+    pub bytes: u64,
+    /// Always `index`.
+    pub command: &'static str,
+    /// The dataset indexed, as given.
+    pub dataset: String,
+    /// The index files written, relative to the dataset (`wids-index.json`).
+    pub indexes: Vec<String>,
+    /// Samples in the shards, grouped as webdataset groups tar members.
+    pub samples: u64,
+    /// Wall-clock seconds the command took.
+    pub seconds: f64,
+    /// Number of shards indexed.
+    pub shards: usize,
+    /// The version of shardsmith.
+    pub version: &'static str,
+}
