@@ -108,18 +108,15 @@ fn walk(dir: &Path, rel: &str, shards: &mut Vec<String>, compressed: &mut Vec<St
 
 /// What an index run did.
 #[derive(Debug)]
-pub enum Indexed {
-    /// The index was written.
-    Written {
-        /// The dataset, as given.
-        dataset: PathBuf,
-        /// Its shards' entries, sorted by URL.
-        shards: Vec<WidsShard>,
-        /// Wall-clock time.
-        elapsed: Duration,
-    },
-    /// Shards are damaged: nothing was written.
-    Damaged(Vec<String>),
+pub struct Indexed {
+    /// The dataset, as given.
+    dataset: PathBuf,
+    /// Its shards' entries, sorted by URL (those that could be read).
+    shards: Vec<WidsShard>,
+    /// Why each damaged shard cannot be indexed; when any, nothing was written.
+    damaged: Vec<String>,
+    /// Wall-clock time.
+    elapsed: Duration,
 }
 
 /// Reads every shard once (in parallel) and writes `wids-index.json`, unless a shard is
@@ -140,14 +137,14 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
             Err(e) => return Err(e.into()),
         }
     }
-    if !damaged.is_empty() {
-        return Ok(Indexed::Damaged(damaged));
-    }
     let bytes = wids::index_bytes(&mut shards);
-    storage::write_small(&settings.dataset.join(WIDS_INDEX), &bytes)?;
-    Ok(Indexed::Written {
+    if damaged.is_empty() {
+        storage::write_small(&settings.dataset.join(WIDS_INDEX), &bytes)?;
+    }
+    Ok(Indexed {
         dataset: settings.dataset.clone(),
         shards,
+        damaged,
         elapsed: started.elapsed(),
     })
 }
@@ -155,42 +152,51 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
 /// The command: resolve, run, print; exit 1 when a shard is damaged.
 pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
     let settings = Settings::resolve(args)?;
-    match run(&settings)? {
-        Indexed::Damaged(errors) => {
-            for error in &errors {
-                eprintln!("error: {error}");
-            }
-            eprintln!(
-                "error: {} damaged shard(s): no index written",
-                errors.len()
-            );
-            Ok(Status::Problems)
-        }
-        Indexed::Written {
-            dataset,
-            shards,
-            elapsed,
-        } => {
-            let bytes: u64 = shards.iter().map(|s| s.filesize).sum();
-            let samples: u64 = shards.iter().map(|s| s.nsamples).sum();
-            printer.summary(&format!(
-                "indexed {} shards ({}, {samples} samples) for wids in {}\n  wids      {}\n",
-                shards.len(),
-                human_bytes(bytes),
-                seconds(elapsed),
-                dataset.join(WIDS_INDEX).display(),
-            ));
-            printer.report(&report::Index {
-                bytes,
-                command: "index",
-                dataset: dataset.display().to_string(),
-                indexes: vec![WIDS_INDEX.to_string()],
-                samples,
-                seconds: elapsed.as_secs_f64(),
-                shards: shards.len(),
-                version: report::VERSION,
-            });
-            Ok(Status::Clean)
-        }
+    let indexed = run(&settings)?;
+    let Indexed {
+        dataset,
+        shards,
+        damaged,
+        elapsed,
+    } = &indexed;
+    let bytes: u64 = shards.iter().map(|s| s.filesize).sum();
+    let samples: u64 = shards.iter().map(|s| s.nsamples).sum();
+    for error in damaged {
+        eprintln!("error: {error}");
     }
+    if damaged.is_empty() {
+        printer.summary(&format!(
+            "indexed {} shards ({}, {samples} samples) for wids in {}\n  wids      {}\n",
+            shards.len(),
+            human_bytes(bytes),
+            seconds(*elapsed),
+            dataset.join(WIDS_INDEX).display(),
+        ));
+    } else {
+        eprintln!(
+            "error: {} damaged shard(s) of {}: no index written",
+            damaged.len(),
+            shards.len() + damaged.len()
+        );
+    }
+    printer.report(&report::Index {
+        bytes,
+        command: "index",
+        damaged: damaged.clone(),
+        dataset: dataset.display().to_string(),
+        indexes: if damaged.is_empty() {
+            vec![WIDS_INDEX.to_string()]
+        } else {
+            Vec::new()
+        },
+        samples,
+        seconds: elapsed.as_secs_f64(),
+        shards: shards.len(),
+        version: report::VERSION,
+    });
+    Ok(if damaged.is_empty() {
+        Status::Clean
+    } else {
+        Status::Problems
+    })
 }
