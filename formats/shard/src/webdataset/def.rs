@@ -110,6 +110,17 @@ impl FormatDef for Def {
     fn inspector(&self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
         Box::new(ShardInspector::new(ctx.path))
     }
+
+    /// Every `wids-index.json` against the shards it lists.
+    fn check_layout(
+        &self,
+        root: &std::path::Path,
+        files: &BTreeMap<String, u64>,
+        inspections: &BTreeMap<String, shardsmith_manifest::Inspection>,
+        _manifest: Option<&shardsmith_manifest::Manifest>,
+    ) -> Vec<shardsmith_manifest::Finding> {
+        super::wids_check::check_wids_indexes(root, files, inspections)
+    }
 }
 
 impl Configured for WebDataset {

@@ -14,6 +14,7 @@ mod inspect;
 mod unpack;
 mod ustar;
 pub mod wids;
+mod wids_check;
 
 pub use compress::TarCompression;
 pub use encode::{member_header, write_member_header, write_padding};
