@@ -9,9 +9,10 @@ use std::path::Path;
 use crate::util::*;
 
 fn pack(output: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let input = samples();
     let mut args = vec![
         "pack",
-        samples().to_str().unwrap(),
+        input.to_str().unwrap(),
         output.to_str().unwrap(),
         "--shard-size",
         "40KiB",
