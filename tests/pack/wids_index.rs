@@ -33,7 +33,11 @@ fn pack_writes_the_index_listed_and_the_same_for_any_jobs() {
     let (code, report) = pack(&out.join("j1"), &["--index", "all", "-j", "1"]);
     assert_eq!(code, 0, "{report}");
     let bytes = index_bytes(&out.join("j2"));
-    assert_eq!(bytes, index_bytes(&out.join("j1")), "index bytes depend on --jobs");
+    assert_eq!(
+        bytes,
+        index_bytes(&out.join("j1")),
+        "index bytes depend on --jobs"
+    );
     let m = manifest(&out.join("j2"));
     let files = m["files"].as_array().unwrap();
     assert!(
@@ -92,7 +96,10 @@ fn index_is_refused_where_wids_cannot_use_it() {
     ] {
         let (code, report) = pack(&out.join("x"), extra);
         assert_eq!(code, 2, "{extra:?}: {report}");
-        assert!(report["error"]["message"].as_str().unwrap().contains(says), "{report}");
+        assert!(
+            report["error"]["message"].as_str().unwrap().contains(says),
+            "{report}"
+        );
         assert!(!out.join("x/wids-index.json").exists());
     }
     let o = run(&["index", samples().to_str().unwrap(), "--for", "energon"]);
@@ -106,7 +113,10 @@ fn index_names_a_truncated_shard_and_writes_nothing() {
     assert_eq!(pack(&dir, &[]).0, 0);
     let shard = dir.join("shard-000001.tar");
     let size = std::fs::metadata(&shard).unwrap().len();
-    let f = std::fs::OpenOptions::new().write(true).open(&shard).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&shard)
+        .unwrap();
     f.set_len(size - 1500).unwrap();
     let (code, report) = run_json(&["index", dir.to_str().unwrap(), "--for", "wids"]);
     assert_eq!(code, 1, "{report}");
@@ -119,7 +129,11 @@ fn index_names_a_truncated_shard_and_writes_nothing() {
     assert!(!dir.join("wids-index.json").exists());
     let o = run(&["index", dir.to_str().unwrap(), "--for", "wids"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("shard-000001.tar"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("shard-000001.tar"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]

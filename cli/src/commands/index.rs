@@ -57,11 +57,7 @@ impl Settings {
                     "`{}` holds only compressed shards (`{name}`): wids cannot read compressed shards (it maps plain .tar files)",
                     args.dataset.display()
                 ),
-                None => refuse!(
-                    NotFound,
-                    "`{}` holds no .tar shard",
-                    args.dataset.display()
-                ),
+                None => refuse!(NotFound, "`{}` holds no .tar shard", args.dataset.display()),
             }
         }
         Ok(Self {
@@ -73,9 +69,13 @@ impl Settings {
 
 /// Adds the `.tar` files below `dir` (as paths under `rel`) to `shards`, and the
 /// compressed tars to `compressed`; hidden entries are left out.
-fn walk(dir: &Path, rel: &str, shards: &mut Vec<String>, compressed: &mut Vec<String>) -> Result<()> {
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("reading `{}`", dir.display()))?;
+fn walk(
+    dir: &Path,
+    rel: &str,
+    shards: &mut Vec<String>,
+    compressed: &mut Vec<String>,
+) -> Result<()> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("reading `{}`", dir.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("reading `{}`", dir.display()))?;
         let Ok(name) = entry.file_name().into_string() else {
@@ -163,6 +163,13 @@ pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
     let samples: u64 = shards.iter().map(|s| s.nsamples).sum();
     for error in damaged {
         eprintln!("error: {error}");
+    }
+    if damaged.is_empty() && dataset.join("manifest.json").is_file() {
+        printer.warn(&format!(
+            "{} does not list {WIDS_INDEX}: `verify` reports it as unlisted until the manifest is made again (`shardsmith manifest {} --force`); `pack --index wids` writes it listed",
+            dataset.join("manifest.json").display(),
+            dataset.display()
+        ));
     }
     if damaged.is_empty() {
         printer.summary(&format!(

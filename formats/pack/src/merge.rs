@@ -230,7 +230,10 @@ fn part_wids(sink: &dyn OutputSink, name: &str, list: &mut Vec<wids::WidsShard>)
     };
     let bad = |why: &str| Error::Merge(format!("part `{name}`: {}: {why}", wids::WIDS_INDEX));
     let index: Value = serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
-    for entry in index["shardlist"].as_array().ok_or_else(|| bad("no shardlist"))? {
+    for entry in index["shardlist"]
+        .as_array()
+        .ok_or_else(|| bad("no shardlist"))?
+    {
         let (Some(url), Some(nsamples), Some(filesize)) = (
             entry["url"].as_str(),
             entry["nsamples"].as_u64(),

@@ -73,7 +73,8 @@ pub(crate) fn index_files(
     let mut entries = Vec::with_capacity(shards.len());
     for (name, facts) in shards {
         let wids = &facts["wids"];
-        let (Some(nsamples), Some(filesize)) = (wids["nsamples"].as_u64(), wids["filesize"].as_u64())
+        let (Some(nsamples), Some(filesize)) =
+            (wids["nsamples"].as_u64(), wids["filesize"].as_u64())
         else {
             return Err(DatasetFilesError::NoRecord((*name).to_string()));
         };

@@ -26,7 +26,8 @@ pub(crate) fn check_wids_indexes(
         let Ok(bytes) = std::fs::read(root.join(index_path)) else {
             continue;
         };
-        let invalid = |message: String| Finding::error(FindingKind::IndexInvalid, index_path, message);
+        let invalid =
+            |message: String| Finding::error(FindingKind::IndexInvalid, index_path, message);
         let index: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
