@@ -25,6 +25,8 @@ pub struct Settings {
     dataset: PathBuf,
     /// The plain tar shards, relative to DATASET with `/`, sorted.
     shards: Vec<String>,
+    /// Compressed shards beside them, left out (wids cannot read them).
+    compressed: Vec<String>,
 }
 
 impl Settings {
@@ -60,9 +62,11 @@ impl Settings {
                 None => refuse!(NotFound, "`{}` holds no .tar shard", args.dataset.display()),
             }
         }
+        compressed.sort();
         Ok(Self {
             dataset: args.dataset.clone(),
             shards,
+            compressed,
         })
     }
 }
@@ -152,6 +156,12 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
 /// The command: resolve, run, print; exit 1 when a shard is damaged.
 pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
     let settings = Settings::resolve(args)?;
+    if let Some(first) = settings.compressed.first() {
+        printer.warn(&format!(
+            "{} compressed shard(s) left out of the index (`{first}`...): wids cannot read compressed shards",
+            settings.compressed.len()
+        ));
+    }
     let indexed = run(&settings)?;
     let Indexed {
         dataset,
