@@ -249,6 +249,19 @@ pub enum Command {
     /// Example: shardsmith list s3://raw/images -o files.tsv
     List(ListArgs),
 
+    /// Write a reader's index for WebDataset shards that exist already (wids)
+    ///
+    /// Reads every .tar shard of DATASET (a local directory, subdirectories included)
+    /// once, in parallel, checking its tar structure as `verify` does and counting its
+    /// samples as webdataset groups them, then writes wids-index.json beside the shards
+    /// (temporary name, then rename): the shard list `wids.ShardListDataset` opens, with
+    /// URLs relative to it, as `widsindex create` writes it (without md5sum, which wids
+    /// does not need). A damaged or truncated shard is named with the byte offset and no
+    /// index is written (exit 1). `pack --index wids` writes the same file while packing.
+    ///
+    /// Example: shardsmith index ./wds --for wids
+    Index(IndexArgs),
+
     /// Compare two checkpoints tensor by tensor, whatever their containers; exit 1 if they differ
     ///
     /// A `.pt` and its safetensors conversion, a DCP checkpoint saved by 8 ranks and the
@@ -286,7 +299,7 @@ pub enum Command {
 
 impl Command {
     /// Every subcommand's name, as typed.
-    pub const NAMES: [&str; 15] = [
+    pub const NAMES: [&str; 16] = [
         "pack",
         "tokenize",
         "manifest",
@@ -296,6 +309,7 @@ impl Command {
         "audit",
         "stage",
         "list",
+        "index",
         "diff",
         "ls",
         "cat",
@@ -316,6 +330,7 @@ impl Command {
             Command::Sign(_) => "sign",
             Command::Stage(_) => "stage",
             Command::List(_) => "list",
+            Command::Index(_) => "index",
             Command::Diff(_) => "diff",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
@@ -361,6 +376,19 @@ pub struct ListArgs {
     /// s3://shards/wds-files.tsv --task-index auto`.
     #[arg(short = 'o', long = "output", value_name = "LIST")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// The WebDataset directory whose .tar shards are indexed
+    pub dataset: PathBuf,
+
+    /// Which readers' indexes to write, comma-separated: wids, or all
+    ///
+    /// `wids`: wids-index.json for `wids.ShardListDataset`. `all`: every index
+    /// shardsmith writes (wids for now). Example: `--for wids`.
+    #[arg(long = "for", value_name = "LIST")]
+    pub readers: String,
 }
 
 #[derive(Debug, Args)]

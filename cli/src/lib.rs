@@ -173,6 +173,7 @@ fn run(cli: &Cli, printer: &Printer) -> anyhow::Result<Status> {
         Command::Sign(args) => commands::sign::main(args, printer),
         Command::Stage(args) => commands::stage::main(args, printer),
         Command::List(args) => commands::list::main(args, printer),
+        Command::Index(args) => commands::index::main(args, printer),
         Command::Diff(args) => commands::diff::main(args, printer),
         Command::Completions(args) => commands::shell::completions(args),
         Command::Man(args) => commands::shell::man(args),

@@ -19,3 +19,5 @@ mod tar_gnu;
 mod wds_compressed;
 mod wds_compressed_interop;
 mod webdataset_interop;
+mod wids_index;
+mod wids_index_interop;

@@ -179,6 +179,18 @@ pub struct PackArgs {
     #[arg(long, value_name = "CODEC")]
     pub compression: Option<String>,
 
+    /// Readers' indexes to write beside the shards, in the same pass (webdataset): wids, or all
+    ///
+    /// Comma-separated. `wids`: wids-index.json, the shard list `wids.ShardListDataset`
+    /// opens for random access (URLs relative to the JSON, each shard's sample count and
+    /// size, no md5sum: wids does not need it), as `widsindex create` would write it
+    /// after reading every shard again. Listed in the manifest. `all`: every index
+    /// shardsmith writes (wids for now). wids reads only plain .tar shards, so it is
+    /// refused with --compression. For shards that exist already: `shardsmith index`.
+    /// Example: `--index wids`.
+    #[arg(long, value_name = "LIST")]
+    pub index: Option<String>,
+
     /// Hashes recorded in index.json for StreamingDataset's validate_hash (mds) [default: xxh64]
     ///
     /// Comma-separated: md5, sha1, sha224, sha256, sha384, sha512, sha3_224..sha3_512,

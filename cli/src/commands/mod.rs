@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod diff;
+pub mod index;
 pub mod list;
 pub mod look;
 pub mod manifest;

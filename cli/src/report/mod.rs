@@ -13,6 +13,7 @@
 mod audit;
 mod diff;
 mod error;
+mod index;
 mod list;
 mod look;
 mod manifest;
@@ -28,6 +29,7 @@ mod verify;
 pub use audit::{Audit, HfCacheAudit};
 pub use diff::Diff;
 pub use error::{Error, ErrorDetail};
+pub use index::Index;
 pub use list::List;
 pub use look::{
     DuplicateKeys, FieldStats, LsCheckpoint, LsSamples, LsShards, LsTokens, SampleRow, ShardRow,

@@ -26,6 +26,7 @@ fn reports(generator: &mut schemars::SchemaGenerator) -> Vec<(&'static str, Valu
         entry::<Audit<'static>>(generator, "audit"),
         entry::<HfCacheAudit<'static>>(generator, "audit"),
         entry::<Diff>(generator, "diff"),
+        entry::<Index>(generator, "index"),
         entry::<List>(generator, "list"),
         entry::<LsCheckpoint<'static>>(generator, "ls"),
         entry::<LsSamples<'static>>(generator, "ls"),

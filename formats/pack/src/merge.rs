@@ -1,7 +1,8 @@
 //! `shardsmith merge`: one dataset from parts written separately (a Slurm array job,
 //! `pack --rank/--world-size`). Each part is a directory directly inside the output.
 //! MDS parts get a root `index.json` the way streaming's `merge_index` builds it (each
-//! shard's basename prefixed with its part's directory name); every format gets a root
+//! shard's basename prefixed with its part's directory name); WebDataset parts that all
+//! hold a `wids-index.json` get a root one (each URL under its part); every format gets a root
 //! manifest listing every part's files, taken from the parts' manifests (no re-read).
 
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use shardsmith_manifest::{
 };
 
 use shardsmith_shard::mds::pyjson;
+use shardsmith_shard::webdataset::wids;
 use shardsmith_store::{LocalDir, OutputSink};
 
 use crate::{Error, Result};
@@ -110,6 +112,7 @@ pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeRep
     let mut shards = Vec::new();
     let mut format: Option<Option<String>> = None;
     let mut every_part_indexed = true;
+    let mut wids_shards = Some(Vec::new());
     for name in &names {
         let part = part_manifest(sink, name)?;
         match &format {
@@ -136,12 +139,22 @@ pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeRep
         if !part_shards(sink, name, &mut shards)? {
             every_part_indexed = false;
         }
+        if let Some(list) = &mut wids_shards
+            && !part_wids(sink, name, list)?
+        {
+            wids_shards = None;
+        }
     }
     let index = every_part_indexed && !shards.is_empty();
     if index {
         let bytes = pyjson::dumps(&json!({"shards": shards, "version": 2})).into_bytes();
         sink.write_atomic("index.json", &bytes)?;
         files.push(entry_for("index.json", &bytes));
+    }
+    if let Some(mut list) = wids_shards.filter(|list| !list.is_empty()) {
+        let bytes = wids::index_bytes(&mut list);
+        sink.write_atomic(wids::WIDS_INDEX, &bytes)?;
+        files.push(entry_for(wids::WIDS_INDEX, &bytes));
     }
     let mut manifest = Manifest::new(ManifestKind::Pack, DEFAULT_CHUNK_SIZE, files);
     manifest.format = format.flatten();
@@ -205,6 +218,34 @@ fn part_shards(sink: &dyn OutputSink, name: &str, shards: &mut Vec<Value>) -> Re
             }
         }
         shards.push(entry);
+    }
+    Ok(true)
+}
+
+/// The shards of part `name`'s `wids-index.json`, their URLs put under `name`, joined
+/// to `list`; false when the part has none (then the merge has none either).
+fn part_wids(sink: &dyn OutputSink, name: &str, list: &mut Vec<wids::WidsShard>) -> Result<bool> {
+    let Some(bytes) = sink.read(&format!("{name}/{}", wids::WIDS_INDEX))? else {
+        return Ok(false);
+    };
+    let bad = |why: &str| Error::Merge(format!("part `{name}`: {}: {why}", wids::WIDS_INDEX));
+    let index: Value = serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
+    for entry in index["shardlist"]
+        .as_array()
+        .ok_or_else(|| bad("no shardlist"))?
+    {
+        let (Some(url), Some(nsamples), Some(filesize)) = (
+            entry["url"].as_str(),
+            entry["nsamples"].as_u64(),
+            entry["filesize"].as_u64(),
+        ) else {
+            return Err(bad("an entry lacks url, nsamples or filesize"));
+        };
+        list.push(wids::WidsShard {
+            url: format!("{name}/{url}"),
+            nsamples,
+            filesize,
+        });
     }
     Ok(true)
 }

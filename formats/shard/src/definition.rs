@@ -40,6 +40,9 @@ pub struct FormatOptions {
     pub row_group_rows: Option<usize>,
     /// Bytes per row group (Parquet).
     pub row_group_bytes: Option<usize>,
+    /// Readers' indexes to write beside the shards (`wids`, `all`), as the user spelled
+    /// them (WebDataset).
+    pub index: Option<String>,
 }
 
 impl Default for FormatOptions {
@@ -53,6 +56,7 @@ impl Default for FormatOptions {
             hashes: None,
             row_group_rows: None,
             row_group_bytes: None,
+            index: None,
         }
     }
 }
@@ -68,6 +72,8 @@ pub enum OptionName {
     RowGroupSize,
     /// `--prefix` other than the default.
     Prefix,
+    /// `--index`.
+    Index,
 }
 
 impl OptionName {
@@ -78,6 +84,7 @@ impl OptionName {
             OptionName::Hashes => "--hashes",
             OptionName::RowGroupSize => "--row-group-size",
             OptionName::Prefix => "--prefix",
+            OptionName::Index => "--index",
         }
     }
 }
@@ -92,6 +99,7 @@ impl FormatOptions {
                 self.row_group_rows.is_some() || self.row_group_bytes.is_some()
             }
             OptionName::Prefix => self.prefix != "shard",
+            OptionName::Index => self.index.is_some(),
         }
     }
 }

@@ -119,6 +119,7 @@ impl FormatChoice {
             OptionName::Column,
             OptionName::Hashes,
             OptionName::RowGroupSize,
+            OptionName::Index,
         ] {
             if options.given(option) && !def.takes().contains(&option) {
                 return Err(Error::Setting(format!(

@@ -318,6 +318,7 @@ fn format_options(args: &PackArgs) -> Result<FormatOptions> {
         compression: args.compression.clone(),
         key_column: args.key_column.clone(),
         hashes: args.hashes.clone(),
+        index: args.index.clone(),
         ..FormatOptions::default()
     };
     for spec in &args.column {

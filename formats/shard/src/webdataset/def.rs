@@ -62,7 +62,7 @@ impl FormatDef for Def {
     }
 
     fn takes(&self) -> &'static [OptionName] {
-        &[OptionName::Prefix]
+        &[OptionName::Prefix, OptionName::Index]
     }
 
     fn configure(&self, options: &FormatOptions, _shard_size: u64) -> Result<Arc<dyn Configured>> {
@@ -71,7 +71,28 @@ impl FormatDef for Def {
                 .map_err(|e| Error::Setting(format!("--compression: {e}")))?,
             None => None,
         };
-        Ok(Arc::new(WebDataset { compression }))
+        let index_wids = match &options.index {
+            Some(text) => index_kinds(text)?,
+            None => false,
+        };
+        if index_wids && compression.is_some() {
+            return Err(Error::Setting(
+                "--index wids: wids cannot read compressed shards (it maps plain .tar files); leave out --compression or --index".into(),
+            ));
+        }
+        Ok(Arc::new(WebDataset {
+            compression,
+            index_wids,
+        }))
+    }
+
+    fn dataset_files(
+        &self,
+        state: &serde_json::Value,
+        shards: &[(&str, &serde_json::Value)],
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, crate::format::DatasetFilesError>
+    {
+        super::wids::index_files(state, shards)
     }
 
     fn sniff_name(&self, path: &str) -> bool {
@@ -89,6 +110,17 @@ impl FormatDef for Def {
     fn inspector(&self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
         Box::new(ShardInspector::new(ctx.path))
     }
+
+    /// Every `wids-index.json` against the shards it lists.
+    fn check_layout(
+        &self,
+        root: &std::path::Path,
+        files: &BTreeMap<String, u64>,
+        inspections: &BTreeMap<String, shardsmith_manifest::Inspection>,
+        _manifest: Option<&shardsmith_manifest::Manifest>,
+    ) -> Vec<shardsmith_manifest::Finding> {
+        super::wids_check::check_wids_indexes(root, files, inspections)
+    }
 }
 
 impl Configured for WebDataset {
@@ -99,6 +131,23 @@ impl Configured for WebDataset {
     ) -> Result<Box<dyn ShardFormat>> {
         Ok(Box::new(*self))
     }
+}
+
+/// Parses `--index LIST` (comma-separated: `wids`, or `all` for every index built so
+/// far); true when wids' index is asked for.
+fn index_kinds(text: &str) -> Result<bool> {
+    let mut wids = false;
+    for kind in text.split(',').map(str::trim) {
+        match kind {
+            "wids" | "all" => wids = true,
+            other => {
+                return Err(Error::Setting(format!(
+                    "--index: unknown index `{other}`: expected wids or all (DALI and Energon indexes are not written yet)"
+                )));
+            }
+        }
+    }
+    Ok(wids)
 }
 
 /// True when `head` starts a gzip or zstd stream whose first decompressed block is a

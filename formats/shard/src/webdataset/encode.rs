@@ -12,6 +12,8 @@ use crate::format::{Field, Payload, ShardEncoder, ShardOut};
 pub(super) struct TarEncoder {
     pub(super) compression: Option<TarCompression>,
     pub(super) compressor: Option<Compressor>,
+    /// Samples and tar bytes so far, counted for wids' index (`None`: not asked for).
+    pub(super) count: Option<(u64, u64)>,
 }
 
 impl TarEncoder {
@@ -87,6 +89,10 @@ pub fn write_padding(out: &mut dyn Write, size: u64) -> io::Result<()> {
 
 impl ShardEncoder for TarEncoder {
     fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
+        if let Some((samples, bytes)) = &mut self.count {
+            *samples += 1;
+            *bytes += fields.iter().map(|f| BLOCK + padded(f.size)).sum::<u64>();
+        }
         let out = self.sink(out)?;
         for field in fields {
             let name = format!("{key}.{}", field.ext);
@@ -115,6 +121,9 @@ impl ShardEncoder for TarEncoder {
         if let Some(compressor) = self.compressor.take() {
             compressor.finish()?;
         }
-        Ok(serde_json::Value::Null)
+        Ok(match self.count.take() {
+            Some((samples, bytes)) => super::wids::shard_facts(samples, bytes + 2 * BLOCK),
+            None => serde_json::Value::Null,
+        })
     }
 }

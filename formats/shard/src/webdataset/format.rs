@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::compress::TarCompression;
 use super::encode::{TarEncoder, padded};
 use super::ustar::{BLOCK, MAX_MEMBER, MAX_NAME};
-use crate::format::{ShardEncoder, ShardFormat};
+use crate::format::{DatasetFile, DatasetFilesError, ShardEncoder, ShardFormat};
 use crate::sample::SampleSpec;
 
 /// The WebDataset format: plain or compressed tar shards.
@@ -14,11 +14,16 @@ use crate::sample::SampleSpec;
 pub struct WebDataset {
     /// Compression of whole shards (`None`: plain `.tar`).
     pub compression: Option<TarCompression>,
+    /// Write wids' `wids-index.json` beside the shards (`--index wids`).
+    pub index_wids: bool,
 }
 
 impl WebDataset {
     /// Plain `.tar` shards.
-    pub const PLAIN: WebDataset = WebDataset { compression: None };
+    pub const PLAIN: WebDataset = WebDataset {
+        compression: None,
+        index_wids: false,
+    };
 }
 
 impl ShardFormat for WebDataset {
@@ -76,6 +81,9 @@ impl ShardFormat for WebDataset {
         if let Some(compression) = self.compression {
             options.insert("compression".into(), compression.name().into());
         }
+        if self.index_wids {
+            options.insert("index".into(), serde_json::json!(["wids"]));
+        }
         options
     }
 
@@ -83,6 +91,23 @@ impl ShardFormat for WebDataset {
         Box::new(TarEncoder {
             compression: self.compression,
             compressor: None,
+            count: self.index_wids.then_some((0, 0)),
         })
+    }
+
+    fn dataset_files(
+        &self,
+        shards: &[(&str, &serde_json::Value)],
+    ) -> Result<Vec<DatasetFile>, DatasetFilesError> {
+        super::wids::index_files(&self.dataset_state(), shards)
+    }
+
+    /// The indexes asked for (`{"index": ["wids"]}`), or nothing.
+    fn dataset_state(&self) -> serde_json::Value {
+        if self.index_wids {
+            serde_json::json!({"index": ["wids"]})
+        } else {
+            serde_json::Value::Null
+        }
     }
 }

@@ -13,6 +13,8 @@ pub mod input;
 mod inspect;
 mod unpack;
 mod ustar;
+pub mod wids;
+mod wids_check;
 
 pub use compress::TarCompression;
 pub use encode::{member_header, write_member_header, write_padding};
@@ -20,6 +22,7 @@ pub use format::WebDataset;
 pub use inspect::TarInspector;
 pub use unpack::ShardInspector;
 pub use ustar::{BLOCK, MAX_MEMBER, MAX_NAME};
+pub use wids::{WIDS_INDEX, WidsError, WidsShard, index_shard};
 
 #[cfg(test)]
 mod tests;

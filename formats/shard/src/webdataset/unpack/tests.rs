@@ -14,7 +14,11 @@ const ZSTD: Option<TarCompression> = Some(TarCompression::Zstd(3));
 /// A shard of `(key, ext, bytes)` members written by our encoder.
 fn shard(compression: Option<TarCompression>, members: &[(&str, &str, Vec<u8>)]) -> Vec<u8> {
     let (mut out, bytes) = crate::format::ShardOut::memory();
-    let mut enc = WebDataset { compression }.encoder();
+    let mut enc = WebDataset {
+        compression,
+        index_wids: false,
+    }
+    .encoder();
     for (key, ext, data) in members {
         let mut fields = [Field {
             ext,

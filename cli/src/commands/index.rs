@@ -1,0 +1,219 @@
+//! `shardsmith index DATASET --for wids`: a reader's index for WebDataset shards that
+//! exist already, from one read of each shard, shards read in parallel.
+//!
+//! [`Settings::resolve`] checks DATASET and the readers asked for before anything is
+//! read; [`run`] reads the shards and writes the index (nothing when a shard is
+//! damaged); the [`Indexed`] outcome renders as the summary and the `--json` report.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use shardsmith_shard::webdataset::{WIDS_INDEX, WidsError, WidsShard, index_shard, wids};
+
+use super::Status;
+use crate::args::IndexArgs;
+use crate::output::{Printer, refuse, seconds};
+use crate::report;
+use crate::size::human_bytes;
+use crate::storage;
+
+/// What `index` reads and writes, resolved from its arguments.
+#[derive(Debug)]
+pub struct Settings {
+    dataset: PathBuf,
+    /// The plain tar shards, relative to DATASET with `/`, sorted.
+    shards: Vec<String>,
+    /// Compressed shards beside them, left out (wids cannot read them).
+    compressed: Vec<String>,
+}
+
+impl Settings {
+    /// DATASET must be a local directory holding plain `.tar` shards; `--for` must name
+    /// readers whose index is built (`wids`, `all`).
+    pub fn resolve(args: &IndexArgs) -> Result<Self> {
+        for reader in args.readers.split(',').map(str::trim) {
+            if !matches!(reader, "wids" | "all") {
+                refuse!(
+                    Usage,
+                    "--for: unknown reader `{reader}`: expected wids or all (DALI and Energon indexes are not written yet)"
+                );
+            }
+        }
+        if args.dataset.to_string_lossy().contains("://") {
+            refuse!(
+                Usage,
+                "index reads local directories only for now: stage the dataset first (`shardsmith stage`)"
+            );
+        }
+        crate::output::need_directory(&args.dataset)?;
+        let mut shards = Vec::new();
+        let mut compressed = Vec::new();
+        walk(&args.dataset, "", &mut shards, &mut compressed)?;
+        shards.sort();
+        if shards.is_empty() {
+            match compressed.first() {
+                Some(name) => refuse!(
+                    Setting,
+                    "`{}` holds only compressed shards (`{name}`): wids cannot read compressed shards (it maps plain .tar files)",
+                    args.dataset.display()
+                ),
+                None => refuse!(NotFound, "`{}` holds no .tar shard", args.dataset.display()),
+            }
+        }
+        compressed.sort();
+        Ok(Self {
+            dataset: args.dataset.clone(),
+            shards,
+            compressed,
+        })
+    }
+}
+
+/// Adds the `.tar` files below `dir` (as paths under `rel`) to `shards`, and the
+/// compressed tars to `compressed`; hidden entries are left out.
+fn walk(
+    dir: &Path,
+    rel: &str,
+    shards: &mut Vec<String>,
+    compressed: &mut Vec<String>,
+) -> Result<()> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("reading `{}`", dir.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("reading `{}`", dir.display()))?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        let kind = entry
+            .file_type()
+            .with_context(|| format!("reading `{}`", entry.path().display()))?;
+        if kind.is_dir() {
+            walk(&entry.path(), &path, shards, compressed)?;
+        } else if name.ends_with(".tar") {
+            shards.push(path);
+        } else if [".tar.gz", ".tgz", ".tar.zst", ".tar.zstd"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+        {
+            compressed.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// What an index run did.
+#[derive(Debug)]
+pub struct Indexed {
+    /// The dataset, as given.
+    dataset: PathBuf,
+    /// Its shards' entries, sorted by URL (those that could be read).
+    shards: Vec<WidsShard>,
+    /// Why each damaged shard cannot be indexed; when any, nothing was written.
+    damaged: Vec<String>,
+    /// Wall-clock time.
+    elapsed: Duration,
+}
+
+/// Reads every shard once (in parallel) and writes `wids-index.json`, unless a shard is
+/// damaged.
+pub fn run(settings: &Settings) -> Result<Indexed> {
+    let started = Instant::now();
+    let results: Vec<Result<WidsShard, WidsError>> = settings
+        .shards
+        .par_iter()
+        .map(|url| index_shard(&settings.dataset.join(url), url))
+        .collect();
+    let mut shards = Vec::with_capacity(results.len());
+    let mut damaged = Vec::new();
+    for result in results {
+        match result {
+            Ok(shard) => shards.push(shard),
+            Err(e @ WidsError::Damaged(_)) => damaged.push(e.to_string()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let bytes = wids::index_bytes(&mut shards);
+    if damaged.is_empty() {
+        storage::write_small(&settings.dataset.join(WIDS_INDEX), &bytes)?;
+    }
+    Ok(Indexed {
+        dataset: settings.dataset.clone(),
+        shards,
+        damaged,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The command: resolve, run, print; exit 1 when a shard is damaged.
+pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
+    let settings = Settings::resolve(args)?;
+    if let Some(first) = settings.compressed.first() {
+        printer.warn(&format!(
+            "{} compressed shard(s) left out of the index (`{first}`...): wids cannot read compressed shards",
+            settings.compressed.len()
+        ));
+    }
+    let indexed = run(&settings)?;
+    let Indexed {
+        dataset,
+        shards,
+        damaged,
+        elapsed,
+    } = &indexed;
+    let bytes: u64 = shards.iter().map(|s| s.filesize).sum();
+    let samples: u64 = shards.iter().map(|s| s.nsamples).sum();
+    for error in damaged {
+        eprintln!("error: {error}");
+    }
+    if damaged.is_empty() && dataset.join("manifest.json").is_file() {
+        printer.warn(&format!(
+            "{} does not list {WIDS_INDEX}: `verify` reports it as unlisted until the manifest is made again (`shardsmith manifest {} --force`); `pack --index wids` writes it listed",
+            dataset.join("manifest.json").display(),
+            dataset.display()
+        ));
+    }
+    if damaged.is_empty() {
+        printer.summary(&format!(
+            "indexed {} shards ({}, {samples} samples) for wids in {}\n  wids      {}\n",
+            shards.len(),
+            human_bytes(bytes),
+            seconds(*elapsed),
+            dataset.join(WIDS_INDEX).display(),
+        ));
+    } else {
+        eprintln!(
+            "error: {} damaged shard(s) of {}: no index written",
+            damaged.len(),
+            shards.len() + damaged.len()
+        );
+    }
+    printer.report(&report::Index {
+        bytes,
+        command: "index",
+        damaged: damaged.clone(),
+        dataset: dataset.display().to_string(),
+        indexes: if damaged.is_empty() {
+            vec![WIDS_INDEX.to_string()]
+        } else {
+            Vec::new()
+        },
+        samples,
+        seconds: elapsed.as_secs_f64(),
+        shards: shards.len(),
+        version: report::VERSION,
+    });
+    Ok(if damaged.is_empty() {
+        Status::Clean
+    } else {
+        Status::Problems
+    })
+}

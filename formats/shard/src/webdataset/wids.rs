@@ -1,0 +1,219 @@
+//! The shard index of wids (`wids.ShardListDataset`): `wids-index.json`, one entry per
+//! plain tar shard with its URL (relative to the JSON, so the dataset can move or be
+//! served from a bucket), its sample count as webdataset groups members, and its size.
+//! `pack --index wids` writes it from what the writer knows ([`index_files`]); `index
+//! --for wids` builds it from existing shards, one read each ([`index_shard`]).
+//! `widsindex` also records an `md5sum`; wids 0.1.11 does not need it, so none is written.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+use shardsmith_manifest::{Finding, Inspector};
+
+use super::inspect::TarInspector;
+use crate::format::{DatasetFile, DatasetFilesError};
+
+/// The file name of the index, beside the shards.
+pub const WIDS_INDEX: &str = "wids-index.json";
+
+/// One shard of the index.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WidsShard {
+    /// Path of the shard relative to the index.
+    pub url: String,
+    /// Samples in the shard, grouped as webdataset groups tar members.
+    pub nsamples: u64,
+    /// Size of the shard file in bytes.
+    pub filesize: u64,
+}
+
+#[derive(Serialize)]
+struct WidsIndex<'a> {
+    #[serde(rename = "__kind__")]
+    kind: &'static str,
+    wids_version: u32,
+    shardlist: &'a [WidsShard],
+}
+
+/// The bytes of `wids-index.json` for `shards`, sorted by URL (as `widsindex` sorts
+/// them): the same bytes whatever order the shards come in.
+pub fn index_bytes(shards: &mut [WidsShard]) -> Vec<u8> {
+    shards.sort_by(|a, b| a.url.cmp(&b.url));
+    let index = WidsIndex {
+        kind: "wids-shard-index-v1",
+        wids_version: 1,
+        shardlist: shards,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&index).expect("plain JSON serialises");
+    bytes.push(b'\n');
+    bytes
+}
+
+/// The facts a tar encoder records per shard when the index is asked for.
+pub(super) fn shard_facts(nsamples: u64, filesize: u64) -> Value {
+    serde_json::json!({"wids": {"nsamples": nsamples, "filesize": filesize}})
+}
+
+/// The dataset files of a WebDataset writer whose state is `state`
+/// ([`crate::ShardFormat::dataset_state`]): `wids-index.json` when the state asks for
+/// it, from the facts each shard's encoder recorded.
+pub(crate) fn index_files(
+    state: &Value,
+    shards: &[(&str, &Value)],
+) -> Result<Vec<DatasetFile>, DatasetFilesError> {
+    let wanted = state["index"]
+        .as_array()
+        .is_some_and(|kinds| kinds.iter().any(|k| k == "wids"));
+    if !wanted {
+        return Ok(Vec::new());
+    }
+    let mut entries = Vec::with_capacity(shards.len());
+    for (name, facts) in shards {
+        let wids = &facts["wids"];
+        let (Some(nsamples), Some(filesize)) =
+            (wids["nsamples"].as_u64(), wids["filesize"].as_u64())
+        else {
+            return Err(DatasetFilesError::NoRecord((*name).to_string()));
+        };
+        entries.push(WidsShard {
+            url: (*name).to_string(),
+            nsamples,
+            filesize,
+        });
+    }
+    Ok(vec![DatasetFile {
+        name: WIDS_INDEX.into(),
+        bytes: index_bytes(&mut entries),
+    }])
+}
+
+/// Why a shard could not be indexed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WidsError {
+    /// The shard could not be read.
+    #[error("reading shard `{path}`: {source}")]
+    Read {
+        /// The shard, as given.
+        path: String,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The shard's tar structure is damaged: an index would point into garbage.
+    #[error("shard is damaged, not indexed: {0}")]
+    Damaged(Box<Finding>),
+    /// The shard is compressed: wids maps plain tars only.
+    #[error(
+        "shard `{0}` is compressed: wids 0.1.11 reads only plain .tar shards (it maps them), so it cannot be indexed for wids"
+    )]
+    Compressed(String),
+}
+
+/// Reads the plain tar shard at `file` once, checking its structure as `verify` does,
+/// and returns its entry under `url`. A damaged shard (truncated, a bad header, data
+/// after the end) is an error naming it and the byte offset.
+pub fn index_shard(file: &Path, url: &str) -> Result<WidsShard, WidsError> {
+    let read_err = |source| WidsError::Read {
+        path: url.to_string(),
+        source,
+    };
+    let mut input = File::open(file).map_err(read_err)?;
+    let mut inspector = Box::new(TarInspector::new(url));
+    let mut buf = vec![0u8; 1 << 20];
+    let mut filesize = 0u64;
+    let mut head = [0u8; 4];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(read_err(e)),
+        };
+        if filesize == 0 {
+            let take = n.min(4);
+            head[..take].copy_from_slice(&buf[..take]);
+            if head[..2] == [0x1f, 0x8b] || head == [0x28, 0xb5, 0x2f, 0xfd] {
+                return Err(WidsError::Compressed(url.to_string()));
+            }
+        }
+        inspector.update(&buf[..n]);
+        filesize += n as u64;
+    }
+    let inspection = inspector.finish();
+    if let Some(finding) = inspection.findings.into_iter().find(Finding::is_error) {
+        return Err(WidsError::Damaged(Box::new(finding)));
+    }
+    Ok(WidsShard {
+        url: url.to_string(),
+        nsamples: inspection.samples.unwrap_or(0),
+        filesize,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tar(members: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (name, data) in members {
+            out.extend_from_slice(&super::super::ustar::testing::file(name, data));
+        }
+        out.extend_from_slice(&[0; 1024]);
+        out
+    }
+
+    #[test]
+    fn index_is_sorted_and_deterministic() {
+        let mut a = vec![
+            WidsShard {
+                url: "b.tar".into(),
+                nsamples: 2,
+                filesize: 3072,
+            },
+            WidsShard {
+                url: "a.tar".into(),
+                nsamples: 1,
+                filesize: 2048,
+            },
+        ];
+        let mut b = a.clone();
+        b.reverse();
+        let bytes = index_bytes(&mut a);
+        assert_eq!(bytes, index_bytes(&mut b));
+        let value: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(value["__kind__"], "wids-shard-index-v1");
+        assert_eq!(value["wids_version"], 1);
+        assert_eq!(value["shardlist"][0]["url"], "a.tar");
+        assert_eq!(value["shardlist"][1]["nsamples"], 2);
+    }
+
+    #[test]
+    fn shards_are_counted_and_damage_is_named() {
+        let dir = std::env::temp_dir().join(format!("wids-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bytes = tar(&[("a.jpg", b"x"), ("a.txt", b"y"), ("b.txt", b"z")]);
+        let path = dir.join("s.tar");
+        std::fs::write(&path, &bytes).unwrap();
+        let entry = index_shard(&path, "s.tar").unwrap();
+        assert_eq!((entry.nsamples, entry.filesize), (2, bytes.len() as u64));
+        std::fs::write(&path, &bytes[..700]).unwrap();
+        let err = index_shard(&path, "s.tar").unwrap_err().to_string();
+        assert!(err.contains("s.tar") && err.contains("byte"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn state_without_index_writes_nothing() {
+        assert!(index_files(&Value::Null, &[]).unwrap().is_empty());
+        let facts = shard_facts(3, 4096);
+        let state = serde_json::json!({"index": ["wids"]});
+        let files = index_files(&state, &[("shard-000000.tar", &facts)]).unwrap();
+        assert_eq!(files[0].name, WIDS_INDEX);
+        let missing = index_files(&state, &[("x.tar", &Value::Null)]);
+        assert!(matches!(missing, Err(DatasetFilesError::NoRecord(_))));
+    }
+}
