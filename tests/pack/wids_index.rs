@@ -57,12 +57,40 @@ fn pack_writes_the_index_listed_and_the_same_for_any_jobs() {
         assert_eq!(entry["nsamples"], shard["samples"]);
         assert_eq!(entry["filesize"], shard["size"]);
     }
-    // `index` over the same shards writes the same bytes.
+    // `index` over the same shards writes the same bytes, listed as pack listed them.
+    let before = std::fs::read(out.join("j1/manifest.json")).unwrap();
     std::fs::remove_file(out.join("j1/wids-index.json")).unwrap();
     let (code, report) = run_json(&["index", out.join("j1").to_str().unwrap(), "--for", "wids"]);
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["shards"].as_u64(), Some(shards.len() as u64));
     assert_eq!(index_bytes(&out.join("j1")), bytes);
+    assert_eq!(std::fs::read(out.join("j1/manifest.json")).unwrap(), before);
+
+    // Indexed after packing without --index: the manifest lists it, verify passes.
+    let (code, packed) = pack(&out.join("plain"), &[]);
+    assert_eq!(code, 0, "{packed}");
+    let (code, report) = run_json(&[
+        "index",
+        out.join("plain").to_str().unwrap(),
+        "--for",
+        "wids",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(index_bytes(&out.join("plain")), bytes);
+    let root = report["root_sha256"].as_str().unwrap();
+    assert_ne!(
+        Some(root),
+        packed["root_sha256"].as_str(),
+        "a new file, a new root"
+    );
+    assert_eq!(manifest(&out.join("plain"))["root_sha256"], root);
+    let o = run(&["verify", out.join("plain").to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        text(&o.stdout) + &text(&o.stderr)
+    );
 }
 
 #[test]

@@ -18,6 +18,8 @@ use crate::output::{Printer, refuse, seconds};
 use crate::report;
 use crate::size::human_bytes;
 use crate::storage;
+use shardsmith_manifest::{MANIFEST_FILE, Manifest};
+use shardsmith_store::{LocalDir, finish};
 
 /// What `index` reads and writes, resolved from its arguments.
 #[derive(Debug)]
@@ -119,6 +121,9 @@ pub struct Indexed {
     shards: Vec<WidsShard>,
     /// Why each damaged shard cannot be indexed; when any, nothing was written.
     damaged: Vec<String>,
+    /// The manifest's root before and after the index was listed in it, when the
+    /// dataset has one.
+    roots: Option<(String, String)>,
     /// Wall-clock time.
     elapsed: Duration,
 }
@@ -142,15 +147,44 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
         }
     }
     let bytes = wids::index_bytes(&mut shards);
+    let mut roots = None;
     if damaged.is_empty() {
-        storage::write_small(&settings.dataset.join(WIDS_INDEX), &bytes)?;
+        roots = list_in_manifest(&settings.dataset, &bytes)?;
+        if roots.is_none() {
+            storage::write_small(&settings.dataset.join(WIDS_INDEX), &bytes)?;
+        }
     }
     Ok(Indexed {
         dataset: settings.dataset.clone(),
         shards,
         damaged,
+        roots,
         elapsed: started.elapsed(),
     })
+}
+
+/// When DATASET has a manifest, writes the index listed in it: its entry added (or
+/// replaced), the manifest sealed again, `SHA256SUMS` and `manifest.json` rewritten
+/// after the index, so `verify` keeps passing. Returns the root before and after.
+fn list_in_manifest(dataset: &Path, bytes: &[u8]) -> Result<Option<(String, String)>> {
+    let path = dataset.join(MANIFEST_FILE);
+    let text = match std::fs::read(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let (mut manifest, _) = Manifest::parse(&text, &path)?;
+    let before = manifest.root_sha256.clone();
+    let sink = LocalDir::create(dataset)?;
+    let entry = finish::write_entry(&sink, WIDS_INDEX, bytes)?;
+    let sorted = manifest.files.windows(2).all(|w| w[0].path <= w[1].path);
+    manifest.files.retain(|f| f.path != WIDS_INDEX);
+    manifest.files.push(entry);
+    if sorted {
+        manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+    finish::seal(&sink, &mut manifest)?;
+    Ok(Some((before, manifest.root_sha256)))
 }
 
 /// The command: resolve, run, print; exit 1 when a shard is damaged.
@@ -167,6 +201,7 @@ pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
         dataset,
         shards,
         damaged,
+        roots,
         elapsed,
     } = &indexed;
     let bytes: u64 = shards.iter().map(|s| s.filesize).sum();
@@ -174,16 +209,18 @@ pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
     for error in damaged {
         eprintln!("error: {error}");
     }
-    if damaged.is_empty() && dataset.join("manifest.json").is_file() {
-        printer.warn(&format!(
-            "{} does not list {WIDS_INDEX}: `verify` reports it as unlisted until the manifest is made again (`shardsmith manifest {} --force`); `pack --index wids` writes it listed",
-            dataset.join("manifest.json").display(),
-            dataset.display()
-        ));
-    }
     if damaged.is_empty() {
+        let listed = match roots {
+            Some((before, after)) if before == after => {
+                format!("  manifest  lists it already as written; root {after}\n")
+            }
+            Some((before, after)) => format!(
+                "  manifest  lists it now; root {after} (was {before}: record the new one where the old was pinned)\n"
+            ),
+            None => String::new(),
+        };
         printer.summary(&format!(
-            "indexed {} shards ({}, {samples} samples) for wids in {}\n  wids      {}\n",
+            "indexed {} shards ({}, {samples} samples) for wids in {}\n  wids      {}\n{listed}",
             shards.len(),
             human_bytes(bytes),
             seconds(*elapsed),
@@ -206,6 +243,7 @@ pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
         } else {
             Vec::new()
         },
+        root_sha256: roots.as_ref().map(|(_, after)| after.clone()),
         samples,
         seconds: elapsed.as_secs_f64(),
         shards: shards.len(),

@@ -18,6 +18,10 @@ pub struct Index {
     /// The index files written, relative to the dataset (`wids-index.json`; none when
     /// a shard is damaged).
     pub indexes: Vec<String>,
+    /// The root digest of the dataset's manifest once the index is listed in it (it
+    /// changes when the manifest did not list this index before); null without a
+    /// manifest.
+    pub root_sha256: Option<String>,
     /// Samples in the shards, grouped as webdataset groups tar members.
     pub samples: u64,
     /// Wall-clock seconds the command took.
