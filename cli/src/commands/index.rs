@@ -18,7 +18,7 @@ use crate::output::{Printer, refuse, seconds};
 use crate::report;
 use crate::size::human_bytes;
 use crate::storage;
-use shardsmith_manifest::{MANIFEST_FILE, Manifest};
+use shardsmith_manifest::{MANIFEST_FILE, Manifest, walk};
 use shardsmith_store::{LocalDir, finish};
 
 /// What `index` reads and writes, resolved from its arguments.
@@ -50,9 +50,7 @@ impl Settings {
             );
         }
         crate::output::need_directory(&args.dataset)?;
-        let mut shards = Vec::new();
-        let mut compressed = Vec::new();
-        walk(&args.dataset, "", &mut shards, &mut compressed)?;
+        let (mut shards, mut compressed) = shards_below(&args.dataset)?;
         shards.sort();
         if shards.is_empty() {
             match compressed.first() {
@@ -73,43 +71,41 @@ impl Settings {
     }
 }
 
-/// Adds the `.tar` files below `dir` (as paths under `rel`) to `shards`, and the
-/// compressed tars to `compressed`; hidden entries are left out.
-fn walk(
-    dir: &Path,
-    rel: &str,
-    shards: &mut Vec<String>,
-    compressed: &mut Vec<String>,
-) -> Result<()> {
-    let entries = std::fs::read_dir(dir).with_context(|| format!("reading `{}`", dir.display()))?;
-    for entry in entries {
-        let entry = entry.with_context(|| format!("reading `{}`", dir.display()))?;
-        let Ok(name) = entry.file_name().into_string() else {
+/// The plain `.tar` files below `root` and, apart, the compressed tars, relative with
+/// `/`; hidden entries are left out. An entry that cannot be read stops the command:
+/// an index must not leave a shard out unsaid.
+fn shards_below(root: &Path) -> Result<(Vec<String>, Vec<String>)> {
+    let hidden = |rel: &Path, _dir: bool| {
+        !rel.file_name()
+            .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
+    };
+    let walked = walk::walk(root, &hidden)?;
+    if let Some(skip) = walked.skipped.first() {
+        anyhow::bail!(
+            "reading `{}`: {}",
+            root.join(&skip.rel).display(),
+            skip.reason
+        );
+    }
+    let (mut shards, mut compressed) = (Vec::new(), Vec::new());
+    for file in walked.files {
+        let Some(rel) = file
+            .rel
+            .to_str()
+            .map(|r| r.replace(std::path::MAIN_SEPARATOR, "/"))
+        else {
             continue;
         };
-        if name.starts_with('.') {
-            continue;
-        }
-        let path = if rel.is_empty() {
-            name.clone()
-        } else {
-            format!("{rel}/{name}")
-        };
-        let kind = entry
-            .file_type()
-            .with_context(|| format!("reading `{}`", entry.path().display()))?;
-        if kind.is_dir() {
-            walk(&entry.path(), &path, shards, compressed)?;
-        } else if name.ends_with(".tar") {
-            shards.push(path);
+        if rel.ends_with(".tar") {
+            shards.push(rel);
         } else if [".tar.gz", ".tgz", ".tar.zst", ".tar.zstd"]
             .iter()
-            .any(|ext| name.ends_with(ext))
+            .any(|ext| rel.ends_with(ext))
         {
-            compressed.push(path);
+            compressed.push(rel);
         }
     }
-    Ok(())
+    Ok((shards, compressed))
 }
 
 /// What an index run did.
