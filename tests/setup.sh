@@ -31,7 +31,8 @@ step() {
 }
 
 # torch 2.15 (CUDA build, run on the CPU) with its DCP and safetensors: the tests that
-# make checkpoints with the real writers (tests/torch_*.rs). About 5.6 GB.
+# make checkpoints with the real writers (tests/torch_*.rs); with DALI and Megatron-Energon,
+# the readers of the reader indexes (tests/pack/reader_indexes_interop.rs). About 6.3 GB.
 step torch tests/interop/setup_env.sh torch
 # webdataset, wids, streaming, pyarrow, numpy, safetensors, tiktoken, tokenizers, ...
 step interop tests/interop/setup_env.sh

@@ -8,7 +8,8 @@
 #
 #   usage: tests/interop/setup_env.sh [GROUP]   -> makes the venv, prints its directory
 #            interop (default)  the readers and writers (webdataset, wids, streaming, pyarrow, ...)
-#            torch              torch, its DCP and safetensors (tests/torch_*)
+#            torch              torch, its DCP and safetensors (tests/torch_*); DALI and
+#                               Megatron-Energon (wds2idx, energon: reader indexes)
 #            images             img2dataset's resizer and scikit-image (pack --image-size)
 #            signing            the model_signing CLI
 #            wheels             maturin and pytest, and a wheelhouse of pytest for the offline
@@ -44,7 +45,7 @@ uv_dir() {
 check_of() {
     case $1 in
     interop) echo 'bin/python -c "import webdataset, pyarrow, numpy, safetensors, tiktoken, tokenizers, PIL"' ;;
-    torch) echo 'bin/python -c "import torch, torch.distributed.checkpoint, safetensors, numpy, zstandard"' ;;
+    torch) echo 'bin/python -c "import torch, torch.distributed.checkpoint, safetensors, numpy, zstandard, nvidia.dali, megatron.energon" && test -x bin/wds2idx && test -x bin/energon' ;;
     images) echo 'NO_ALBUMENTATIONS_UPDATE=1 bin/python -c "import img2dataset.resizer, cv2, skimage.data, webdataset, PIL"' ;;
     signing) echo 'bin/model_signing --version' ;;
     wheels) echo 'bin/maturin --version && bin/python -m pytest --version' ;;
