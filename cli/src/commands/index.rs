@@ -1,5 +1,6 @@
-//! `shardsmith index DATASET --for wids`: a reader's index for WebDataset shards that
-//! exist already, from one read of each shard, shards read in parallel.
+//! `shardsmith index DATASET --for wids,dali,energon`: the readers' indexes for
+//! WebDataset shards that exist already, from one read of each shard, shards read in
+//! parallel.
 //!
 //! [`Settings::resolve`] checks DATASET and the readers asked for before anything is
 //! read; [`run`] reads the shards and writes the index (nothing when a shard is
@@ -10,16 +11,19 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
-use shardsmith_shard::webdataset::{WIDS_INDEX, WidsError, WidsShard, index_shard, wids};
+use shardsmith_shard::format::DatasetFile;
+use shardsmith_shard::webdataset::readers::{IndexKinds, Listing, listing_files};
+use shardsmith_shard::webdataset::{
+    WIDS_INDEX, WidsError, WidsShard, index_shard, index_shard_listed, wids,
+};
 
 use super::Status;
 use crate::args::IndexArgs;
 use crate::output::{Printer, refuse, seconds};
 use crate::report;
 use crate::size::human_bytes;
-use crate::storage;
 use shardsmith_manifest::{MANIFEST_FILE, Manifest, walk};
-use shardsmith_store::{LocalDir, finish};
+use shardsmith_store::{LocalDir, OutputSink, finish};
 
 /// What `index` reads and writes, resolved from its arguments.
 #[derive(Debug)]
@@ -27,22 +31,20 @@ pub struct Settings {
     dataset: PathBuf,
     /// The plain tar shards, relative to DATASET with `/`, sorted.
     shards: Vec<String>,
-    /// Compressed shards beside them, left out (wids cannot read them).
+    /// Compressed shards beside them, left out (no reader reads them through an index).
     compressed: Vec<String>,
+    /// The indexes to write.
+    kinds: IndexKinds,
 }
 
 impl Settings {
     /// DATASET must be a local directory holding plain `.tar` shards; `--for` must name
-    /// readers whose index is built (`wids`, `all`).
+    /// readers whose index is built (`wids`, `dali`, `energon`, `all`).
     pub fn resolve(args: &IndexArgs) -> Result<Self> {
-        for reader in args.readers.split(',').map(str::trim) {
-            if !matches!(reader, "wids" | "all") {
-                refuse!(
-                    Usage,
-                    "--for: unknown reader `{reader}`: expected wids or all (DALI and Energon indexes are not written yet)"
-                );
-            }
-        }
+        let kinds = match IndexKinds::parse(&args.readers) {
+            Ok(kinds) => kinds,
+            Err(e) => refuse!(Usage, "--for: {e}"),
+        };
         if args.dataset.to_string_lossy().contains("://") {
             refuse!(
                 Usage,
@@ -56,7 +58,7 @@ impl Settings {
             match compressed.first() {
                 Some(name) => refuse!(
                     Setting,
-                    "`{}` holds only compressed shards (`{name}`): wids cannot read compressed shards (it maps plain .tar files)",
+                    "`{}` holds only compressed shards (`{name}`): no reader reads compressed shards through an index (wids maps plain .tar files; DALI's and Energon's indexes are offsets into them)",
                     args.dataset.display()
                 ),
                 None => refuse!(NotFound, "`{}` holds no .tar shard", args.dataset.display()),
@@ -67,6 +69,7 @@ impl Settings {
             dataset: args.dataset.clone(),
             shards,
             compressed,
+            kinds,
         })
     }
 }
@@ -117,6 +120,8 @@ pub struct Indexed {
     shards: Vec<WidsShard>,
     /// Why each damaged shard cannot be indexed; when any, nothing was written.
     damaged: Vec<String>,
+    /// The files written (none when a shard is damaged).
+    written: Vec<String>,
     /// The manifest's root before and after the index was listed in it, when the
     /// dataset has one.
     roots: Option<(String, String)>,
@@ -124,45 +129,73 @@ pub struct Indexed {
     elapsed: Duration,
 }
 
-/// Reads every shard once (in parallel) and writes `wids-index.json`, unless a shard is
-/// damaged.
+/// Reads every shard once (in parallel) and writes the indexes asked for, unless a
+/// shard is damaged.
 pub fn run(settings: &Settings) -> Result<Indexed> {
     let started = Instant::now();
-    let results: Vec<Result<WidsShard, WidsError>> = settings
+    let listed = settings.kinds.needs_listing();
+    let results: Vec<Result<(WidsShard, Option<Listing>), WidsError>> = settings
         .shards
         .par_iter()
-        .map(|url| index_shard(&settings.dataset.join(url), url))
+        .map(|url| {
+            let file = settings.dataset.join(url);
+            if listed {
+                index_shard_listed(&file, url).map(|(shard, listing)| (shard, Some(listing)))
+            } else {
+                index_shard(&file, url).map(|shard| (shard, None))
+            }
+        })
         .collect();
     let mut shards = Vec::with_capacity(results.len());
+    let mut listings = Vec::new();
     let mut damaged = Vec::new();
     for result in results {
         match result {
-            Ok(shard) => shards.push(shard),
+            Ok((shard, listing)) => {
+                if let Some(listing) = listing {
+                    listings.push((shard.url.clone(), listing));
+                }
+                shards.push(shard);
+            }
             Err(e @ WidsError::Damaged(_)) => damaged.push(e.to_string()),
             Err(e) => return Err(e.into()),
         }
     }
-    let bytes = wids::index_bytes(&mut shards);
+    let mut files = Vec::new();
+    let mut written = Vec::new();
     let mut roots = None;
     if damaged.is_empty() {
-        roots = list_in_manifest(&settings.dataset, &bytes)?;
+        if settings.kinds.wids {
+            files.push(DatasetFile {
+                name: WIDS_INDEX.into(),
+                bytes: wids::index_bytes(&mut shards.clone()),
+            });
+        }
+        files.extend(listing_files(settings.kinds, &mut listings)?);
+        written = files.iter().map(|f| f.name.clone()).collect();
+        roots = list_in_manifest(&settings.dataset, &files)?;
         if roots.is_none() {
-            storage::write_small(&settings.dataset.join(WIDS_INDEX), &bytes)?;
+            let sink = LocalDir::create(&settings.dataset)?;
+            for file in &files {
+                sink.write_atomic(&file.name, &file.bytes)?;
+            }
         }
     }
+    shards.sort_by(|a, b| a.url.cmp(&b.url));
     Ok(Indexed {
         dataset: settings.dataset.clone(),
         shards,
         damaged,
+        written,
         roots,
         elapsed: started.elapsed(),
     })
 }
 
-/// When DATASET has a manifest, writes the index listed in it: its entry added (or
-/// replaced), the manifest sealed again, `SHA256SUMS` and `manifest.json` rewritten
-/// after the index, so `verify` keeps passing. Returns the root before and after.
-fn list_in_manifest(dataset: &Path, bytes: &[u8]) -> Result<Option<(String, String)>> {
+/// When DATASET has a manifest, writes the index files listed in it: their entries
+/// added (or replaced), the manifest sealed again, `SHA256SUMS` and `manifest.json`
+/// rewritten after them, so `verify` keeps passing. Returns the root before and after.
+fn list_in_manifest(dataset: &Path, files: &[DatasetFile]) -> Result<Option<(String, String)>> {
     let path = dataset.join(MANIFEST_FILE);
     let text = match std::fs::read(&path) {
         Ok(text) => text,
@@ -172,10 +205,14 @@ fn list_in_manifest(dataset: &Path, bytes: &[u8]) -> Result<Option<(String, Stri
     let (mut manifest, _) = Manifest::parse(&text, &path)?;
     let before = manifest.root_sha256.clone();
     let sink = LocalDir::create(dataset)?;
-    let entry = finish::write_entry(&sink, WIDS_INDEX, bytes)?;
     let sorted = manifest.files.windows(2).all(|w| w[0].path <= w[1].path);
-    manifest.files.retain(|f| f.path != WIDS_INDEX);
-    manifest.files.push(entry);
+    let names: std::collections::HashSet<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    manifest.files.retain(|f| !names.contains(f.path.as_str()));
+    for file in files {
+        manifest
+            .files
+            .push(finish::write_entry(&sink, &file.name, &file.bytes)?);
+    }
     if sorted {
         manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
     }
@@ -188,7 +225,7 @@ pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
     let settings = Settings::resolve(args)?;
     if let Some(first) = settings.compressed.first() {
         printer.warn(&format!(
-            "{} compressed shard(s) left out of the index (`{first}`...): wids cannot read compressed shards",
+            "{} compressed shard(s) left out of the indexes (`{first}`...): no reader reads compressed shards through an index",
             settings.compressed.len()
         ));
     }
@@ -197,6 +234,7 @@ pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
         dataset,
         shards,
         damaged,
+        written,
         roots,
         elapsed,
     } = &indexed;
@@ -215,12 +253,32 @@ pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
             ),
             None => String::new(),
         };
+        let kinds = settings.kinds;
+        let mut lines = String::new();
+        if kinds.wids {
+            lines.push_str(&format!(
+                "  wids      {}\n",
+                dataset.join(WIDS_INDEX).display()
+            ));
+        }
+        if kinds.dali {
+            lines.push_str(&format!(
+                "  dali      {} (one per shard)\n",
+                dataset.join("dali").display()
+            ));
+        }
+        if kinds.energon {
+            lines.push_str(&format!(
+                "  energon   {} and a .tar.idx beside each shard\n",
+                dataset.join(".nv-meta").display()
+            ));
+        }
         printer.summary(&format!(
-            "indexed {} shards ({}, {samples} samples) for wids in {}\n  wids      {}\n{listed}",
+            "indexed {} shards ({}, {samples} samples) for {} in {}\n{lines}{listed}",
             shards.len(),
             human_bytes(bytes),
+            kinds.names().join(", "),
             seconds(*elapsed),
-            dataset.join(WIDS_INDEX).display(),
         ));
     } else {
         eprintln!(
@@ -234,11 +292,7 @@ pub fn main(args: &IndexArgs, printer: &Printer) -> Result<Status> {
         command: "index",
         damaged: damaged.clone(),
         dataset: dataset.display().to_string(),
-        indexes: if damaged.is_empty() {
-            vec![WIDS_INDEX.to_string()]
-        } else {
-            Vec::new()
-        },
+        indexes: written.clone(),
         root_sha256: roots.as_ref().map(|(_, after)| after.clone()),
         samples,
         seconds: elapsed.as_secs_f64(),

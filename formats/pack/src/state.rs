@@ -128,7 +128,7 @@ mod tests {
         assert!(!is_own_shard("notes.txt", plain, "shard"));
         let gz = &WebDataset {
             compression: Some(shardsmith_shard::webdataset::TarCompression::Gz(6)),
-            index_wids: false,
+            index: Default::default(),
         };
         assert!(is_own_shard("shard-000012.tar.gz", gz, "shard"));
         assert!(!is_own_shard("shard-000012.tar", gz, "shard"));

@@ -159,6 +159,9 @@ pub enum DatasetFilesError {
     /// A shard has no facts of this format.
     #[error("no record of shard `{0}` (written by another format?)")]
     NoRecord(String),
+    /// Energon's index cannot be built (two samples with one key).
+    #[error(transparent)]
+    Energon(#[from] crate::webdataset::readers::SqliteError),
 }
 
 /// A dataset-level file a format writes after its shards (MDS `index.json`).

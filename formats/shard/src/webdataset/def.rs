@@ -9,6 +9,7 @@ use shardsmith_store::InputSource;
 use super::WebDataset;
 use super::compress::TarCompression;
 use super::input::{TarShards, is_webdataset_input};
+use super::readers::IndexKinds;
 use super::unpack::ShardInspector;
 use crate::columns::Encoding;
 use crate::definition::{Configured, FormatDef, FormatOptions, InputSpec, OptionName};
@@ -71,19 +72,19 @@ impl FormatDef for Def {
                 .map_err(|e| Error::Setting(format!("--compression: {e}")))?,
             None => None,
         };
-        let index_wids = match &options.index {
-            Some(text) => index_kinds(text)?,
-            None => false,
+        let index = match &options.index {
+            Some(text) => {
+                IndexKinds::parse(text).map_err(|e| Error::Setting(format!("--index: {e}")))?
+            }
+            None => IndexKinds::default(),
         };
-        if index_wids && compression.is_some() {
-            return Err(Error::Setting(
-                "--index wids: wids cannot read compressed shards (it maps plain .tar files); leave out --compression or --index".into(),
-            ));
+        if index.any() && compression.is_some() {
+            return Err(Error::Setting(format!(
+                "--index {}: none of these readers reads compressed shards through its index (wids maps plain .tar files; DALI's and Energon's indexes are byte offsets into the plain tar); leave out --compression or --index",
+                index.names().join(",")
+            )));
         }
-        Ok(Arc::new(WebDataset {
-            compression,
-            index_wids,
-        }))
+        Ok(Arc::new(WebDataset { compression, index }))
     }
 
     fn dataset_files(
@@ -107,11 +108,16 @@ impl FormatDef for Def {
         head.get(257..262) == Some(b"ustar") || compressed_tar(head)
     }
 
+    /// A shard with a DALI or Energon index beside it is also listed, to check them.
     fn inspector(&self, ctx: &FileContext<'_>) -> Box<dyn Inspector> {
+        if super::readers::wants_listing(ctx.root, ctx.path) {
+            return Box::new(ShardInspector::listing(ctx.path));
+        }
         Box::new(ShardInspector::new(ctx.path))
     }
 
-    /// Every `wids-index.json` against the shards it lists.
+    /// Every `wids-index.json`, DALI index and Energon index against the shards they
+    /// index.
     fn check_layout(
         &self,
         root: &std::path::Path,
@@ -119,7 +125,13 @@ impl FormatDef for Def {
         inspections: &BTreeMap<String, shardsmith_manifest::Inspection>,
         _manifest: Option<&shardsmith_manifest::Manifest>,
     ) -> Vec<shardsmith_manifest::Finding> {
-        super::wids_check::check_wids_indexes(root, files, inspections)
+        let mut findings = super::wids_check::check_wids_indexes(root, files, inspections);
+        findings.extend(super::readers::check_reader_indexes(
+            root,
+            files,
+            inspections,
+        ));
+        findings
     }
 }
 
@@ -131,23 +143,6 @@ impl Configured for WebDataset {
     ) -> Result<Box<dyn ShardFormat>> {
         Ok(Box::new(*self))
     }
-}
-
-/// Parses `--index LIST` (comma-separated: `wids`, or `all` for every index built so
-/// far); true when wids' index is asked for.
-fn index_kinds(text: &str) -> Result<bool> {
-    let mut wids = false;
-    for kind in text.split(',').map(str::trim) {
-        match kind {
-            "wids" | "all" => wids = true,
-            other => {
-                return Err(Error::Setting(format!(
-                    "--index: unknown index `{other}`: expected wids or all (DALI and Energon indexes are not written yet)"
-                )));
-            }
-        }
-    }
-    Ok(wids)
 }
 
 /// True when `head` starts a gzip or zstd stream whose first decompressed block is a

@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use super::compress::{Compressor, TarCompression};
+use super::readers::Listing;
 use super::ustar::{BLOCK, MAX_NAME};
 use crate::format::{Field, Payload, ShardEncoder, ShardOut};
 
@@ -12,8 +13,18 @@ use crate::format::{Field, Payload, ShardEncoder, ShardOut};
 pub(super) struct TarEncoder {
     pub(super) compression: Option<TarCompression>,
     pub(super) compressor: Option<Compressor>,
-    /// Samples and tar bytes so far, counted for wids' index (`None`: not asked for).
-    pub(super) count: Option<(u64, u64)>,
+    /// What the readers' indexes need, recorded as the shard is written (`None`: no
+    /// index asked for).
+    pub(super) index: Option<Indexing>,
+}
+
+/// Samples and tar bytes so far (wids' index), and where every member lies (DALI's and
+/// Energon's) when those are asked for.
+#[derive(Default)]
+pub(super) struct Indexing {
+    pub(super) samples: u64,
+    pub(super) bytes: u64,
+    pub(super) listing: Option<Listing>,
 }
 
 impl TarEncoder {
@@ -89,9 +100,14 @@ pub fn write_padding(out: &mut dyn Write, size: u64) -> io::Result<()> {
 
 impl ShardEncoder for TarEncoder {
     fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
-        if let Some((samples, bytes)) = &mut self.count {
-            *samples += 1;
-            *bytes += fields.iter().map(|f| BLOCK + padded(f.size)).sum::<u64>();
+        if let Some(index) = &mut self.index {
+            index.samples += 1;
+            for field in fields.iter() {
+                if let Some(listing) = &mut index.listing {
+                    listing.part(key, field.ext, index.bytes, index.bytes + BLOCK, field.size);
+                }
+                index.bytes += BLOCK + padded(field.size);
+            }
         }
         let out = self.sink(out)?;
         for field in fields {
@@ -121,8 +137,15 @@ impl ShardEncoder for TarEncoder {
         if let Some(compressor) = self.compressor.take() {
             compressor.finish()?;
         }
-        Ok(match self.count.take() {
-            Some((samples, bytes)) => super::wids::shard_facts(samples, bytes + 2 * BLOCK),
+        Ok(match self.index.take() {
+            Some(mut index) => super::wids::shard_facts(
+                index.samples,
+                index.bytes + 2 * BLOCK,
+                index.listing.as_mut().map(|listing| {
+                    listing.end = index.bytes;
+                    &*listing
+                }),
+            ),
             None => serde_json::Value::Null,
         })
     }

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::compress::TarCompression;
-use super::encode::{TarEncoder, padded};
+use super::encode::{Indexing, TarEncoder, padded};
+use super::readers::{IndexKinds, Listing};
 use super::ustar::{BLOCK, MAX_MEMBER, MAX_NAME};
 use crate::format::{DatasetFile, DatasetFilesError, ShardEncoder, ShardFormat};
 use crate::sample::SampleSpec;
@@ -14,15 +15,19 @@ use crate::sample::SampleSpec;
 pub struct WebDataset {
     /// Compression of whole shards (`None`: plain `.tar`).
     pub compression: Option<TarCompression>,
-    /// Write wids' `wids-index.json` beside the shards (`--index wids`).
-    pub index_wids: bool,
+    /// The readers' indexes written beside the shards (`--index`).
+    pub index: IndexKinds,
 }
 
 impl WebDataset {
     /// Plain `.tar` shards.
     pub const PLAIN: WebDataset = WebDataset {
         compression: None,
-        index_wids: false,
+        index: IndexKinds {
+            wids: false,
+            dali: false,
+            energon: false,
+        },
     };
 }
 
@@ -81,8 +86,8 @@ impl ShardFormat for WebDataset {
         if let Some(compression) = self.compression {
             options.insert("compression".into(), compression.name().into());
         }
-        if self.index_wids {
-            options.insert("index".into(), serde_json::json!(["wids"]));
+        if self.index.any() {
+            options.insert("index".into(), serde_json::json!(self.index.names()));
         }
         options
     }
@@ -91,7 +96,10 @@ impl ShardFormat for WebDataset {
         Box::new(TarEncoder {
             compression: self.compression,
             compressor: None,
-            count: self.index_wids.then_some((0, 0)),
+            index: self.index.any().then(|| Indexing {
+                listing: self.index.needs_listing().then(Listing::default),
+                ..Indexing::default()
+            }),
         })
     }
 
@@ -102,10 +110,10 @@ impl ShardFormat for WebDataset {
         super::wids::index_files(&self.dataset_state(), shards)
     }
 
-    /// The indexes asked for (`{"index": ["wids"]}`), or nothing.
+    /// The indexes asked for (`{"index": ["wids", "dali"]}`), or nothing.
     fn dataset_state(&self) -> serde_json::Value {
-        if self.index_wids {
-            serde_json::json!({"index": ["wids"]})
+        if self.index.any() {
+            serde_json::json!({"index": self.index.names()})
         } else {
             serde_json::Value::Null
         }

@@ -15,6 +15,8 @@ use shardsmith_manifest::{Finding, FindingKind, Inspection, Inspector};
 
 use self::header::{checksum_ok, header_sum, parse_octal};
 use self::state::{Member, State};
+use super::readers::Listing;
+use super::readers::check::listing_facts;
 use super::ustar::pax::PaxInfo;
 use super::ustar::{B, BLOCK, MAX_META, number};
 /// Most findings kept for one shard; the rest are counted in one last finding. A few
@@ -42,6 +44,10 @@ pub struct TarInspector {
     pending_name: Option<String>,
     /// What the PAX headers before the next member said (the name taken out).
     pending: PaxInfo,
+    /// Where the extension headers before the next member start.
+    pending_start: Option<u64>,
+    /// Every regular member's place, when the readers' indexes are checked.
+    listing: Option<Listing>,
 }
 
 impl TarInspector {
@@ -63,6 +69,18 @@ impl TarInspector {
             last_key: None,
             pending_name: None,
             pending: PaxInfo::default(),
+            pending_start: None,
+            listing: None,
+        }
+    }
+
+    /// A checker that also lists where each sample and member lies, and records the
+    /// digests of the DALI and Energon indexes that listing gives in the inspection's
+    /// facts (for `verify`'s check of those indexes).
+    pub fn listing(path: &str) -> Self {
+        Self {
+            listing: Some(Listing::default()),
+            ..Self::new(path)
         }
     }
 
@@ -189,6 +207,7 @@ impl TarInspector {
             None => self.header_name(block, at),
         };
         let typeflag = block[156];
+        let start = self.pending_start.take().unwrap_or(at);
         let member = Member {
             name: name.clone(),
             header_at: at,
@@ -205,10 +224,17 @@ impl TarInspector {
                     );
                 }
                 self.on_member(&name, at);
+                if let Some(listing) = &mut self.listing {
+                    listing.member(&name, start, at + BLOCK, stored);
+                }
                 self.on_regular(block, header_size, pax, member);
                 return;
             }
             b'x' | b'X' | b'L' | b'g' | b'K' => {
+                // A global header belongs to no member.
+                if typeflag != b'g' || start != at {
+                    self.pending_start = Some(start);
+                }
                 let pad = stored.div_ceil(BLOCK) * BLOCK - stored;
                 self.state = State::Meta {
                     remaining: stored,
@@ -341,21 +367,38 @@ impl Inspector for TarInspector {
         }
     }
 
-    fn finish(mut self: Box<Self>) -> Inspection {
+    fn finish(self: Box<Self>) -> Inspection {
+        let (mut inspection, listing) = self.finish_listed();
+        if let Some(listing) = listing {
+            inspection.facts.extend(listing_facts(&listing));
+        }
+        inspection
+    }
+}
+
+impl TarInspector {
+    /// Ends the walk: the inspection, and the listing when one was asked for
+    /// ([`TarInspector::listing`]).
+    pub fn finish_listed(mut self: Box<Self>) -> (Inspection, Option<Listing>) {
+        if let Some(listing) = &mut self.listing {
+            listing.end = match &self.state {
+                State::End { zero_start, .. } => *zero_start,
+                _ => self.pos,
+            };
+        }
         self.end_findings();
         self.dropped_finding();
-        Inspection {
+        let inspection = Inspection {
             format: "webdataset".into(),
             samples: Some(self.samples),
             first_key: self.first_key.take(),
             last_key: self.last_key.take(),
             findings: std::mem::take(&mut self.findings),
             ..Inspection::default()
-        }
+        };
+        (inspection, self.listing.take())
     }
-}
 
-impl TarInspector {
     /// What the state the stream ended in says: a member, header, padding or map cut
     /// short, a missing or half end-of-archive marker, or bytes after it.
     fn end_findings(&mut self) {

@@ -11,6 +11,7 @@ mod encode;
 mod format;
 pub mod input;
 mod inspect;
+pub mod readers;
 mod unpack;
 mod ustar;
 pub mod wids;
@@ -20,9 +21,10 @@ pub use compress::TarCompression;
 pub use encode::{member_header, write_member_header, write_padding};
 pub use format::WebDataset;
 pub use inspect::TarInspector;
+pub use readers::IndexKinds;
 pub use unpack::ShardInspector;
 pub use ustar::{BLOCK, MAX_MEMBER, MAX_NAME};
-pub use wids::{WIDS_INDEX, WidsError, WidsShard, index_shard};
+pub use wids::{WIDS_INDEX, WidsError, WidsShard, index_shard, index_shard_listed};
 
 #[cfg(test)]
 mod tests;

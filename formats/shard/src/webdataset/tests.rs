@@ -64,7 +64,7 @@ fn compressed_shards_are_named_sized_and_recorded_as_the_tar_inside() {
     ] {
         let format = WebDataset {
             compression: Some(compression),
-            index_wids: false,
+            index: Default::default(),
         };
         assert_eq!(format.shard_name("p", 7), name);
         assert_eq!(format.options()["compression"], recorded);

@@ -39,6 +39,8 @@ pub struct ShardInspector {
     path: String,
     head: Vec<u8>,
     body: Option<Body>,
+    /// List the members of a plain tar for the readers' indexes.
+    listing: bool,
 }
 
 enum Body {
@@ -53,6 +55,16 @@ impl ShardInspector {
             path: path.to_string(),
             head: Vec::new(),
             body: None,
+            listing: false,
+        }
+    }
+
+    /// A checker that also lists a plain tar's members, for the check of the readers'
+    /// indexes ([`TarInspector::listing`]).
+    pub fn listing(path: &str) -> Self {
+        Self {
+            listing: true,
+            ..Self::new(path)
         }
     }
 
@@ -68,7 +80,10 @@ impl ShardInspector {
         {
             findings.push(self.misnamed(named, found));
         }
-        let tar = Box::new(TarInspector::new(path));
+        let mut tar = Box::new(TarInspector::new(path));
+        if self.listing && found.is_none() {
+            tar = Box::new(TarInspector::listing(path));
+        }
         let mut body = match found {
             None => Body::Plain(tar, findings),
             Some(codec) => Body::Stream(Box::new(Stream::new(path, codec, tar, findings))),

@@ -14,6 +14,7 @@ use serde_json::Value;
 use shardsmith_manifest::{Finding, Inspector};
 
 use super::inspect::TarInspector;
+use super::readers::{IndexKinds, Listing, listing_files};
 use crate::format::{DatasetFile, DatasetFilesError};
 
 /// The file name of the index, beside the shards.
@@ -52,24 +53,44 @@ pub fn index_bytes(shards: &mut [WidsShard]) -> Vec<u8> {
     bytes
 }
 
-/// The facts a tar encoder records per shard when the index is asked for.
-pub(super) fn shard_facts(nsamples: u64, filesize: u64) -> Value {
-    serde_json::json!({"wids": {"nsamples": nsamples, "filesize": filesize}})
+/// The facts a tar encoder records per shard when an index is asked for: its sample
+/// count and size (wids), and its listing when DALI's or Energon's index is asked for
+/// ([`Listing::compact`]).
+pub(super) fn shard_facts(nsamples: u64, filesize: u64, listing: Option<&Listing>) -> Value {
+    let mut facts = serde_json::json!({"wids": {"nsamples": nsamples, "filesize": filesize}});
+    if let Some(listing) = listing {
+        facts["listing"] = listing.compact().into();
+    }
+    facts
 }
 
 /// The dataset files of a WebDataset writer whose state is `state`
-/// ([`crate::ShardFormat::dataset_state`]): `wids-index.json` when the state asks for
-/// it, from the facts each shard's encoder recorded.
+/// ([`crate::ShardFormat::dataset_state`]): the readers' indexes the state asks for,
+/// from the facts each shard's encoder recorded.
 pub(crate) fn index_files(
     state: &Value,
     shards: &[(&str, &Value)],
 ) -> Result<Vec<DatasetFile>, DatasetFilesError> {
-    let wanted = state["index"]
-        .as_array()
-        .is_some_and(|kinds| kinds.iter().any(|k| k == "wids"));
-    if !wanted {
-        return Ok(Vec::new());
+    let kinds = IndexKinds::from_names(&state["index"]);
+    let mut files = Vec::new();
+    if kinds.wids {
+        files.push(wids_file(shards)?);
     }
+    if kinds.needs_listing() {
+        let mut listings = Vec::with_capacity(shards.len());
+        for (name, facts) in shards {
+            let listing = facts["listing"]
+                .as_str()
+                .and_then(Listing::from_compact)
+                .ok_or_else(|| DatasetFilesError::NoRecord((*name).to_string()))?;
+            listings.push(((*name).to_string(), listing));
+        }
+        files.extend(listing_files(kinds, &mut listings)?);
+    }
+    Ok(files)
+}
+
+fn wids_file(shards: &[(&str, &Value)]) -> Result<DatasetFile, DatasetFilesError> {
     let mut entries = Vec::with_capacity(shards.len());
     for (name, facts) in shards {
         let wids = &facts["wids"];
@@ -84,10 +105,10 @@ pub(crate) fn index_files(
             filesize,
         });
     }
-    Ok(vec![DatasetFile {
+    Ok(DatasetFile {
         name: WIDS_INDEX.into(),
         bytes: index_bytes(&mut entries),
-    }])
+    })
 }
 
 /// Why a shard could not be indexed.
@@ -107,7 +128,7 @@ pub enum WidsError {
     Damaged(Box<Finding>),
     /// The shard is compressed: wids maps plain tars only.
     #[error(
-        "shard `{0}` is compressed: wids 0.1.11 reads only plain .tar shards (it maps them), so it cannot be indexed for wids"
+        "shard `{0}` is compressed: the readers' indexes (wids, DALI, Energon) point into plain .tar shards only"
     )]
     Compressed(String),
 }
@@ -116,12 +137,26 @@ pub enum WidsError {
 /// and returns its entry under `url`. A damaged shard (truncated, a bad header, data
 /// after the end) is an error naming it and the byte offset.
 pub fn index_shard(file: &Path, url: &str) -> Result<WidsShard, WidsError> {
+    Ok(read_shard(file, url, Box::new(TarInspector::new(url)))?.0)
+}
+
+/// [`index_shard`], also listing where each sample and member lies (for DALI's and
+/// Energon's indexes).
+pub fn index_shard_listed(file: &Path, url: &str) -> Result<(WidsShard, Listing), WidsError> {
+    let (shard, listing) = read_shard(file, url, Box::new(TarInspector::listing(url)))?;
+    Ok((shard, listing.unwrap_or_default()))
+}
+
+fn read_shard(
+    file: &Path,
+    url: &str,
+    mut inspector: Box<TarInspector>,
+) -> Result<(WidsShard, Option<Listing>), WidsError> {
     let read_err = |source| WidsError::Read {
         path: url.to_string(),
         source,
     };
     let mut input = File::open(file).map_err(read_err)?;
-    let mut inspector = Box::new(TarInspector::new(url));
     let mut buf = vec![0u8; 1 << 20];
     let mut filesize = 0u64;
     let mut head = [0u8; 4];
@@ -142,15 +177,16 @@ pub fn index_shard(file: &Path, url: &str) -> Result<WidsShard, WidsError> {
         inspector.update(&buf[..n]);
         filesize += n as u64;
     }
-    let inspection = inspector.finish();
+    let (inspection, listing) = inspector.finish_listed();
     if let Some(finding) = inspection.findings.into_iter().find(Finding::is_error) {
         return Err(WidsError::Damaged(Box::new(finding)));
     }
-    Ok(WidsShard {
+    let shard = WidsShard {
         url: url.to_string(),
         nsamples: inspection.samples.unwrap_or(0),
         filesize,
-    })
+    };
+    Ok((shard, listing))
 }
 
 #[cfg(test)]
@@ -209,7 +245,7 @@ mod tests {
     #[test]
     fn state_without_index_writes_nothing() {
         assert!(index_files(&Value::Null, &[]).unwrap().is_empty());
-        let facts = shard_facts(3, 4096);
+        let facts = shard_facts(3, 4096, None);
         let state = serde_json::json!({"index": ["wids"]});
         let files = index_files(&state, &[("shard-000000.tar", &facts)]).unwrap();
         assert_eq!(files[0].name, WIDS_INDEX);

@@ -16,7 +16,7 @@ fn shard(compression: Option<TarCompression>, members: &[(&str, &str, Vec<u8>)])
     let (mut out, bytes) = crate::format::ShardOut::memory();
     let mut enc = WebDataset {
         compression,
-        index_wids: false,
+        index: Default::default(),
     }
     .encoder();
     for (key, ext, data) in members {
