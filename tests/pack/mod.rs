@@ -15,6 +15,7 @@ mod mds_interop;
 mod parquet;
 mod parquet_interop;
 mod parquet_readers;
+mod reader_indexes;
 mod reader_indexes_interop;
 mod tar_gnu;
 mod wds_compressed;

@@ -116,10 +116,10 @@ fn index_is_refused_where_wids_cannot_use_it() {
     let out = Tree::new();
     for (extra, says) in [
         (&["--format", "mds", "--index", "wids"][..], "--index"),
-        (&["--index", "dali"][..], "unknown index `dali`"),
+        (&["--index", "lance"][..], "unknown index `lance`"),
         (
             &["--compression", "gz", "--index", "wids"][..],
-            "wids cannot read compressed shards",
+            "wids maps plain .tar files",
         ),
     ] {
         let (code, report) = pack(&out.join("x"), extra);
@@ -130,7 +130,7 @@ fn index_is_refused_where_wids_cannot_use_it() {
         );
         assert!(!out.join("x/wids-index.json").exists());
     }
-    let o = run(&["index", samples().to_str().unwrap(), "--for", "energon"]);
+    let o = run(&["index", samples().to_str().unwrap(), "--for", "lance"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }
 

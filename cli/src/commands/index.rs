@@ -206,12 +206,14 @@ fn list_in_manifest(dataset: &Path, files: &[DatasetFile]) -> Result<Option<(Str
     let before = manifest.root_sha256.clone();
     let sink = LocalDir::create(dataset)?;
     let sorted = manifest.files.windows(2).all(|w| w[0].path <= w[1].path);
-    let names: std::collections::HashSet<&str> = files.iter().map(|f| f.name.as_str()).collect();
-    manifest.files.retain(|f| !names.contains(f.path.as_str()));
+    // An index the manifest lists keeps its place: the manifest of a dataset indexed
+    // again is the one its `pack --index` wrote.
     for file in files {
-        manifest
-            .files
-            .push(finish::write_entry(&sink, &file.name, &file.bytes)?);
+        let entry = finish::write_entry(&sink, &file.name, &file.bytes)?;
+        match manifest.files.iter_mut().find(|f| f.path == file.name) {
+            Some(listed) => *listed = entry,
+            None => manifest.files.push(entry),
+        }
     }
     if sorted {
         manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
