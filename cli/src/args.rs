@@ -249,17 +249,21 @@ pub enum Command {
     /// Example: shardsmith list s3://raw/images -o files.tsv
     List(ListArgs),
 
-    /// Write a reader's index for WebDataset shards that exist already (wids)
+    /// Write readers' indexes for WebDataset shards that exist already (wids, DALI, Energon)
     ///
     /// Reads every .tar shard of DATASET (a local directory, subdirectories included)
-    /// once, in parallel, checking its tar structure as `verify` does and counting its
-    /// samples as webdataset groups them, then writes wids-index.json beside the shards
-    /// (temporary name, then rename): the shard list `wids.ShardListDataset` opens, with
-    /// URLs relative to it, as `widsindex create` writes it (without md5sum, which wids
-    /// does not need). A damaged or truncated shard is named with the byte offset and no
-    /// index is written (exit 1). `pack --index wids` writes the same file while packing.
+    /// once, in parallel, checking its tar structure as `verify` does and listing where
+    /// each sample and member lies, then writes the indexes asked for (temporary name,
+    /// then rename): wids-index.json for `wids.ShardListDataset`, as `widsindex create`
+    /// writes it (without md5sum); dali/NAME.idx per shard for DALI's
+    /// `fn.readers.webdataset(index_paths=...)`, as `wds2idx` writes it; `.nv-meta/` and
+    /// NAME.tar.idx per shard, as `energon prepare --split-ratio 1,0,0 --sample-type
+    /// CrudeWebdataset` writes them, so Energon loads the dataset without `energon
+    /// prepare`. When DATASET has a manifest, the indexes are listed in it. A damaged or
+    /// truncated shard is named with the byte offset and nothing is written (exit 1).
+    /// `pack --index` writes the same files while packing.
     ///
-    /// Example: shardsmith index ./wds --for wids
+    /// Example: shardsmith index ./wds --for dali,energon
     Index(IndexArgs),
 
     /// Compare two checkpoints tensor by tensor, whatever their containers; exit 1 if they differ
@@ -383,10 +387,14 @@ pub struct IndexArgs {
     /// The WebDataset directory whose .tar shards are indexed
     pub dataset: PathBuf,
 
-    /// Which readers' indexes to write, comma-separated: wids, or all
+    /// Which readers' indexes to write, comma-separated: wids, dali, energon, or all
     ///
-    /// `wids`: wids-index.json for `wids.ShardListDataset`. `all`: every index
-    /// shardsmith writes (wids for now). Example: `--for wids`.
+    /// `wids`: wids-index.json for `wids.ShardListDataset`. `dali`: dali/NAME.idx per
+    /// shard for DALI's webdataset reader. `energon`: `.nv-meta/` (index.sqlite,
+    /// .info.json, split.yaml with every shard in train, dataset.yaml as CrudeWebdataset)
+    /// and NAME.tar.idx per shard; Energon needs sample keys unique across the dataset,
+    /// so a key in two shards stops it (exit 2). `all`: all three.
+    /// Example: `--for all`.
     #[arg(long = "for", value_name = "LIST")]
     pub readers: String,
 }

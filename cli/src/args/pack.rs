@@ -179,15 +179,18 @@ pub struct PackArgs {
     #[arg(long, value_name = "CODEC")]
     pub compression: Option<String>,
 
-    /// Readers' indexes to write beside the shards, in the same pass (webdataset): wids, or all
+    /// Readers' indexes to write beside the shards, in the same pass (webdataset): wids, dali, energon, or all
     ///
-    /// Comma-separated. `wids`: wids-index.json, the shard list `wids.ShardListDataset`
-    /// opens for random access (URLs relative to the JSON, each shard's sample count and
-    /// size, no md5sum: wids does not need it), as `widsindex create` would write it
-    /// after reading every shard again. Listed in the manifest. `all`: every index
-    /// shardsmith writes (wids for now). wids reads only plain .tar shards, so it is
-    /// refused with --compression. For shards that exist already: `shardsmith index`.
-    /// Example: `--index wids`.
+    /// Comma-separated, listed in the manifest, the same bytes for any --jobs. `wids`:
+    /// wids-index.json, the shard list `wids.ShardListDataset` opens for random access,
+    /// as `widsindex create` would write it (no md5sum: wids does not need it). `dali`:
+    /// dali/NAME.idx per shard, as DALI's `wds2idx` writes it, for
+    /// `fn.readers.webdataset(index_paths=...)`. `energon`: `.nv-meta/` and
+    /// NAME.tar.idx per shard, as `energon prepare --split-ratio 1,0,0 --sample-type
+    /// CrudeWebdataset` writes them, so Megatron-Energon loads the dataset without
+    /// `energon prepare`. `all`: all three. No reader reads compressed shards through an
+    /// index, so --index is refused with --compression. For shards that exist already:
+    /// `shardsmith index`. Example: `--index all`.
     #[arg(long, value_name = "LIST")]
     pub index: Option<String>,
 

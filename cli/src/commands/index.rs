@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use shardsmith_shard::format::DatasetFile;
-use shardsmith_shard::webdataset::readers::{IndexKinds, Listing, listing_files};
+use shardsmith_shard::webdataset::readers::{IndexKinds, Listing, ListingWriter, sort_key};
 use shardsmith_shard::webdataset::{
     WIDS_INDEX, WidsError, WidsShard, index_shard, index_shard_listed, wids,
 };
@@ -22,8 +22,8 @@ use crate::args::IndexArgs;
 use crate::output::{Printer, refuse, seconds};
 use crate::report;
 use crate::size::human_bytes;
-use shardsmith_manifest::{MANIFEST_FILE, Manifest, walk};
-use shardsmith_store::{LocalDir, OutputSink, finish};
+use shardsmith_manifest::{FileEntry, MANIFEST_FILE, Manifest, walk};
+use shardsmith_store::{LocalDir, finish};
 
 /// What `index` reads and writes, resolved from its arguments.
 #[derive(Debug)]
@@ -130,72 +130,102 @@ pub struct Indexed {
 }
 
 /// Reads every shard once (in parallel) and writes the indexes asked for, unless a
-/// shard is damaged.
+/// shard is damaged. Shards are read in Energon's order, a window at a time, and each
+/// one's DALI and Energon files are written as its turn comes (to a staging folder
+/// inside DATASET, moved into place once every shard was read): memory holds the
+/// listings of one window of shards, whatever the dataset's size.
 pub fn run(settings: &Settings) -> Result<Indexed> {
     let started = Instant::now();
-    let listed = settings.kinds.needs_listing();
-    let results: Vec<Result<(WidsShard, Option<Listing>), WidsError>> = settings
-        .shards
-        .par_iter()
-        .map(|url| {
-            let file = settings.dataset.join(url);
-            if listed {
-                index_shard_listed(&file, url).map(|(shard, listing)| (shard, Some(listing)))
-            } else {
-                index_shard(&file, url).map(|shard| (shard, None))
-            }
-        })
-        .collect();
-    let mut shards = Vec::with_capacity(results.len());
-    let mut listings = Vec::new();
+    let kinds = settings.kinds;
+    let mut order = settings.shards.clone();
+    order.sort_by(|a, b| sort_key(a).cmp(sort_key(b)));
+    let staging = tempfile::Builder::new()
+        .prefix(".shardsmith-index-")
+        .tempdir_in(&settings.dataset)
+        .with_context(|| format!("making a staging folder in {}", settings.dataset.display()))?;
+    let staged = LocalDir::create(staging.path())?;
+    let mut writer = if kinds.needs_listing() {
+        Some(ListingWriter::new(kinds, staging.path())?)
+    } else {
+        None
+    };
+    let mut shards = Vec::with_capacity(order.len());
     let mut damaged = Vec::new();
-    for result in results {
-        match result {
-            Ok((shard, listing)) => {
-                if let Some(listing) = listing {
-                    listings.push((shard.url.clone(), listing));
+    let mut entries = Vec::new();
+    let window = 8 * rayon::current_num_threads().max(1);
+    for chunk in order.chunks(window) {
+        let results: Vec<Result<(WidsShard, Option<Listing>), WidsError>> = chunk
+            .par_iter()
+            .map(|url| {
+                let file = settings.dataset.join(url);
+                if kinds.needs_listing() {
+                    index_shard_listed(&file, url).map(|(shard, listing)| (shard, Some(listing)))
+                } else {
+                    index_shard(&file, url).map(|shard| (shard, None))
                 }
-                shards.push(shard);
+            })
+            .collect();
+        for result in results {
+            match result {
+                Ok((shard, listing)) => {
+                    if let (Some(writer), Some(listing), true) =
+                        (&mut writer, listing, damaged.is_empty())
+                    {
+                        for file in writer.add(&shard.url, &listing)? {
+                            entries.push(file.write_to(&staged)?);
+                        }
+                    }
+                    shards.push(shard);
+                }
+                Err(e @ WidsError::Damaged(_)) => damaged.push(e.to_string()),
+                Err(e) => return Err(e.into()),
             }
-            Err(e @ WidsError::Damaged(_)) => damaged.push(e.to_string()),
-            Err(e) => return Err(e.into()),
         }
     }
-    let mut files = Vec::new();
-    let mut written = Vec::new();
     let mut roots = None;
     if damaged.is_empty() {
-        if settings.kinds.wids {
-            files.push(DatasetFile {
-                name: WIDS_INDEX.into(),
-                bytes: wids::index_bytes(&mut shards.clone()),
-            });
+        let mut files = Vec::new();
+        if kinds.wids {
+            files.push(DatasetFile::new(
+                WIDS_INDEX,
+                wids::index_bytes(&mut shards.clone()),
+            ));
         }
-        files.extend(listing_files(settings.kinds, &mut listings)?);
-        written = files.iter().map(|f| f.name.clone()).collect();
-        roots = list_in_manifest(&settings.dataset, &files)?;
-        if roots.is_none() {
-            let sink = LocalDir::create(&settings.dataset)?;
-            for file in &files {
-                sink.write_atomic(&file.name, &file.bytes)?;
+        if let Some(writer) = writer {
+            files.extend(writer.finish()?);
+        }
+        for file in files {
+            entries.push(file.write_to(&staged)?);
+        }
+        for entry in &entries {
+            let target = settings.dataset.join(&entry.path);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
             }
+            std::fs::rename(staging.path().join(&entry.path), &target)
+                .with_context(|| format!("moving the index into {}", target.display()))?;
         }
+        roots = list_in_manifest(&settings.dataset, &entries)?;
+    } else {
+        entries.clear();
     }
     shards.sort_by(|a, b| a.url.cmp(&b.url));
     Ok(Indexed {
         dataset: settings.dataset.clone(),
         shards,
         damaged,
-        written,
+        written: entries.into_iter().map(|e| e.path).collect(),
         roots,
         elapsed: started.elapsed(),
     })
 }
 
-/// When DATASET has a manifest, writes the index files listed in it: their entries
-/// added (or replaced), the manifest sealed again, `SHA256SUMS` and `manifest.json`
-/// rewritten after them, so `verify` keeps passing. Returns the root before and after.
-fn list_in_manifest(dataset: &Path, files: &[DatasetFile]) -> Result<Option<(String, String)>> {
+/// When DATASET has a manifest, lists the index files written (`entries`, hashed while
+/// they were written) in it: their entries added (or replaced in place), the manifest
+/// sealed again, `SHA256SUMS` and `manifest.json` rewritten after them, so `verify`
+/// keeps passing. Returns the root before and after.
+fn list_in_manifest(dataset: &Path, entries: &[FileEntry]) -> Result<Option<(String, String)>> {
     let path = dataset.join(MANIFEST_FILE);
     let text = match std::fs::read(&path) {
         Ok(text) => text,
@@ -208,11 +238,10 @@ fn list_in_manifest(dataset: &Path, files: &[DatasetFile]) -> Result<Option<(Str
     let sorted = manifest.files.windows(2).all(|w| w[0].path <= w[1].path);
     // An index the manifest lists keeps its place: the manifest of a dataset indexed
     // again is the one its `pack --index` wrote.
-    for file in files {
-        let entry = finish::write_entry(&sink, &file.name, &file.bytes)?;
-        match manifest.files.iter_mut().find(|f| f.path == file.name) {
-            Some(listed) => *listed = entry,
-            None => manifest.files.push(entry),
+    for entry in entries {
+        match manifest.files.iter_mut().find(|f| f.path == entry.path) {
+            Some(listed) => *listed = entry.clone(),
+            None => manifest.files.push(entry.clone()),
         }
     }
     if sorted {

@@ -171,11 +171,7 @@ pub(crate) fn finish(
         }
     }
     for file in extra {
-        manifest.files.push(shardsmith_store::finish::write_entry(
-            sink,
-            &file.name,
-            &file.bytes,
-        )?);
+        manifest.files.push(file.write_to(sink)?);
     }
     manifest.skipped = skipped;
     warnings.extend(shardsmith_store::finish::seal(sink, &mut manifest)?);

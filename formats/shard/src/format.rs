@@ -168,8 +168,39 @@ pub enum DatasetFilesError {
 pub struct DatasetFile {
     /// Name inside the output directory.
     pub name: String,
-    /// Content.
+    /// Content (empty when `file` holds it).
     pub bytes: Vec<u8>,
+    /// A file built on disk that holds the content instead of `bytes` (Energon's
+    /// `index.sqlite`, too large to keep in memory); removed once written.
+    pub file: Option<tempfile::NamedTempFile>,
+}
+
+impl DatasetFile {
+    /// A file of `bytes`.
+    pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Self {
+        Self {
+            name: name.into(),
+            bytes,
+            file: None,
+        }
+    }
+
+    /// Writes it into `sink` atomically; returns its manifest entry.
+    pub fn write_to(
+        self,
+        sink: &dyn shardsmith_store::OutputSink,
+    ) -> shardsmith_store::Result<shardsmith_manifest::FileEntry> {
+        use shardsmith_store::finish;
+        match self.file {
+            Some(file) => {
+                let mut reader = file.reopen().map_err(|e| {
+                    shardsmith_store::Error::io("reading", file.path().to_path_buf(), e)
+                })?;
+                finish::write_entry_from(sink, &self.name, &mut reader)
+            }
+            None => finish::write_entry(sink, &self.name, &self.bytes),
+        }
+    }
 }
 
 /// A shard format, configured for one dataset.

@@ -15,6 +15,33 @@ pub fn write_entry(sink: &dyn OutputSink, name: &str, bytes: &[u8]) -> Result<Fi
     Ok(FileEntry::new(name.to_string(), &digester.finish()))
 }
 
+/// Writes `name` with what `content` reads (a dataset-level file built on disk, too large
+/// to hold in memory: Energon's `index.sqlite`), hashing while copying, atomically (a
+/// temporary name, then a rename); returns its manifest entry.
+pub fn write_entry_from(
+    sink: &dyn OutputSink,
+    name: &str,
+    content: &mut dyn std::io::Read,
+) -> Result<FileEntry> {
+    let shown = || format!("{}/{name}", sink.describe());
+    let mut file = sink.create(name)?;
+    let mut digester = Digester::new(DEFAULT_CHUNK_SIZE);
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = match content.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(crate::Error::io("reading", shown(), e)),
+        };
+        digester.update(&buf[..n]);
+        file.write_all(&buf[..n])
+            .map_err(|e| crate::Error::io("writing", shown(), e))?;
+    }
+    file.commit()?;
+    Ok(FileEntry::new(name.to_string(), &digester.finish()))
+}
+
 /// Seals `manifest` (whose files and skipped inputs are final), writes `SHA256SUMS` and
 /// then `manifest.json`, and clears the resume state.
 ///

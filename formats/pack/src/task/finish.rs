@@ -78,11 +78,7 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
         .map_err(|e| Error::Finish(e.to_string()))?;
     manifest.files = shards.into_iter().map(|(entry, _)| entry).collect();
     for file in extra {
-        manifest.files.push(shardsmith_store::finish::write_entry(
-            sink,
-            &file.name,
-            &file.bytes,
-        )?);
+        manifest.files.push(file.write_to(sink)?);
     }
     skipped.sort();
     manifest.skipped = skipped;

@@ -42,8 +42,8 @@ pub(crate) fn index_files(
         entries.push(entry);
     }
     let index = json!({"shards": entries, "version": 2});
-    Ok(vec![DatasetFile {
-        name: "index.json".into(),
-        bytes: pyjson::dumps(&index).into_bytes(),
-    }])
+    Ok(vec![DatasetFile::new(
+        "index.json",
+        pyjson::dumps(&index).into_bytes(),
+    )])
 }

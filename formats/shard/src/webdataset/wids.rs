@@ -76,17 +76,14 @@ pub(crate) fn index_files(
     if kinds.wids {
         files.push(wids_file(shards)?);
     }
-    if kinds.needs_listing() {
-        let mut listings = Vec::with_capacity(shards.len());
-        for (name, facts) in shards {
-            let listing = facts["listing"]
-                .as_str()
-                .and_then(Listing::from_compact)
-                .ok_or_else(|| DatasetFilesError::NoRecord((*name).to_string()))?;
-            listings.push(((*name).to_string(), listing));
-        }
-        files.extend(listing_files(kinds, &mut listings)?);
-    }
+    let names: Vec<String> = shards.iter().map(|(name, _)| (*name).to_string()).collect();
+    files.extend(listing_files(kinds, &names, &std::env::temp_dir(), |i| {
+        let (name, facts) = shards[i];
+        facts["listing"]
+            .as_str()
+            .and_then(Listing::from_compact)
+            .ok_or_else(|| DatasetFilesError::NoRecord(name.to_string()))
+    })?);
     Ok(files)
 }
 
@@ -105,10 +102,7 @@ fn wids_file(shards: &[(&str, &Value)]) -> Result<DatasetFile, DatasetFilesError
             filesize,
         });
     }
-    Ok(DatasetFile {
-        name: WIDS_INDEX.into(),
-        bytes: index_bytes(&mut entries),
-    })
+    Ok(DatasetFile::new(WIDS_INDEX, index_bytes(&mut entries)))
 }
 
 /// Why a shard could not be indexed.

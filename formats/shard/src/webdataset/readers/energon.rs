@@ -48,7 +48,18 @@ pub fn dataset_yaml() -> Vec<u8> {
 /// caches; ours is made from the index's content (the same dataset, the same uuid), laid
 /// out as a version-4 uuid.
 pub fn index_uuid(content: &[u8]) -> Vec<u8> {
-    let digest = Sha256::digest(content);
+    uuid_of(&Sha256::digest(content))
+}
+
+/// [`index_uuid`] of the file at `path`, read in pieces.
+pub fn index_uuid_of_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(uuid_of(&hasher.finalize()))
+}
+
+fn uuid_of(digest: &[u8]) -> Vec<u8> {
     let mut b = [0u8; 16];
     b.copy_from_slice(&digest[..16]);
     b[6] = (b[6] & 0x0f) | 0x40;
@@ -141,12 +152,6 @@ fn follows(prev: &[(&str, bool)], next: &[(&str, bool)]) -> Option<usize> {
         slot = Some(k);
     }
     slot
-}
-
-/// Sorts shard paths as Energon does: part by part (`a/x.tar` before `a-b/x.tar`
-/// before `a.tar`).
-pub fn sort_paths(names: &mut [(String, super::Listing)]) {
-    names.sort_by(|a, b| a.0.split('/').cmp(b.0.split('/')));
 }
 
 /// A JSON string with every non-ASCII character escaped (Python's `ensure_ascii`).

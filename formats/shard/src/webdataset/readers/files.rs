@@ -3,6 +3,8 @@
 
 use super::energon::{self, NV_META};
 use super::listing::Listing;
+use std::path::Path;
+
 use super::sqlite::{IndexBuilder, SqliteError};
 use crate::format::DatasetFile;
 
@@ -93,62 +95,106 @@ pub fn tar_idx_name(name: &str) -> String {
     format!("{name}.idx")
 }
 
-/// DALI's and Energon's files (as `kinds` asks) for `shards`, each a name relative to
-/// the dataset root and its listing. Energon numbers shards in the order of their sorted
-/// paths (its `**/*.tar` walk), so they are sorted first.
-pub fn listing_files(
+/// Makes DALI's and Energon's files shard by shard, shards given in Energon's order
+/// ([`sort_key`]): each shard's own files as it comes, `.nv-meta/` at the end. Only
+/// `index.sqlite` grows with the dataset, and it grows on disk.
+pub struct ListingWriter {
     kinds: IndexKinds,
-    shards: &mut [(String, Listing)],
-) -> Result<Vec<DatasetFile>, SqliteError> {
-    let mut files = Vec::new();
-    if kinds.dali {
-        for (name, listing) in shards.iter() {
-            files.push(DatasetFile {
-                name: dali_name(name),
-                bytes: listing.dali_bytes(),
-            });
+    builder: Option<IndexBuilder>,
+    counts: Vec<(String, u64)>,
+}
+
+impl ListingWriter {
+    /// A writer of the indexes `kinds` asks for; Energon's `index.sqlite` is built in a
+    /// temporary file in `scratch`.
+    pub fn new(kinds: IndexKinds, scratch: &Path) -> Result<Self, SqliteError> {
+        let builder = if kinds.energon {
+            Some(IndexBuilder::new(scratch)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            kinds,
+            builder,
+            counts: Vec::new(),
+        })
+    }
+
+    /// The files of shard `name` (the next in Energon's order): its DALI index and its
+    /// `.tar.idx`, as asked for.
+    pub fn add(&mut self, name: &str, listing: &Listing) -> Result<Vec<DatasetFile>, SqliteError> {
+        let mut files = Vec::new();
+        if self.kinds.dali {
+            files.push(DatasetFile::new(dali_name(name), listing.dali_bytes()));
         }
+        if let Some(builder) = &mut self.builder {
+            builder.add(name, listing)?;
+            files.push(DatasetFile::new(
+                tar_idx_name(name),
+                listing.tar_idx_bytes(),
+            ));
+            self.counts
+                .push((name.to_string(), listing.samples.len() as u64));
+        }
+        Ok(files)
     }
-    if !kinds.energon {
-        return Ok(files);
+
+    /// The dataset's own files: Energon's `.nv-meta/`, when asked for.
+    pub fn finish(self) -> Result<Vec<DatasetFile>, SqliteError> {
+        let Some(builder) = self.builder else {
+            return Ok(Vec::new());
+        };
+        let sqlite = builder.finish()?;
+        let uuid = energon::index_uuid_of_file(sqlite.path()).map_err(|e| SqliteError::Temp {
+            dir: sqlite.path().to_path_buf(),
+            source: e,
+        })?;
+        let counts: Vec<(&str, u64)> = self.counts.iter().map(|(n, c)| (n.as_str(), *c)).collect();
+        let names: Vec<&str> = counts.iter().map(|(n, _)| *n).collect();
+        let meta = |file: &str| format!("{NV_META}/{file}");
+        Ok(vec![
+            DatasetFile::new(meta(".info.json"), energon::info_json(&counts)),
+            DatasetFile::new(meta("split.yaml"), energon::split_yaml(&names)),
+            DatasetFile::new(meta("dataset.yaml"), energon::dataset_yaml()),
+            DatasetFile::new(meta("index.uuid"), uuid),
+            DatasetFile {
+                name: meta("index.sqlite"),
+                bytes: Vec::new(),
+                file: Some(sqlite),
+            },
+        ])
     }
-    energon::sort_paths(shards);
-    let mut builder = IndexBuilder::new()?;
-    for (name, listing) in shards.iter() {
-        builder.add(name, listing)?;
-        files.push(DatasetFile {
-            name: tar_idx_name(name),
-            bytes: listing.tar_idx_bytes(),
-        });
+}
+
+/// DALI's and Energon's files (as `kinds` asks) for the shards `names` (relative to the
+/// dataset root), in Energon's order; `listing(i)` gives the listing of `names[i]`,
+/// asked for once and dropped after use, so one shard's listing is expanded at a time.
+/// `index.sqlite` is built in a temporary file in `scratch`.
+pub fn listing_files<E: From<SqliteError>>(
+    kinds: IndexKinds,
+    names: &[String],
+    scratch: &Path,
+    mut listing: impl FnMut(usize) -> Result<Listing, E>,
+) -> Result<Vec<DatasetFile>, E> {
+    if !kinds.needs_listing() {
+        return Ok(Vec::new());
     }
-    let sqlite = builder.finish()?;
-    let names: Vec<&str> = shards.iter().map(|(n, _)| n.as_str()).collect();
-    let counts: Vec<(&str, u64)> = shards
-        .iter()
-        .map(|(n, l)| (n.as_str(), l.samples.len() as u64))
-        .collect();
-    let meta = |file: &str| format!("{NV_META}/{file}");
-    files.push(DatasetFile {
-        name: meta(".info.json"),
-        bytes: energon::info_json(&counts),
-    });
-    files.push(DatasetFile {
-        name: meta("split.yaml"),
-        bytes: energon::split_yaml(&names),
-    });
-    files.push(DatasetFile {
-        name: meta("dataset.yaml"),
-        bytes: energon::dataset_yaml(),
-    });
-    files.push(DatasetFile {
-        name: meta("index.uuid"),
-        bytes: energon::index_uuid(&sqlite),
-    });
-    files.push(DatasetFile {
-        name: meta("index.sqlite"),
-        bytes: sqlite,
-    });
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|&a, &b| sort_key(&names[a]).cmp(sort_key(&names[b])));
+    let mut writer = ListingWriter::new(kinds, scratch)?;
+    let mut files = Vec::new();
+    for i in order {
+        let shard = listing(i)?;
+        files.extend(writer.add(&names[i], &shard)?);
+    }
+    files.extend(writer.finish()?);
     Ok(files)
+}
+
+/// The order Energon gives shard paths (its `**/*.tar` walk, sorted as paths): part by
+/// part, so `a/x.tar` comes before `a-b/x.tar`, which comes before `a.tar`.
+pub fn sort_key(name: &str) -> std::str::Split<'_, char> {
+    name.split('/')
 }
 
 #[cfg(test)]

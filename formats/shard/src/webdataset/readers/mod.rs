@@ -12,6 +12,8 @@ pub mod listing;
 pub mod sqlite;
 
 pub(crate) use check::{check_reader_indexes, wants_listing};
-pub use files::{IndexKinds, UnknownIndex, dali_name, listing_files, tar_idx_name};
+pub use files::{
+    IndexKinds, ListingWriter, UnknownIndex, dali_name, listing_files, sort_key, tar_idx_name,
+};
 pub use listing::Listing;
 pub use sqlite::SqliteError;

@@ -1,12 +1,13 @@
 //! Energon's `.nv-meta/index.sqlite`: one row per sample (its shard, key, place in the
 //! shard, first header and bytes) and one per member (its extension and data), with the
-//! tables and indexes `energon prepare` 7.4.1 creates. Built in memory in one
-//! transaction and serialised: the same listings give the same bytes.
+//! tables and indexes `energon prepare` 7.4.1 creates. Built in a temporary file in one
+//! transaction (SQLite's page cache bounds the memory, whatever the dataset's size): the
+//! same listings give the same bytes.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rusqlite::{Connection, MAIN_DB, OpenFlags, params};
+use rusqlite::{Connection, OpenFlags, params};
 
 use super::listing::{ListedSample, Listing, Part};
 
@@ -37,6 +38,14 @@ pub enum SqliteError {
         /// The shard of its second appearance.
         shard: String,
     },
+    /// The temporary file of the index could not be made.
+    #[error("making a temporary file in `{dir}` for Energon's index.sqlite: {source}")]
+    Temp {
+        /// Where.
+        dir: std::path::PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// SQLite failed.
     #[error("{what}: {source}")]
     Sqlite {
@@ -59,20 +68,34 @@ fn sql(what: &str) -> impl FnOnce(rusqlite::Error) -> SqliteError + '_ {
 /// make each listing as it goes.
 pub struct IndexBuilder {
     conn: Connection,
+    file: tempfile::NamedTempFile,
     next_id: i64,
 }
 
 impl IndexBuilder {
-    /// An empty index with Energon's schema.
-    pub fn new() -> Result<Self, SqliteError> {
-        let conn = Connection::open_in_memory().map_err(sql("opening an in-memory database"))?;
-        conn.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;")
-            .map_err(sql("setting up the index"))?;
+    /// An empty index with Energon's schema, in a temporary file in `dir`.
+    pub fn new(dir: &Path) -> Result<Self, SqliteError> {
+        let file = tempfile::Builder::new()
+            .prefix(".index-sqlite-")
+            .tempfile_in(dir)
+            .map_err(|e| SqliteError::Temp {
+                dir: dir.to_path_buf(),
+                source: e,
+            })?;
+        let conn = Connection::open(file.path()).map_err(sql("creating the index"))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -65536; BEGIN;",
+        )
+        .map_err(sql("setting up the index"))?;
         for statement in TABLES {
             conn.execute(statement, [])
                 .map_err(sql("creating the index's tables"))?;
         }
-        Ok(Self { conn, next_id: 0 })
+        Ok(Self {
+            conn,
+            file,
+            next_id: 0,
+        })
     }
 
     /// Adds the samples of the next shard, `name` (named in errors).
@@ -126,8 +149,8 @@ impl IndexBuilder {
         Ok(())
     }
 
-    /// The database file's bytes.
-    pub fn finish(mut self) -> Result<Vec<u8>, SqliteError> {
+    /// The database file, complete and closed.
+    pub fn finish(self) -> Result<tempfile::NamedTempFile, SqliteError> {
         for statement in INDEXES {
             self.conn
                 .execute(statement, [])
@@ -136,11 +159,10 @@ impl IndexBuilder {
         self.conn
             .execute_batch("COMMIT;")
             .map_err(sql("committing the index"))?;
-        let data = self
-            .conn
-            .serialize(MAIN_DB)
-            .map_err(sql("serialising the index"))?;
-        Ok(data.to_vec())
+        self.conn
+            .close()
+            .map_err(|(_, e)| sql("closing the index")(e))?;
+        Ok(self.file)
     }
 }
 
@@ -221,15 +243,15 @@ mod tests {
 
     #[test]
     fn the_same_listings_give_the_same_bytes_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
         let build = || {
-            let mut builder = IndexBuilder::new().unwrap();
+            let mut builder = IndexBuilder::new(dir.path()).unwrap();
             builder.add("a.tar", &listing(&["k1", "k2"])).unwrap();
             builder.add("b.tar", &listing(&["k3"])).unwrap();
-            builder.finish().unwrap()
+            std::fs::read(builder.finish().unwrap().path()).unwrap()
         };
         let bytes = build();
         assert_eq!(bytes, build());
-        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("index.sqlite");
         std::fs::write(&path, &bytes).unwrap();
         let back = read_listings(&path).unwrap();
@@ -240,7 +262,8 @@ mod tests {
 
     #[test]
     fn a_key_twice_is_refused_naming_it() {
-        let mut builder = IndexBuilder::new().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut builder = IndexBuilder::new(dir.path()).unwrap();
         builder.add("a.tar", &listing(&["k1"])).unwrap();
         let err = builder.add("b.tar", &listing(&["k1"])).unwrap_err();
         assert!(
