@@ -93,7 +93,7 @@ impl Listing {
     /// header, or to the end of the archive's entries for the last sample.
     pub fn sample_size(&self, i: usize) -> u64 {
         let end = self.samples.get(i + 1).map_or(self.end, |next| next.start);
-        end - self.samples[i].start
+        end.saturating_sub(self.samples[i].start)
     }
 
     /// The index `wds2idx` writes for this shard, which DALI's `fn.readers.webdataset`
