@@ -251,8 +251,8 @@ pub enum Command {
 
     /// Write readers' indexes for WebDataset shards that exist already (wids, DALI, Energon)
     ///
-    /// Reads every .tar shard of DATASET (a local directory, subdirectories included)
-    /// once, in parallel, checking its tar structure as `verify` does and listing where
+    /// Reads every .tar shard of DATASET (a local directory or an object store prefix,
+    /// subdirectories included) once, in parallel, checking its tar structure as `verify` does and listing where
     /// each sample and member lies, then writes the indexes asked for (temporary name,
     /// then rename): wids-index.json for `wids.ShardListDataset`, as `widsindex create`
     /// writes it (without md5sum); dali/NAME.idx per shard for DALI's
@@ -384,7 +384,7 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
-    /// The WebDataset directory whose .tar shards are indexed
+    /// The WebDataset directory (or object store prefix: s3://, gs://, az://) whose .tar shards are indexed
     pub dataset: PathBuf,
 
     /// Which readers' indexes to write, comma-separated: wids, dali, energon, or all

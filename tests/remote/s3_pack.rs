@@ -250,3 +250,38 @@ fn pack_converts_webdataset_and_mds_datasets_read_from_s3() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs an object store server: SHARDSMITH_S3S_FS (tests/setup.sh)"]
+fn index_of_shards_in_a_bucket_writes_what_pack_writes() {
+    let Some(s3) = S3::start() else { return };
+    let bucket = s3.bucket("shards");
+    let input = mds_corpus(60);
+    let args = ["--shard-size", "16KiB"];
+    let url = "s3://shards/later";
+    let (code, report) =
+        s3.json(&[&["pack", input.path().to_str().unwrap(), url], &args[..]].concat());
+    assert_eq!(code, 0, "{report}");
+    // Indexed where it lies: every index file, listed in the manifest, as a local
+    // `pack --index all` writes them.
+    let (code, report) = s3.json(&["index", url, "--for", "all"]);
+    assert_eq!(code, 0, "{report}");
+    assert!(report["indexes"].as_array().unwrap().len() > 5, "{report}");
+    let indexed = [&args[..], &["--index", "all"]].concat();
+    // The manifests differ (pack records --index among its options); the rest is equal.
+    let files = |mut files: std::collections::BTreeMap<String, Vec<u8>>| {
+        files.retain(|name, _| name != "manifest.json" && name != "SHA256SUMS");
+        files
+    };
+    let remote = files(snapshot(&bucket.join("later")));
+    let local = files(local_pack(input.path(), &indexed));
+    assert_eq!(
+        remote.keys().collect::<Vec<_>>(),
+        local.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &remote {
+        assert!(local[name] == *bytes, "{name} differs");
+    }
+    let (code, report) = s3.json(&["verify", url]);
+    assert_eq!(code, 0, "{report}");
+}

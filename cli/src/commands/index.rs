@@ -13,9 +13,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use shardsmith_shard::format::DatasetFile;
 use shardsmith_shard::webdataset::readers::{IndexKinds, Listing, ListingWriter, sort_key};
-use shardsmith_shard::webdataset::{
-    WIDS_INDEX, WidsError, WidsShard, index_shard, index_shard_listed, wids,
-};
+use shardsmith_shard::webdataset::{WIDS_INDEX, WidsError, WidsShard, index_shard_from, wids};
 
 use super::Status;
 use crate::args::IndexArgs;
@@ -23,12 +21,17 @@ use crate::output::{Printer, refuse, seconds};
 use crate::report;
 use crate::size::human_bytes;
 use shardsmith_manifest::{FileEntry, MANIFEST_FILE, Manifest, walk};
-use shardsmith_store::{LocalDir, finish};
+use shardsmith_store::{LocalDir, Location, OutputSink, finish};
+
+use crate::storage;
 
 /// What `index` reads and writes, resolved from its arguments.
 #[derive(Debug)]
 pub struct Settings {
+    /// DATASET as given.
     dataset: PathBuf,
+    /// Where it is: a local directory or an object store prefix.
+    location: Location,
     /// The plain tar shards, relative to DATASET with `/`, sorted.
     shards: Vec<String>,
     /// Compressed shards beside them, left out (no reader reads them through an index).
@@ -38,21 +41,22 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// DATASET must be a local directory holding plain `.tar` shards; `--for` must name
-    /// readers whose index is built (`wids`, `dali`, `energon`, `all`).
+    /// DATASET must be a local directory or an object store prefix holding plain `.tar`
+    /// shards; `--for` must name readers whose index is built (`wids`, `dali`,
+    /// `energon`, `all`).
     pub fn resolve(args: &IndexArgs) -> Result<Self> {
         let kinds = match IndexKinds::parse(&args.readers) {
             Ok(kinds) => kinds,
             Err(e) => refuse!(Usage, "--for: {e}"),
         };
-        if args.dataset.to_string_lossy().contains("://") {
-            refuse!(
-                Usage,
-                "index reads local directories only for now: stage the dataset first (`shardsmith stage`)"
-            );
-        }
-        crate::output::need_directory(&args.dataset)?;
-        let (mut shards, mut compressed) = shards_below(&args.dataset)?;
+        let location = storage::location(&args.dataset)?;
+        let (mut shards, mut compressed) = match &location {
+            Location::Local(path) => {
+                crate::output::need_directory(path)?;
+                shards_below(path)?
+            }
+            Location::Remote(_) => objects_below(&location)?,
+        };
         shards.sort();
         if shards.is_empty() {
             match compressed.first() {
@@ -67,6 +71,7 @@ impl Settings {
         compressed.sort();
         Ok(Self {
             dataset: args.dataset.clone(),
+            location,
             shards,
             compressed,
             kinds,
@@ -90,15 +95,33 @@ fn shards_below(root: &Path) -> Result<(Vec<String>, Vec<String>)> {
             skip.reason
         );
     }
-    let (mut shards, mut compressed) = (Vec::new(), Vec::new());
-    for file in walked.files {
-        let Some(rel) = file
-            .rel
+    let names = walked.files.into_iter().filter_map(|file| {
+        file.rel
             .to_str()
             .map(|r| r.replace(std::path::MAIN_SEPARATOR, "/"))
-        else {
-            continue;
-        };
+    });
+    Ok(split_shards(names))
+}
+
+/// The plain `.tar` objects under an object store prefix and, apart, the compressed
+/// tars; objects under a hidden name part (`.nv-meta/`) are left out.
+fn objects_below(location: &Location) -> Result<(Vec<String>, Vec<String>)> {
+    let listing = storage::source(location).list()?;
+    if let Some(skip) = listing.skipped.first() {
+        anyhow::bail!("listing `{}`: {}", skip.path, skip.reason);
+    }
+    let names = listing
+        .files
+        .into_iter()
+        .map(|file| file.rel)
+        .filter(|rel| !rel.split('/').any(|part| part.starts_with('.')));
+    Ok(split_shards(names))
+}
+
+/// Plain `.tar` names and, apart, compressed tar names.
+fn split_shards(names: impl Iterator<Item = String>) -> (Vec<String>, Vec<String>) {
+    let (mut shards, mut compressed) = (Vec::new(), Vec::new());
+    for rel in names {
         if rel.ends_with(".tar") {
             shards.push(rel);
         } else if [".tar.gz", ".tgz", ".tar.zst", ".tar.zstd"]
@@ -108,7 +131,7 @@ fn shards_below(root: &Path) -> Result<(Vec<String>, Vec<String>)> {
             compressed.push(rel);
         }
     }
-    Ok((shards, compressed))
+    (shards, compressed)
 }
 
 /// What an index run did.
@@ -131,18 +154,25 @@ pub struct Indexed {
 
 /// Reads every shard once (in parallel) and writes the indexes asked for, unless a
 /// shard is damaged. Shards are read in Energon's order, a window at a time, and each
-/// one's DALI and Energon files are written as its turn comes (to a staging folder
-/// inside DATASET, moved into place once every shard was read): memory holds the
-/// listings of one window of shards, whatever the dataset's size.
+/// one's DALI and Energon files are written as its turn comes to a staging folder
+/// (inside DATASET when it is local, else in the system's temporary directory), moved
+/// or uploaded into place once every shard was read: memory holds the listings of one
+/// window of shards, whatever the dataset's size.
 pub fn run(settings: &Settings) -> Result<Indexed> {
     let started = Instant::now();
     let kinds = settings.kinds;
     let mut order = settings.shards.clone();
     order.sort_by(|a, b| sort_key(a).cmp(sort_key(b)));
+    let source = storage::source(&settings.location);
+    let output = storage::Output::create(&settings.location)?;
+    let staging_in = match &settings.location {
+        Location::Local(path) => path.clone(),
+        Location::Remote(_) => std::env::temp_dir(),
+    };
     let staging = tempfile::Builder::new()
         .prefix(".shardsmith-index-")
-        .tempdir_in(&settings.dataset)
-        .with_context(|| format!("making a staging folder in {}", settings.dataset.display()))?;
+        .tempdir_in(&staging_in)
+        .with_context(|| format!("making a staging folder in {}", staging_in.display()))?;
     let staged = LocalDir::create(staging.path())?;
     let mut writer = if kinds.needs_listing() {
         Some(ListingWriter::new(kinds, staging.path())?)
@@ -157,12 +187,11 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
         let results: Vec<Result<(WidsShard, Option<Listing>), WidsError>> = chunk
             .par_iter()
             .map(|url| {
-                let file = settings.dataset.join(url);
-                if kinds.needs_listing() {
-                    index_shard_listed(&file, url).map(|(shard, listing)| (shard, Some(listing)))
-                } else {
-                    index_shard(&file, url).map(|shard| (shard, None))
-                }
+                let mut input = source.open(url).map_err(|e| WidsError::Read {
+                    path: source.display(url),
+                    source: e.into(),
+                })?;
+                index_shard_from(&mut input, url, kinds.needs_listing())
             })
             .collect();
         for result in results {
@@ -197,16 +226,8 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
         for file in files {
             entries.push(file.write_to(&staged)?);
         }
-        for entry in &entries {
-            let target = settings.dataset.join(&entry.path);
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("creating {}", parent.display()))?;
-            }
-            std::fs::rename(staging.path().join(&entry.path), &target)
-                .with_context(|| format!("moving the index into {}", target.display()))?;
-        }
-        roots = list_in_manifest(&settings.dataset, &entries)?;
+        place(&output, staging.path(), &entries)?;
+        roots = list_in_manifest(output.sink(), &entries)?;
     } else {
         entries.clear();
     }
@@ -221,20 +242,44 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
     })
 }
 
+/// Moves (local) or uploads (object store) the staged files into the dataset.
+fn place(output: &storage::Output, staging: &Path, entries: &[FileEntry]) -> Result<()> {
+    for entry in entries {
+        let staged = staging.join(&entry.path);
+        match output {
+            storage::Output::Local(dir) => {
+                let target = dir.path().join(&entry.path);
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("creating {}", parent.display()))?;
+                }
+                std::fs::rename(&staged, &target)
+                    .with_context(|| format!("moving the index into {}", target.display()))?;
+            }
+            storage::Output::Remote(_) => {
+                let mut file = std::fs::File::open(&staged)
+                    .with_context(|| format!("reading {}", staged.display()))?;
+                finish::write_entry_from(output.sink(), &entry.path, &mut file)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// When DATASET has a manifest, lists the index files written (`entries`, hashed while
 /// they were written) in it: their entries added (or replaced in place), the manifest
 /// sealed again, `SHA256SUMS` and `manifest.json` rewritten after them, so `verify`
 /// keeps passing. Returns the root before and after.
-fn list_in_manifest(dataset: &Path, entries: &[FileEntry]) -> Result<Option<(String, String)>> {
-    let path = dataset.join(MANIFEST_FILE);
-    let text = match std::fs::read(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+fn list_in_manifest(
+    sink: &dyn OutputSink,
+    entries: &[FileEntry],
+) -> Result<Option<(String, String)>> {
+    let Some(text) = sink.read(MANIFEST_FILE)? else {
+        return Ok(None);
     };
-    let (mut manifest, _) = Manifest::parse(&text, &path)?;
+    let shown = format!("{}/{MANIFEST_FILE}", sink.describe());
+    let (mut manifest, _) = Manifest::parse(&text, Path::new(&shown))?;
     let before = manifest.root_sha256.clone();
-    let sink = LocalDir::create(dataset)?;
     let sorted = manifest.files.windows(2).all(|w| w[0].path <= w[1].path);
     // An index the manifest lists keeps its place: the manifest of a dataset indexed
     // again is the one its `pack --index` wrote.
@@ -247,7 +292,7 @@ fn list_in_manifest(dataset: &Path, entries: &[FileEntry]) -> Result<Option<(Str
     if sorted {
         manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
     }
-    finish::seal(&sink, &mut manifest)?;
+    finish::seal(sink, &mut manifest)?;
     Ok(Some((before, manifest.root_sha256)))
 }
 

@@ -2,7 +2,9 @@
 //! members with their extended headers and maps, padding, the end marker), fed in
 //! blocks of varying sizes. When the first byte is odd, every 512-byte
 //! block with a ustar magic gets a correct header checksum first: without that the
-//! fuzzer rarely gets past the checksum to the fields behind it.
+//! fuzzer rarely gets past the checksum to the fields behind it. When its second bit
+//! is set, the walk also lists samples and members for the readers' indexes (as `verify`
+//! does beside a DALI or Energon index) and makes their bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use shardsmith_shard::webdataset::TarInspector;
@@ -21,6 +23,11 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let inspection = shardsmith_fuzz::run(Box::new(TarInspector::new("shard-000000.tar")), &tar);
+    let inspector = if mode & 2 == 2 {
+        TarInspector::listing("shard-000000.tar")
+    } else {
+        TarInspector::new("shard-000000.tar")
+    };
+    let inspection = shardsmith_fuzz::run(Box::new(inspector), &tar);
     shardsmith_fuzz::report(Some(&inspection));
 });

@@ -131,18 +131,30 @@ pub enum WidsError {
 /// and returns its entry under `url`. A damaged shard (truncated, a bad header, data
 /// after the end) is an error naming it and the byte offset.
 pub fn index_shard(file: &Path, url: &str) -> Result<WidsShard, WidsError> {
-    Ok(read_shard(file, url, Box::new(TarInspector::new(url)))?.0)
+    let mut input = File::open(file).map_err(|source| WidsError::Read {
+        path: url.to_string(),
+        source,
+    })?;
+    Ok(read_shard(&mut input, url, Box::new(TarInspector::new(url)))?.0)
 }
 
-/// [`index_shard`], also listing where each sample and member lies (for DALI's and
-/// Energon's indexes).
-pub fn index_shard_listed(file: &Path, url: &str) -> Result<(WidsShard, Listing), WidsError> {
-    let (shard, listing) = read_shard(file, url, Box::new(TarInspector::listing(url)))?;
-    Ok((shard, listing.unwrap_or_default()))
+/// [`index_shard`] of a shard read from `input` (a local file, an object), also listing
+/// where each sample and member lies (for DALI's and Energon's indexes) when `listed`.
+pub fn index_shard_from(
+    input: &mut dyn Read,
+    url: &str,
+    listed: bool,
+) -> Result<(WidsShard, Option<Listing>), WidsError> {
+    let inspector = if listed {
+        TarInspector::listing(url)
+    } else {
+        TarInspector::new(url)
+    };
+    read_shard(input, url, Box::new(inspector))
 }
 
 fn read_shard(
-    file: &Path,
+    input: &mut dyn Read,
     url: &str,
     mut inspector: Box<TarInspector>,
 ) -> Result<(WidsShard, Option<Listing>), WidsError> {
@@ -150,7 +162,6 @@ fn read_shard(
         path: url.to_string(),
         source,
     };
-    let mut input = File::open(file).map_err(read_err)?;
     let mut buf = vec![0u8; 1 << 20];
     let mut filesize = 0u64;
     let mut head = [0u8; 4];
