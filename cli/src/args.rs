@@ -182,8 +182,10 @@ pub enum Command {
     ///
     /// Otherwise each part is a directory directly inside OUTPUT with its own manifest. For MDS a
     /// root index.json lists every part's shards (basenames prefixed with the part's
-    /// directory, as streaming's merge_index does); for every format a root manifest lists
-    /// every part's files, taken from the parts' manifests without re-reading them.
+    /// directory, as streaming's merge_index does); for WebDataset parts that all hold
+    /// wids' or Energon's index, a root wids-index.json or .nv-meta/ over every part's
+    /// shards; for every format a root manifest lists every part's files, taken from the
+    /// parts' manifests without re-reading them.
     /// Without PART arguments, every sub-directory holding a manifest.json is a part, in
     /// numeric order.
     ///

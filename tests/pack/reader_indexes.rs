@@ -209,3 +209,42 @@ fn compressed_shards_get_no_index() {
     assert!(message.contains("compressed shards"), "{report}");
     assert!(!out.join("x/.nv-meta").exists());
 }
+
+#[test]
+fn merge_of_parts_writes_the_root_energon_index_index_would_write() {
+    let out = Tree::new();
+    let root = out.join("m");
+    for (part, dir) in [("0", "animals"), ("1", "landscapes"), ("10", "text")] {
+        let input = samples().join(dir);
+        let (code, report) = run_json(&[
+            "pack",
+            input.to_str().unwrap(),
+            root.join(part).to_str().unwrap(),
+            "--shard-size",
+            "16KiB",
+            "--index",
+            "energon",
+        ]);
+        assert_eq!(code, 0, "{report}");
+    }
+    let (code, report) = run_json(&["merge", root.to_str().unwrap()]);
+    assert_eq!(code, 0, "{report}");
+    let merged = index_files(&root);
+    let listed = manifest(&root).to_string();
+    assert!(listed.contains("\".nv-meta/index.sqlite\""), "{listed}");
+    let info = std::fs::read_to_string(root.join(".nv-meta/.info.json")).unwrap();
+    // Energon's order: paths part by part, part names compared as text.
+    assert!(
+        info.find("\"0/shard-000000.tar\"") < info.find("\"1/shard-000000.tar\""),
+        "{info}"
+    );
+    assert!(
+        info.find("\"1/shard-000000.tar\"") < info.find("\"10/shard-000000.tar\""),
+        "{info}"
+    );
+    // `index` over the merged root (reading every shard) writes the same files.
+    std::fs::remove_dir_all(root.join(".nv-meta")).unwrap();
+    let (code, report) = run_json(&["index", root.to_str().unwrap(), "--for", "energon"]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(index_files(&root), merged);
+}

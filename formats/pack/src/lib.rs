@@ -31,6 +31,7 @@ mod left_out;
 mod listing;
 mod load;
 pub mod merge;
+mod merge_energon;
 mod observer;
 pub mod plan;
 mod run;

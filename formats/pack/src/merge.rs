@@ -2,7 +2,8 @@
 //! `pack --rank/--world-size`). Each part is a directory directly inside the output.
 //! MDS parts get a root `index.json` the way streaming's `merge_index` builds it (each
 //! shard's basename prefixed with its part's directory name); WebDataset parts that all
-//! hold a `wids-index.json` get a root one (each URL under its part); every format gets a root
+//! hold a `wids-index.json` get a root one (each URL under its part), and a root Energon
+//! `.nv-meta/` when all hold one ([`super::merge_energon`]); every format gets a root
 //! manifest listing every part's files, taken from the parts' manifests (no re-read).
 
 use std::path::{Path, PathBuf};
@@ -156,6 +157,7 @@ pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeRep
         sink.write_atomic(wids::WIDS_INDEX, &bytes)?;
         files.push(entry_for(wids::WIDS_INDEX, &bytes));
     }
+    files.extend(super::merge_energon::root_energon(sink, &names)?);
     let mut manifest = Manifest::new(ManifestKind::Pack, DEFAULT_CHUNK_SIZE, files);
     manifest.format = format.flatten();
     manifest
