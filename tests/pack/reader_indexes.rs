@@ -6,22 +6,10 @@
 
 use std::path::Path;
 
+use super::wids_index::pack;
 use crate::util::*;
 
 const READERS: &[&str] = &["--index", "dali,energon"];
-
-fn pack(output: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
-    let input = samples();
-    let mut args = vec![
-        "pack",
-        input.to_str().unwrap(),
-        output.to_str().unwrap(),
-        "--shard-size",
-        "40KiB",
-    ];
-    args.extend(extra);
-    run_json(&args)
-}
 
 /// Every index file under `dir` (DALI's, Energon's), by path, with its bytes.
 fn index_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -247,4 +235,41 @@ fn merge_of_parts_writes_the_root_energon_index_index_would_write() {
     let (code, report) = run_json(&["index", root.to_str().unwrap(), "--for", "energon"]);
     assert_eq!(code, 0, "{report}");
     assert_eq!(index_files(&root), merged);
+}
+
+#[test]
+fn a_name_dali_cannot_list_is_left_out_or_refused() {
+    let out = Tree::new();
+    let input = out.join("in");
+    std::fs::create_dir_all(input.join("d")).unwrap();
+    std::fs::write(input.join("d/plain.txt"), b"a").unwrap();
+    std::fs::write(input.join("d/with space.txt"), b"b").unwrap();
+    // pack leaves the sample out, saying why, and indexes the rest.
+    let (code, report) = run_json(&[
+        "pack",
+        input.to_str().unwrap(),
+        out.join("o").to_str().unwrap(),
+        "--index",
+        "dali",
+    ]);
+    assert_eq!(code, 0, "{report}");
+    let skipped = report.to_string();
+    assert!(
+        skipped.contains("with space") && skipped.contains("DALI"),
+        "{report}"
+    );
+    let dali = std::fs::read_to_string(out.join("o/dali/shard-000000.idx")).unwrap();
+    assert!(dali.starts_with("v1.2 1\n"), "{dali}");
+    // index of a shard that holds the name (packed without --index) refuses, naming it.
+    let plain = out.join("p");
+    let (code, report) = run_json(&["pack", input.to_str().unwrap(), plain.to_str().unwrap()]);
+    assert_eq!(code, 0, "{report}");
+    let o = run(&["index", plain.to_str().unwrap(), "--for", "dali"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("d/with space.txt"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!plain.join("dali").exists());
 }

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use crate::util::*;
 
-fn pack(output: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+/// `pack samples/ OUTPUT --shard-size 40KiB EXTRA...`: its exit code and JSON report.
+pub(super) fn pack(output: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     let input = samples();
     let mut args = vec![
         "pack",

@@ -54,6 +54,16 @@ impl ShardFormat for WebDataset {
             }
         }
         for field in &sample.fields {
+            if self.index.dali
+                && let Some(c) = format!("{}.{}", sample.key, field.ext)
+                    .chars()
+                    .find(|c| c.is_whitespace())
+            {
+                return Some(format!(
+                    "member name `{}.{}` holds {c:?}: DALI's index lists members separated by spaces and cannot name it (--index dali)",
+                    sample.key, field.ext
+                ));
+            }
             let name_len = sample.key.len() + 1 + field.ext.len();
             if name_len > MAX_NAME {
                 return Some(format!(

@@ -125,6 +125,17 @@ impl ListingWriter {
     pub fn add(&mut self, name: &str, listing: &Listing) -> Result<Vec<DatasetFile>, SqliteError> {
         let mut files = Vec::new();
         if self.kinds.dali {
+            for sample in &listing.samples {
+                for part in &sample.parts {
+                    let member = format!("{}.{}", sample.key, part.ext);
+                    if member.chars().any(char::is_whitespace) {
+                        return Err(SqliteError::DaliName {
+                            shard: name.to_string(),
+                            name: member,
+                        });
+                    }
+                }
+            }
             files.push(DatasetFile::new(dali_name(name), listing.dali_bytes()));
         }
         if let Some(builder) = &mut self.builder {

@@ -38,6 +38,16 @@ pub enum SqliteError {
         /// The shard of its second appearance.
         shard: String,
     },
+    /// A member name DALI's index cannot hold (its fields are separated by spaces).
+    #[error(
+        "member `{name}` of shard `{shard}` has white space in its name: DALI's index separates its fields with spaces and cannot list it; rename the member or leave out dali"
+    )]
+    DaliName {
+        /// The shard.
+        shard: String,
+        /// The member's name.
+        name: String,
+    },
     /// The temporary file of the index could not be made.
     #[error("making a temporary file in `{dir}` for Energon's index.sqlite: {source}")]
     Temp {
