@@ -101,3 +101,49 @@ fn index_of_shardwriter_shards_is_what_wds2idx_and_energon_prepare_write() {
     check("check_dali_index.py", &["compare", &sw]);
     check("check_energon_index.py", &["compare", &sw]);
 }
+
+#[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
+fn a_stale_index_misleads_both_readers_and_verify_says_so() {
+    let Some(python) = torch_python() else {
+        return;
+    };
+    let out = Tree::new();
+    let dir = out.join("wds");
+    pack(&samples(), &dir, "dali,energon");
+    // A shard rewritten after its indexes (another shard's bytes), the manifest made
+    // again over it: the digests match, the indexes do not.
+    std::fs::copy(dir.join("shard-000000.tar"), dir.join("shard-000001.tar")).unwrap();
+    let o = run(&["manifest", dir.to_str().unwrap(), "--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let (code, report) = run_json(&["verify", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{report}");
+    let stale = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "index_mismatch")
+        .count();
+    assert!(stale >= 3, "{report}");
+    // The readers' verdict beside ours: each reads something other than the input.
+    for script in ["check_dali_index.py", "check_energon_index.py"] {
+        let o = std::process::Command::new(&python)
+            .args([
+                script,
+                "read",
+                samples().to_str().unwrap(),
+                dir.to_str().unwrap(),
+            ])
+            .current_dir(crate::interop::interop_dir())
+            .env("PYTHONPATH", crate::interop::interop_dir())
+            .env("OMP_NUM_THREADS", "1")
+            .output()
+            .unwrap();
+        let stdout = text(&o.stdout);
+        assert!(
+            !o.status.success() && !stdout.contains(" passed, 0 failed"),
+            "{script}: the reader did not notice the stale index:\n{stdout}{}",
+            text(&o.stderr)
+        );
+    }
+}
