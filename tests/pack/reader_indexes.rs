@@ -273,3 +273,49 @@ fn a_name_dali_cannot_list_is_left_out_or_refused() {
     );
     assert!(!plain.join("dali").exists());
 }
+
+#[test]
+fn a_killed_run_resumes_to_the_same_indexes() {
+    // The indexes are built as each shard is committed; a resumed run feeds the shards
+    // an interrupted one kept first, and ends byte-identical to an uninterrupted run.
+    let input = corpus(600, 30_000);
+    let out = Tree::new();
+    let args = |dir: &Path| -> Vec<String> {
+        [
+            "pack",
+            input.path().to_str().unwrap(),
+            dir.to_str().unwrap(),
+            "--shard-size",
+            "256KiB",
+            "-j",
+            "2",
+            "--index",
+            "all",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let reference = out.join("reference");
+    let o = run(&args(&reference)
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let expected = snapshot(&reference);
+    let mut kills = 0;
+    for (round, shards_before_kill) in [1usize, 4, 9].into_iter().enumerate() {
+        let target = out.join(&format!("killed{round}"));
+        let argv = args(&target);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        if run_and_kill(&argv, &target, ".tar", shards_before_kill) {
+            kills += 1;
+        }
+        let o = run(&argv);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert!(
+            snapshot(&target) == expected,
+            "round {round}: differs from an uninterrupted run"
+        );
+    }
+    assert!(kills > 0, "no run was killed before it finished");
+}

@@ -28,6 +28,7 @@ use super::state::{self, PlanRecord};
 use super::write::{Written, write_shard};
 use crate::{Error, Result};
 use shardsmith_shard::SampleSpec;
+use shardsmith_shard::format::DatasetBuilder;
 
 /// One planned shard, decided: written under its number, or left empty.
 pub(crate) struct Decided {
@@ -52,9 +53,26 @@ pub(crate) struct Job<'a> {
     pub by_plan: bool,
     /// Worker threads.
     pub threads: usize,
+    /// The format's dataset files, built as each shard is committed (under its final
+    /// name, so never for a task of a split run).
+    pub builder: &'a Mutex<Option<Box<dyn DatasetBuilder>>>,
 }
 
 impl Job<'_> {
+    /// Gives the committed shard `name` to the dataset files' builder.
+    fn build(&self, name: &str, facts: &serde_json::Value) -> Result<()> {
+        let mut builder = self
+            .builder
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(builder) = builder.as_mut() {
+            builder
+                .add(name, facts)
+                .map_err(|e| Error::Finish(e.to_string()))?;
+        }
+        Ok(())
+    }
+
     fn samples_of(&self, plan: &ShardPlan) -> &[SampleSpec] {
         &self.samples[plan.samples.clone()]
     }
@@ -227,6 +245,9 @@ fn commit_in_order(
                     };
                     state::save_done(sink, job.fingerprint, &digest, plan.index, &record)?;
                     file.commit_as(&name)?;
+                    if let Some(shard) = &record.shard {
+                        job.build(&name, &shard.facts)?;
+                    }
                     numbered += 1;
                     record
                 }
@@ -267,6 +288,9 @@ fn resumable(job: &Job<'_>) -> Result<Vec<Decided>> {
             break;
         };
         numbered += usize::from(record.shard.is_some());
+        if let Some(shard) = &record.shard {
+            job.build(&name, &shard.facts)?;
+        }
         job.ctx.observer.advanced(
             samples.len() as u64,
             samples.iter().map(SampleSpec::payload).sum(),

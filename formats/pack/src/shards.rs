@@ -3,7 +3,10 @@
 
 use serde_json::Value;
 use shardsmith_manifest::{Manifest, Skipped};
+use std::sync::Mutex;
+
 use shardsmith_shard::SampleSpec;
+use shardsmith_shard::format::{DatasetBuilder, write_files};
 
 use crate::left_out::validation_note;
 use crate::plan::{self, ShardPlan};
@@ -13,6 +16,8 @@ use crate::{Error, Result, commit, state};
 /// The shards written (or kept from an interrupted run), in order.
 pub(crate) struct Written {
     pub(crate) shards: Vec<state::ShardRecord>,
+    /// The dataset files' builder, fed every shard in order, when the format has one.
+    pub(crate) builder: Option<Box<dyn DatasetBuilder>>,
     pub(crate) skipped: Vec<Skipped>,
     pub(crate) shards_resumed: usize,
     pub(crate) warnings: Vec<String>,
@@ -90,7 +95,9 @@ pub(crate) fn write(
         samples.iter().map(SampleSpec::payload).sum(),
         plans.len(),
     );
+    let builder = Mutex::new(format.dataset_builder());
     let job = commit::Job {
+        builder: &builder,
         ctx: run.write_context(),
         samples,
         plans: &plans,
@@ -101,6 +108,9 @@ pub(crate) fn write(
         threads: rayon::current_num_threads(),
     };
     let decided = commit::write_and_commit(&job)?;
+    let builder = builder
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
 
     let Kept {
         shards,
@@ -130,6 +140,7 @@ pub(crate) fn write(
     }
     Ok(Written {
         shards,
+        builder,
         skipped,
         shards_resumed,
         warnings,
@@ -150,17 +161,22 @@ pub(crate) fn finish(
     } = *run;
     let Written {
         shards,
+        builder,
         skipped,
         shards_resumed,
         mut warnings,
     } = written;
-    let shard_facts: Vec<(&str, &Value)> = shards
-        .iter()
-        .map(|r| (r.entry.path.as_str(), &r.facts))
-        .collect();
-    let extra = format
-        .dataset_files(&shard_facts)
-        .map_err(|e| Error::Finish(e.to_string()))?;
+    let extra = match builder {
+        Some(builder) => builder.finish(),
+        None => {
+            let shard_facts: Vec<(&str, &Value)> = shards
+                .iter()
+                .map(|r| (r.entry.path.as_str(), &r.facts))
+                .collect();
+            format.dataset_files(&shard_facts)
+        }
+    }
+    .map_err(|e| Error::Finish(e.to_string()))?;
     manifest.files = shards.into_iter().map(|record| record.entry).collect();
     // Shards of an earlier, interrupted attempt numbered past this run's last one.
     for entry in sink.list()? {
@@ -170,9 +186,7 @@ pub(crate) fn finish(
             sink.remove(&entry)?;
         }
     }
-    for file in extra {
-        manifest.files.push(file.write_to(sink)?);
-    }
+    manifest.files.extend(write_files(sink, extra)?);
     manifest.skipped = skipped;
     warnings.extend(shardsmith_store::finish::seal(sink, &mut manifest)?);
     Ok(PackReport {

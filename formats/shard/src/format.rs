@@ -203,6 +203,51 @@ impl DatasetFile {
     }
 }
 
+/// Builds a format's dataset files from the shards' facts given one shard at a time, in
+/// order, as the shards are committed: the work is done while later shards are still
+/// being written, not after the last one.
+pub trait DatasetBuilder: Send {
+    /// The next shard, under its final name.
+    fn add(&mut self, name: &str, facts: &Value) -> Result<(), DatasetFilesError>;
+    /// The files, once every shard was added.
+    fn finish(self: Box<Self>) -> Result<Vec<DatasetFile>, DatasetFilesError>;
+}
+
+/// Writes `files` into `sink` (each atomically), several at a time: small files are
+/// bound by the latency of their syncs, not by a core. Returns their entries in order.
+pub fn write_files(
+    sink: &dyn shardsmith_store::OutputSink,
+    files: Vec<DatasetFile>,
+) -> shardsmith_store::Result<Vec<shardsmith_manifest::FileEntry>> {
+    const AT_ONCE: usize = 8;
+    let mut slots: Vec<Option<DatasetFile>> = files.into_iter().map(Some).collect();
+    let count = slots.len();
+    let per = count.div_ceil(AT_ONCE).max(1);
+    let results: Vec<shardsmith_store::Result<Vec<shardsmith_manifest::FileEntry>>> =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = slots
+                .chunks_mut(per)
+                .map(|chunk| {
+                    scope.spawn(move || {
+                        chunk
+                            .iter_mut()
+                            .map(|slot| slot.take().expect("each file once").write_to(sink))
+                            .collect()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a writer of dataset files panicked"))
+                .collect()
+        });
+    let mut entries = Vec::with_capacity(count);
+    for result in results {
+        entries.extend(result?);
+    }
+    Ok(entries)
+}
+
 /// A shard format, configured for one dataset.
 pub trait ShardFormat: Sync {
     /// Format name as recorded in manifests (`webdataset`).
@@ -250,6 +295,11 @@ pub trait ShardFormat: Sync {
         _shards: &[(&str, &Value)],
     ) -> Result<Vec<DatasetFile>, DatasetFilesError> {
         Ok(Vec::new())
+    }
+    /// A builder of the same files as [`ShardFormat::dataset_files`], fed each shard as
+    /// it is committed (`None`: the files are made at the end).
+    fn dataset_builder(&self) -> Option<Box<dyn DatasetBuilder>> {
+        None
     }
     /// What [`ShardFormat::dataset_files`] needs besides the shards, as JSON, so that a
     /// run split into tasks can write the dataset files in a final step that never saw

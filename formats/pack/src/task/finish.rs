@@ -77,9 +77,9 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
         .dataset_files(&format_state, &facts)
         .map_err(|e| Error::Finish(e.to_string()))?;
     manifest.files = shards.into_iter().map(|(entry, _)| entry).collect();
-    for file in extra {
-        manifest.files.push(file.write_to(sink)?);
-    }
+    manifest
+        .files
+        .extend(shardsmith_shard::format::write_files(sink, extra)?);
     skipped.sort();
     manifest.skipped = skipped;
     // Complete from here on: what cannot be cleared is said, not failed on.

@@ -84,7 +84,10 @@ pub(crate) fn pack_share(
         samples[in_share].iter().map(SampleSpec::payload).sum(),
         mine.len(),
     );
+    // The final step makes the dataset files, from every task's records.
+    let no_builder = std::sync::Mutex::new(None);
     let job = commit::Job {
+        builder: &no_builder,
         ctx: run.write_context(),
         samples,
         plans: mine,

@@ -93,7 +93,7 @@ impl FormatDef for Def {
         shards: &[(&str, &serde_json::Value)],
     ) -> std::result::Result<Vec<crate::format::DatasetFile>, crate::format::DatasetFilesError>
     {
-        super::wids::index_files(state, shards)
+        super::readers::index_files(state, shards)
     }
 
     fn sniff_name(&self, path: &str) -> bool {

@@ -7,7 +7,7 @@ use super::compress::TarCompression;
 use super::encode::{Indexing, TarEncoder, padded};
 use super::readers::{IndexKinds, Listing};
 use super::ustar::{BLOCK, MAX_MEMBER, MAX_NAME};
-use crate::format::{DatasetFile, DatasetFilesError, ShardEncoder, ShardFormat};
+use crate::format::{DatasetBuilder, DatasetFile, DatasetFilesError, ShardEncoder, ShardFormat};
 use crate::sample::SampleSpec;
 
 /// The WebDataset format: plain or compressed tar shards.
@@ -117,7 +117,18 @@ impl ShardFormat for WebDataset {
         &self,
         shards: &[(&str, &serde_json::Value)],
     ) -> Result<Vec<DatasetFile>, DatasetFilesError> {
-        super::wids::index_files(&self.dataset_state(), shards)
+        super::readers::index_files(&self.dataset_state(), shards)
+    }
+
+    /// The readers' indexes, built as each shard is committed (in plan order).
+    fn dataset_builder(&self) -> Option<Box<dyn DatasetBuilder>> {
+        if !self.index.any() {
+            return None;
+        }
+        // A temporary file that cannot be made is reported by `dataset_files` at the end.
+        super::readers::FactsBuilder::new(self.index)
+            .ok()
+            .map(|b| Box::new(b) as Box<dyn DatasetBuilder>)
     }
 
     /// The indexes asked for (`{"index": ["wids", "dali"]}`), or nothing.

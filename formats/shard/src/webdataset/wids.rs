@@ -1,7 +1,7 @@
 //! The shard index of wids (`wids.ShardListDataset`): `wids-index.json`, one entry per
 //! plain tar shard with its URL (relative to the JSON, so the dataset can move or be
 //! served from a bucket), its sample count as webdataset groups members, and its size.
-//! `pack --index wids` writes it from what the writer knows ([`index_files`]); `index
+//! `pack --index wids` writes it from what the writer knows ([`super::readers`]); `index
 //! --for wids` builds it from existing shards, one read each ([`index_shard`]).
 //! `widsindex` also records an `md5sum`; wids 0.1.11 does not need it, so none is written.
 
@@ -14,8 +14,7 @@ use serde_json::Value;
 use shardsmith_manifest::{Finding, Inspector};
 
 use super::inspect::TarInspector;
-use super::readers::{IndexKinds, Listing, listing_files};
-use crate::format::{DatasetFile, DatasetFilesError};
+use super::readers::Listing;
 
 /// The file name of the index, beside the shards.
 pub const WIDS_INDEX: &str = "wids-index.json";
@@ -56,53 +55,12 @@ pub fn index_bytes(shards: &mut [WidsShard]) -> Vec<u8> {
 /// The facts a tar encoder records per shard when an index is asked for: its sample
 /// count and size (wids), and its listing when DALI's or Energon's index is asked for
 /// ([`Listing::compact`]).
-pub(super) fn shard_facts(nsamples: u64, filesize: u64, listing: Option<&Listing>) -> Value {
+pub(crate) fn shard_facts(nsamples: u64, filesize: u64, listing: Option<&Listing>) -> Value {
     let mut facts = serde_json::json!({"wids": {"nsamples": nsamples, "filesize": filesize}});
     if let Some(listing) = listing {
         facts["listing"] = listing.compact().into();
     }
     facts
-}
-
-/// The dataset files of a WebDataset writer whose state is `state`
-/// ([`crate::ShardFormat::dataset_state`]): the readers' indexes the state asks for,
-/// from the facts each shard's encoder recorded.
-pub(crate) fn index_files(
-    state: &Value,
-    shards: &[(&str, &Value)],
-) -> Result<Vec<DatasetFile>, DatasetFilesError> {
-    let kinds = IndexKinds::from_names(&state["index"]);
-    let mut files = Vec::new();
-    if kinds.wids {
-        files.push(wids_file(shards)?);
-    }
-    let names: Vec<String> = shards.iter().map(|(name, _)| (*name).to_string()).collect();
-    files.extend(listing_files(kinds, &names, &std::env::temp_dir(), |i| {
-        let (name, facts) = shards[i];
-        facts["listing"]
-            .as_str()
-            .and_then(Listing::from_compact)
-            .ok_or_else(|| DatasetFilesError::NoRecord(name.to_string()))
-    })?);
-    Ok(files)
-}
-
-fn wids_file(shards: &[(&str, &Value)]) -> Result<DatasetFile, DatasetFilesError> {
-    let mut entries = Vec::with_capacity(shards.len());
-    for (name, facts) in shards {
-        let wids = &facts["wids"];
-        let (Some(nsamples), Some(filesize)) =
-            (wids["nsamples"].as_u64(), wids["filesize"].as_u64())
-        else {
-            return Err(DatasetFilesError::NoRecord((*name).to_string()));
-        };
-        entries.push(WidsShard {
-            url: (*name).to_string(),
-            nsamples,
-            filesize,
-        });
-    }
-    Ok(DatasetFile::new(WIDS_INDEX, index_bytes(&mut entries)))
 }
 
 /// Why a shard could not be indexed.
@@ -245,16 +203,5 @@ mod tests {
         let err = index_shard(&path, "s.tar").unwrap_err().to_string();
         assert!(err.contains("s.tar") && err.contains("byte"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn state_without_index_writes_nothing() {
-        assert!(index_files(&Value::Null, &[]).unwrap().is_empty());
-        let facts = shard_facts(3, 4096, None);
-        let state = serde_json::json!({"index": ["wids"]});
-        let files = index_files(&state, &[("shard-000000.tar", &facts)]).unwrap();
-        assert_eq!(files[0].name, WIDS_INDEX);
-        let missing = index_files(&state, &[("x.tar", &Value::Null)]);
-        assert!(matches!(missing, Err(DatasetFilesError::NoRecord(_))));
     }
 }

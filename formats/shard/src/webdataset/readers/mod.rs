@@ -7,11 +7,13 @@
 
 pub(crate) mod check;
 pub mod energon;
+mod facts;
 mod files;
 pub mod listing;
 pub mod sqlite;
 
 pub(crate) use check::{check_reader_indexes, wants_listing};
+pub(crate) use facts::{FactsBuilder, index_files};
 pub use files::{
     IndexKinds, ListingWriter, UnknownIndex, dali_name, listing_files, sort_key, tar_idx_name,
 };
