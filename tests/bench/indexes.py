@@ -23,10 +23,11 @@ Work measured (page cache warm; every output on the same disk, under --work):
             (and the manifest restored: `index` lists what it writes in it); best of K
 Each row gives the best wall time, the median, the CPU seconds (user + system of the
 process and its children) of the best run, the peak RSS of the largest single process
-(wait4) and the peak PSS of all its processes together (sampled every 50 ms; PSS
-splits each shared page among its sharers, so forked workers are not counted N times). After the first run of
-each reference its output is compared with shardsmith's: wids-index.json without md5sum,
-every DALI .idx, every .tar.idx and the .nv-meta JSON/YAML files byte for byte
+(wait4) and the peak PSS of all its processes together (sampled every 10 ms for 0.1 s,
+then every 50 ms; PSS splits each shared page among its sharers, so forked workers are
+not counted N times). After the first run of each reference its output is compared
+with shardsmith's: wids-index.json without md5sum, every DALI .idx, every .tar.idx and
+the .nv-meta JSON/YAML files byte for byte
 (index.sqlite's row order depends on energon's workers, so it is not compared here;
 tests/interop/check_energon_index.py does with one worker).
 """
@@ -67,7 +68,8 @@ def tree_pss(pid):
 def timed(cmd, cwd=None, env=None):
     """Runs cmd; returns a dict: wall seconds, CPU seconds (user + system, children
     included), peak RSS of the largest process (MiB, wait4) and peak PSS of the whole
-    process tree (MiB, sampled every 50 ms). Dirty pages of the previous run are flushed first (as bench.py)."""
+    process tree (MiB, sampled every 10 ms, then every 50 ms). Dirty pages of the
+    previous run are flushed first (as bench.py)."""
     os.sync()
     with open(os.devnull, "wb") as null:
         start = time.perf_counter()
@@ -75,7 +77,10 @@ def timed(cmd, cwd=None, env=None):
         peak, done = [0], threading.Event()
 
         def sample():
-            while not done.wait(0.05):
+            # Every 10 ms for the first 0.1 s (short runs get a sample too), then 50 ms.
+            ticks = 0
+            while not done.wait(0.01 if ticks < 10 else 0.05):
+                ticks += 1
                 peak[0] = max(peak[0], tree_pss(proc.pid))
 
         sampler = threading.Thread(target=sample)
@@ -258,8 +263,9 @@ def table(pack, index):
              "| vs shardsmith |", "| --- | --- | --- | --- | --- | --- | --- |"]
 
     def row(name, r, note):
+        pss = f"{r['tree_pss_mib']:.0f} MiB" if r["tree_pss_mib"] else "(ended before a sample)"
         lines.append(f"| {name} | {r['seconds']:.2f} | {r['median_seconds']:.2f} | {r['cpu_seconds']:.2f} "
-                     f"| {r['peak_rss_mib']:.0f} MiB | {r['tree_pss_mib']:.0f} MiB | {note} |")
+                     f"| {r['peak_rss_mib']:.0f} MiB | {pss} | {note} |")
 
     plain, indexed = pack["pack"], pack["pack --index all"]
     row("`pack`", plain, "")
