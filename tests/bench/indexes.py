@@ -293,6 +293,8 @@ def main():
     ap.add_argument("--torch-venv", required=True, help="tests/interop/setup_env.sh torch (wds2idx, energon)")
     args = ap.parse_args()
     corpus = corpus_dir(args, sys.executable)
+    # widsindex copies every shard to /tmp/shard.tar before reading it; ours is removed at the end.
+    scratch_existed = os.path.exists("/tmp/shard.tar")
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     subprocess.run(["tar", "cf", "/dev/null", "-C", corpus, "."], check=True)  # warm the page cache
@@ -308,6 +310,8 @@ def main():
                        "shard_bytes": shard_bytes, "cores": os.cpu_count(), "repeat": args.repeat,
                        "pack": pack, "index": index}, f, indent=2)
     shutil.rmtree(args.work, ignore_errors=True)
+    if not scratch_existed and os.path.exists("/tmp/shard.tar"):
+        os.remove("/tmp/shard.tar")
 
 
 if __name__ == "__main__":
