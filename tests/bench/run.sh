@@ -10,6 +10,7 @@
 #          tests/bench/run.sh images [--images 5000] [--repeat 3] [--size 256]   (images.py: img2dataset)
 #          tests/bench/run.sh convert [--samples 30000] [--repeat 3] [--cat-shards 1000] (convert.py)
 #          tests/bench/run.sh api [--gib 1] [--repeat 7]                  (api.py: shardsmith.verify() vs CLI)
+#          tests/bench/run.sh indexes [--samples 30000] [--repeat 3] [--json FILE] (indexes.py: readers' indexes)
 #          tests/bench/run.sh static [--samples 30000] [--text-mb 200] [--repeat 3] (static.sh: musl vs glibc)
 #          tests/bench/run.sh scale [--jobs-list 1,2,4] [--repeat 2] [--what pack,tokenize,verify,manifest]
 #                             [--samples 30000] [--text-mb 200] [--big-mib 2048] [--bin PATH]
@@ -66,6 +67,11 @@ fi
 if [ "${1:-}" = convert ]; then
     shift
     exec "$venv/bin/python" tests/bench/convert.py "$@"
+fi
+if [ "${1:-}" = indexes ]; then
+    shift
+    torch=$(tests/interop/setup_env.sh torch)
+    exec "$venv/bin/python" tests/bench/indexes.py --torch-venv "$torch" "$@"
 fi
 if [ "${1:-}" = objects ]; then
     shift
