@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
-use shardsmith_shard::format::DatasetFile;
+use shardsmith_shard::format::{DatasetFile, write_files};
 use shardsmith_shard::webdataset::readers::{IndexKinds, Listing, ListingWriter, sort_key};
 use shardsmith_shard::webdataset::{WIDS_INDEX, WidsError, WidsShard, index_shard_from, wids};
 
@@ -194,15 +194,14 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
                 index_shard_from(&mut input, url, kinds.needs_listing())
             })
             .collect();
+        let mut files = Vec::new();
         for result in results {
             match result {
                 Ok((shard, listing)) => {
                     if let (Some(writer), Some(listing), true) =
                         (&mut writer, listing, damaged.is_empty())
                     {
-                        for file in writer.add(&shard.url, &listing)? {
-                            entries.push(file.write_to(&staged)?);
-                        }
+                        files.extend(writer.add(&shard.url, &listing)?);
                     }
                     shards.push(shard);
                 }
@@ -210,6 +209,8 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
                 Err(e) => return Err(e.into()),
             }
         }
+        // The window's files, several at a time (each is synced: latency, not work).
+        entries.extend(write_files(&staged, files)?);
     }
     let mut roots = None;
     if damaged.is_empty() {
@@ -223,9 +224,7 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
         if let Some(writer) = writer {
             files.extend(writer.finish()?);
         }
-        for file in files {
-            entries.push(file.write_to(&staged)?);
-        }
+        entries.extend(write_files(&staged, files)?);
         place(&output, staging.path(), &entries)?;
         roots = list_in_manifest(output.sink(), &entries)?;
     } else {
