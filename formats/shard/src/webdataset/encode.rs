@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use super::compress::{Compressor, TarCompression};
-use super::readers::Listing;
+use super::readers::listing::compact_line;
 use super::ustar::{BLOCK, MAX_NAME};
 use crate::format::{Field, Payload, ShardEncoder, ShardOut};
 
@@ -18,13 +18,13 @@ pub(super) struct TarEncoder {
     pub(super) index: Option<Indexing>,
 }
 
-/// Samples and tar bytes so far (wids' index), and where every member lies (DALI's and
-/// Energon's) when those are asked for.
+/// Samples and tar bytes so far (wids' index), and each sample's key and members (DALI's
+/// and Energon's, as [`Listing::compact`] text) when those are asked for.
 #[derive(Default)]
 pub(super) struct Indexing {
     pub(super) samples: u64,
     pub(super) bytes: u64,
-    pub(super) listing: Option<Listing>,
+    pub(super) listing: Option<String>,
 }
 
 impl TarEncoder {
@@ -102,11 +102,9 @@ impl ShardEncoder for TarEncoder {
     fn add(&mut self, out: &mut ShardOut, key: &str, fields: &mut [Field<'_>]) -> io::Result<()> {
         if let Some(index) = &mut self.index {
             index.samples += 1;
-            for field in fields.iter() {
-                if let Some(listing) = &mut index.listing {
-                    listing.part(key, field.ext, index.bytes, index.bytes + BLOCK, field.size);
-                }
-                index.bytes += BLOCK + padded(field.size);
+            index.bytes += fields.iter().map(|f| BLOCK + padded(f.size)).sum::<u64>();
+            if let Some(listing) = &mut index.listing {
+                compact_line(listing, key, fields.iter().map(|f| (f.ext, f.size)));
             }
         }
         let out = self.sink(out)?;
@@ -138,14 +136,9 @@ impl ShardEncoder for TarEncoder {
             compressor.finish()?;
         }
         Ok(match self.index.take() {
-            Some(mut index) => super::wids::shard_facts(
-                index.samples,
-                index.bytes + 2 * BLOCK,
-                index.listing.as_mut().map(|listing| {
-                    listing.end = index.bytes;
-                    &*listing
-                }),
-            ),
+            Some(index) => {
+                super::wids::shard_facts(index.samples, index.bytes + 2 * BLOCK, index.listing)
+            }
             None => serde_json::Value::Null,
         })
     }

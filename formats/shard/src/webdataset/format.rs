@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::compress::TarCompression;
 use super::encode::{Indexing, TarEncoder, padded};
-use super::readers::{IndexKinds, Listing};
+use super::readers::IndexKinds;
 use super::ustar::{BLOCK, MAX_MEMBER, MAX_NAME};
 use crate::format::{DatasetBuilder, DatasetFile, DatasetFilesError, ShardEncoder, ShardFormat};
 use crate::sample::SampleSpec;
@@ -107,7 +107,7 @@ impl ShardFormat for WebDataset {
             compression: self.compression,
             compressor: None,
             index: self.index.any().then(|| Indexing {
-                listing: self.index.needs_listing().then(Listing::default),
+                listing: self.index.needs_listing().then(String::new),
                 ..Indexing::default()
             }),
         })

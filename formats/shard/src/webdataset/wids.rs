@@ -55,10 +55,10 @@ pub fn index_bytes(shards: &mut [WidsShard]) -> Vec<u8> {
 /// The facts a tar encoder records per shard when an index is asked for: its sample
 /// count and size (wids), and its listing when DALI's or Energon's index is asked for
 /// ([`Listing::compact`]).
-pub(crate) fn shard_facts(nsamples: u64, filesize: u64, listing: Option<&Listing>) -> Value {
+pub(crate) fn shard_facts(nsamples: u64, filesize: u64, listing: Option<String>) -> Value {
     let mut facts = serde_json::json!({"wids": {"nsamples": nsamples, "filesize": filesize}});
     if let Some(listing) = listing {
-        facts["listing"] = listing.compact().into();
+        facts["listing"] = listing.into();
     }
     facts
 }

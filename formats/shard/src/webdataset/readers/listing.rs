@@ -135,13 +135,11 @@ impl Listing {
     pub fn compact(&self) -> String {
         let mut text = String::new();
         for sample in &self.samples {
-            escape(&sample.key, &mut text);
-            for part in &sample.parts {
-                text.push('\t');
-                escape(&part.ext, &mut text);
-                let _ = write!(text, "\t{}", part.size);
-            }
-            text.push('\n');
+            compact_line(
+                &mut text,
+                &sample.key,
+                sample.parts.iter().map(|p| (p.ext.as_str(), p.size)),
+            );
         }
         text
     }
@@ -173,6 +171,18 @@ impl Listing {
         listing.end = pos;
         Some(listing)
     }
+}
+
+/// Appends the [`Listing::compact`] line of a sample: its key, then each member's
+/// extension and size (what the tar writer records as it writes).
+pub fn compact_line<'a>(out: &mut String, key: &str, parts: impl Iterator<Item = (&'a str, u64)>) {
+    escape(key, out);
+    for (ext, size) in parts {
+        out.push('\t');
+        escape(ext, out);
+        let _ = write!(out, "\t{size}");
+    }
+    out.push('\n');
 }
 
 /// Escapes `%`, tab and newline as `%25`, `%09`, `%0A` (the separators of
