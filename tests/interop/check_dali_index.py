@@ -71,7 +71,7 @@ def tar_samples(shard):
 
 def check_idx_format(path):
     """`v1.2 N`, then N lines of `ext offset size name` groups, offsets block-aligned, and a
-    final newline: what DALI's parser accepts (facts: /work/notes/reader-facts.md)."""
+    final newline: what DALI's parser accepts (see formats/shard/README.md, Readers' indexes)."""
     data = read_bytes(path)
     check(data.endswith(b"\n"), f"{path}: no final newline")
     lines = data.decode("utf-8", "surrogateescape").split("\n")

@@ -22,7 +22,7 @@ usage:
       Runs `energon prepare` on DIR itself: the reference output that shows the `read`
       check can pass.
 Needs the torch env (tests/interop/setup_env.sh torch: megatron-energon and torch).
-Facts behind the checks: /work/notes/reader-facts.md (issue 33).
+Facts behind the checks: formats/shard/README.md, section Readers' indexes (issue 33).
 Prints one line per failed check and a final "N passed, M failed"; exits 1 on failure.
 """
 import json

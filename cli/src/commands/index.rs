@@ -216,10 +216,7 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
     if damaged.is_empty() {
         let mut files = Vec::new();
         if kinds.wids {
-            files.push(DatasetFile::new(
-                WIDS_INDEX,
-                wids::index_bytes(&mut shards.clone()),
-            ));
+            files.push(DatasetFile::new(WIDS_INDEX, wids::index_bytes(&mut shards)));
         }
         if let Some(writer) = writer {
             files.extend(writer.finish()?);
@@ -230,6 +227,7 @@ pub fn run(settings: &Settings) -> Result<Indexed> {
     } else {
         entries.clear();
     }
+    // Sorted by URL (index_bytes sorts when wids is asked for; the summary wants it too).
     shards.sort_by(|a, b| a.url.cmp(&b.url));
     Ok(Indexed {
         dataset: settings.dataset.clone(),

@@ -24,7 +24,7 @@ pub use inspect::TarInspector;
 pub use readers::IndexKinds;
 pub use unpack::ShardInspector;
 pub use ustar::{BLOCK, MAX_MEMBER, MAX_NAME};
-pub use wids::{WIDS_INDEX, WidsError, WidsShard, index_shard, index_shard_from};
+pub use wids::{WIDS_INDEX, WidsError, WidsShard, index_shard_from};
 
 #[cfg(test)]
 mod tests;

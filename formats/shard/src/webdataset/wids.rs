@@ -2,12 +2,10 @@
 //! plain tar shard with its URL (relative to the JSON, so the dataset can move or be
 //! served from a bucket), its sample count as webdataset groups members, and its size.
 //! `pack --index wids` writes it from what the writer knows ([`super::readers`]); `index
-//! --for wids` builds it from existing shards, one read each ([`index_shard`]).
+//! --for wids` builds it from existing shards, one read each ([`index_shard_from`]).
 //! `widsindex` also records an `md5sum`; wids 0.1.11 does not need it, so none is written.
 
-use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -85,19 +83,11 @@ pub enum WidsError {
     Compressed(String),
 }
 
-/// Reads the plain tar shard at `file` once, checking its structure as `verify` does,
-/// and returns its entry under `url`. A damaged shard (truncated, a bad header, data
-/// after the end) is an error naming it and the byte offset.
-pub fn index_shard(file: &Path, url: &str) -> Result<WidsShard, WidsError> {
-    let mut input = File::open(file).map_err(|source| WidsError::Read {
-        path: url.to_string(),
-        source,
-    })?;
-    Ok(read_shard(&mut input, url, Box::new(TarInspector::new(url)))?.0)
-}
-
-/// [`index_shard`] of a shard read from `input` (a local file, an object), also listing
-/// where each sample and member lies (for DALI's and Energon's indexes) when `listed`.
+/// Reads the plain tar shard `input` (a local file, an object) once, checking its
+/// structure as `verify` does, and returns its entry under `url`, with where each sample
+/// and member lies (for DALI's and Energon's indexes) when `listed`. A damaged shard
+/// (truncated, a bad header, data after the end) is an error naming it and the byte
+/// offset.
 pub fn index_shard_from(
     input: &mut dyn Read,
     url: &str,
@@ -197,10 +187,12 @@ mod tests {
         let bytes = tar(&[("a.jpg", b"x"), ("a.txt", b"y"), ("b.txt", b"z")]);
         let path = dir.join("s.tar");
         std::fs::write(&path, &bytes).unwrap();
-        let entry = index_shard(&path, "s.tar").unwrap();
+        let read =
+            |listed| index_shard_from(&mut std::fs::File::open(&path).unwrap(), "s.tar", listed);
+        let (entry, _) = read(false).unwrap();
         assert_eq!((entry.nsamples, entry.filesize), (2, bytes.len() as u64));
         std::fs::write(&path, &bytes[..700]).unwrap();
-        let err = index_shard(&path, "s.tar").unwrap_err().to_string();
+        let err = read(true).unwrap_err().to_string();
         assert!(err.contains("s.tar") && err.contains("byte"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

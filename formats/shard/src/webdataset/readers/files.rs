@@ -177,31 +177,6 @@ impl ListingWriter {
     }
 }
 
-/// DALI's and Energon's files (as `kinds` asks) for the shards `names` (relative to the
-/// dataset root), in Energon's order; `listing(i)` gives the listing of `names[i]`,
-/// asked for once and dropped after use, so one shard's listing is expanded at a time.
-/// `index.sqlite` is built in a temporary file in `scratch`.
-pub fn listing_files<E: From<SqliteError>>(
-    kinds: IndexKinds,
-    names: &[String],
-    scratch: &Path,
-    mut listing: impl FnMut(usize) -> Result<Listing, E>,
-) -> Result<Vec<DatasetFile>, E> {
-    if !kinds.needs_listing() {
-        return Ok(Vec::new());
-    }
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_by(|&a, &b| sort_key(&names[a]).cmp(sort_key(&names[b])));
-    let mut writer = ListingWriter::new(kinds, scratch)?;
-    let mut files = Vec::new();
-    for i in order {
-        let shard = listing(i)?;
-        files.extend(writer.add(&names[i], &shard)?);
-    }
-    files.extend(writer.finish()?);
-    Ok(files)
-}
-
 /// The order Energon gives shard paths (its `**/*.tar` walk, sorted as paths): part by
 /// part, so `a/x.tar` comes before `a-b/x.tar`, which comes before `a.tar`.
 pub fn sort_key(name: &str) -> std::str::Split<'_, char> {

@@ -14,8 +14,6 @@ pub mod sqlite;
 
 pub(crate) use check::{check_reader_indexes, wants_listing};
 pub(crate) use facts::{FactsBuilder, index_files};
-pub use files::{
-    IndexKinds, ListingWriter, UnknownIndex, dali_name, listing_files, sort_key, tar_idx_name,
-};
+pub use files::{IndexKinds, ListingWriter, UnknownIndex, dali_name, sort_key, tar_idx_name};
 pub use listing::Listing;
 pub use sqlite::SqliteError;
