@@ -45,7 +45,7 @@ uv_dir() {
 check_of() {
     case $1 in
     interop) echo 'bin/python -c "import webdataset, pyarrow, numpy, safetensors, tiktoken, tokenizers, PIL"' ;;
-    torch) echo 'bin/python -c "import torch, torch.distributed.checkpoint, safetensors, numpy, zstandard, nvidia.dali, megatron.energon" && test -x bin/wds2idx && test -x bin/energon' ;;
+    torch) echo 'bin/python -c "import torch, torch.distributed.checkpoint, safetensors, numpy, zstandard, nvidia.dali, megatron.energon, datasets, litdata" && test -x bin/wds2idx && test -x bin/energon' ;;
     images) echo 'NO_ALBUMENTATIONS_UPDATE=1 bin/python -c "import img2dataset.resizer, cv2, skimage.data, webdataset, PIL"' ;;
     signing) echo 'bin/model_signing --version' ;;
     wheels) echo 'bin/maturin --version && bin/python -m pytest --version' ;;
