@@ -133,6 +133,27 @@ pub fn skipped_lines(
     }
 }
 
+/// What `--dedup` left out, for a summary: the count and bytes, then the first three
+/// with the key (or place) each repeats. `noun` names the items (`sample`, `document`).
+pub fn duplicates_line(duplicates: &shardsmith_manifest::Duplicates, noun: &str) -> String {
+    let mut out = format!(
+        "  duplicates {} {noun}(s) ({}) left out: the same bytes as an earlier {noun}\n",
+        duplicates.count,
+        crate::size::human_bytes(duplicates.bytes)
+    );
+    for d in duplicates.first.iter().take(3) {
+        out.push_str(&format!("    {} (same as {})\n", d.key, d.of));
+    }
+    if duplicates.count > 3 {
+        out.push_str(&format!(
+            "    ... {} more (the manifest lists the first {})\n",
+            duplicates.count - 3,
+            shardsmith_manifest::MAX_LISTED_DUPLICATES
+        ));
+    }
+    out
+}
+
 /// An error with a `hint:` line after it (how to go on). The error stays in the chain, so
 /// `--json` still reports its kind and path.
 #[derive(Debug)]

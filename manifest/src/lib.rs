@@ -45,8 +45,9 @@ pub use finding::{Finding, FindingKind, Severity};
 pub use hex::{hex, parse_sha256, sha256_hex};
 pub use inspect::{CHANGED, FileContext, Inspection, Inspector, InspectorFactory, NoInspection};
 pub use model::{
-    FileEntry, InputSummary, MANIFEST_FILE, MANIFEST_VERSION, Manifest, ManifestKind, SUMS_FILE,
-    Skipped, TensorRecord, Totals, canonical_json, root_digest,
+    Duplicate, Duplicates, FileEntry, InputSummary, MANIFEST_FILE, MANIFEST_VERSION,
+    MAX_LISTED_DUPLICATES, Manifest, ManifestKind, SUMS_FILE, Skipped, TensorRecord, Totals,
+    canonical_json, root_digest,
 };
 pub use tree::ListedTree;
 

@@ -69,6 +69,10 @@ pub struct Manifest {
     /// (`tokenize` counts malformed records, which can be many).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped_total: Option<u64>,
+    /// Samples or documents left out because their content equals an earlier one's
+    /// (`--dedup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<Duplicates>,
     /// SHA-256 of the canonical manifest without this field.
     #[serde(default)]
     pub root_sha256: String,
@@ -187,6 +191,56 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// The most duplicates a manifest lists ([`Duplicates::first`]); the count covers all.
+pub const MAX_LISTED_DUPLICATES: usize = 1000;
+
+/// What `--dedup` left out: every sample (or document) whose content, byte for byte,
+/// equals an earlier one's in input order; the first occurrence is kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Duplicates {
+    /// How many were left out.
+    pub count: u64,
+    /// Their size: the samples' field bytes, or the documents' text bytes.
+    pub bytes: u64,
+    /// The first [`MAX_LISTED_DUPLICATES`] of them, in input order.
+    pub first: Vec<Duplicate>,
+}
+
+impl Duplicates {
+    /// True when nothing was left out.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Adds one left-out item of `bytes` (listed while the list has room).
+    pub fn add(&mut self, duplicate: Duplicate, bytes: u64) {
+        self.count += 1;
+        self.bytes += bytes;
+        if self.first.len() < MAX_LISTED_DUPLICATES {
+            self.first.push(duplicate);
+        }
+    }
+
+    /// Adds every item of `other`, which comes after this one's in input order.
+    pub fn extend(&mut self, other: Duplicates) {
+        self.count += other.count;
+        self.bytes += other.bytes;
+        let room = MAX_LISTED_DUPLICATES.saturating_sub(self.first.len());
+        self.first.extend(other.first.into_iter().take(room));
+    }
+}
+
+/// One item `--dedup` left out, and the kept item it duplicates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Duplicate {
+    /// The left-out sample's key (a document's place: `FILE:LINE` or `FILE#ROW`).
+    pub key: String,
+    /// The key (or place) of the first item with the same content, which was kept.
+    pub of: String,
+}
+
 impl Manifest {
     /// A new manifest of `kind` written by this version, with `files`; totals are
     /// computed, the root digest is not (call [`Manifest::seal`]).
@@ -205,6 +259,7 @@ impl Manifest {
             totals: Totals::default(),
             skipped: Vec::new(),
             skipped_total: None,
+            duplicates: None,
             root_sha256: String::new(),
         };
         manifest.recount();

@@ -7,6 +7,7 @@ mod big_trees;
 mod conformance;
 mod convert;
 mod convert_interop;
+mod dedup;
 mod images;
 mod images_interop;
 mod left_out;

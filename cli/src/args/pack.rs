@@ -231,6 +231,19 @@ pub struct PackArgs {
     #[arg(long)]
     pub strict: bool,
 
+    /// Leave out every sample whose fields equal an earlier sample's, byte for byte
+    ///
+    /// All fields count, names and bytes; the key does not. The first occurrence is
+    /// kept where it is; the summary, --json and the manifest's "duplicates" give the
+    /// count and bytes and list each duplicate with the key it repeats (the first
+    /// 1,000). Decided while the shards are written, in input order, so the output is
+    /// the same for any --jobs. Costs a 128-bit hash of each sample's bytes and about
+    /// 48 bytes of memory per kept sample. In a split run each task leaves out the
+    /// duplicates within its own share, and `merge` counts those across shares.
+    /// Example: `--dedup`.
+    #[arg(long)]
+    pub dedup: bool,
+
     /// Replace a different dataset already in OUTPUT (only shardsmith's own files are removed)
     #[arg(long)]
     pub force: bool,

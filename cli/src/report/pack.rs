@@ -2,7 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use shardsmith_manifest::Skipped;
+use shardsmith_manifest::{Duplicates, Skipped};
 
 use super::sorted::sorted;
 
@@ -43,6 +43,11 @@ pub struct Pack<'a> {
     /// Inputs left out, each with its path and the reason.
     #[serde(serialize_with = "sorted")]
     pub skipped: &'a [Skipped],
+    /// With `--dedup`: `count` and `bytes` of the samples left out because their fields
+    /// equal an earlier sample's, and the `first` 1,000 of them, each with its `key` and
+    /// the key it repeats (`of`); absent without `--dedup`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<&'a Duplicates>,
     /// For one task of a split run: `index`, `count`, `source` (where they were read),
     /// `plans` (`[first, end)` of the global plan) and `total_plans`; absent otherwise.
     /// The manifest fields are then empty: `merge` writes the manifest.

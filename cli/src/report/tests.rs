@@ -69,6 +69,7 @@ fn pack_and_tokenize_print_in_key_order() {
         shards_resumed: 0,
         shards_written: 1,
         skipped: &skipped,
+        duplicates: None,
         task: Some(PackTask {
             count: 2,
             index: 1,

@@ -22,11 +22,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 
 use super::ahead::Helpers;
+use super::dedup::{self, PlanDedup, Seen};
 use super::load::WriteContext;
 use super::plan::{ShardPlan, plan_digest};
 use super::state::{self, PlanRecord};
 use super::write::{Written, write_shard};
 use crate::{Error, Result};
+use shardsmith_manifest::{Duplicate, Duplicates};
 use shardsmith_shard::SampleSpec;
 use shardsmith_shard::format::DatasetBuilder;
 
@@ -56,6 +58,8 @@ pub(crate) struct Job<'a> {
     /// The format's dataset files, built as each shard is committed (under its final
     /// name, so never for a task of a split run).
     pub builder: &'a Mutex<Option<Box<dyn DatasetBuilder>>>,
+    /// With `--dedup`: the content digests registered so far ([`crate::dedup`]).
+    pub dedup: Option<&'a Seen>,
 }
 
 impl Job<'_> {
@@ -75,6 +79,81 @@ impl Job<'_> {
 
     fn samples_of(&self, plan: &ShardPlan) -> &[SampleSpec] {
         &self.samples[plan.samples.clone()]
+    }
+
+    /// What the writer of `plan` needs to leave duplicates out, if `--dedup` is on.
+    fn plan_dedup(&self, plan: &ShardPlan) -> Option<PlanDedup<'_>> {
+        self.dedup.map(|seen| PlanDedup {
+            seen,
+            all: self.samples,
+            start: plan.samples.start,
+            exclude: BTreeMap::new(),
+        })
+    }
+
+    /// With `--dedup`, once every plan before `plan` is committed (so every earlier
+    /// digest is registered): `written` if it kept no duplicate, else the shard written
+    /// again without the duplicates it kept.
+    fn recheck(&self, plan: &ShardPlan, written: Written) -> Result<Written> {
+        let (Some(seen), Some(digests)) = (self.dedup, &written.digests) else {
+            return Ok(written);
+        };
+        let mut exclude = BTreeMap::new();
+        for (index, digest) in &digests.kept {
+            let digest = dedup::parse(digest).expect("digests are recorded as hex");
+            let at = plan.samples.start + index;
+            if let Some(first) = seen.first(digest)
+                && first < at
+                && dedup::same_content(&self.ctx, &self.samples[first], &self.samples[at])?
+            {
+                exclude.insert(*index, digest);
+            }
+        }
+        if exclude.is_empty() {
+            return Ok(written);
+        }
+        for (index, digest) in &digests.dropped {
+            exclude.insert(
+                *index,
+                dedup::parse(digest).expect("digests are recorded as hex"),
+            );
+        }
+        // Its temporary file goes before the shard is written again.
+        drop(written);
+        let again = PlanDedup {
+            exclude,
+            ..self.plan_dedup(plan).expect("dedup is on")
+        };
+        write_shard(
+            &self.ctx,
+            &self.name(plan.index),
+            self.samples_of(plan),
+            None,
+            Some(&again),
+        )
+    }
+
+    /// What `--dedup` left out of `plan` (written as `digests`), by key.
+    fn duplicates(&self, plan: &ShardPlan, digests: Option<&dedup::PlanDigests>) -> Duplicates {
+        let mut duplicates = Duplicates::default();
+        let (Some(seen), Some(digests)) = (self.dedup, digests) else {
+            return duplicates;
+        };
+        for (index, digest) in &digests.dropped {
+            let digest = dedup::parse(digest).expect("digests are recorded as hex");
+            let sample = &self.samples[plan.samples.start + index];
+            let first = seen
+                .first(digest)
+                .expect("a duplicate's first sample is registered");
+            duplicates.add(
+                Duplicate {
+                    key: sample.key.clone(),
+                    of: self.samples[first].key.clone(),
+                },
+                sample.payload(),
+            );
+        }
+        duplicates
     }
 
     fn name(&self, number: usize) -> String {
@@ -179,7 +258,13 @@ pub(crate) fn write_and_commit(job: &Job<'_>) -> Result<Vec<Decided>> {
                         }
                         let plan = &job.plans[index];
                         let samples = job.samples_of(plan);
-                        let done = write_shard(&job.ctx, &job.name(plan.index), samples, helpers);
+                        let done = write_shard(
+                            &job.ctx,
+                            &job.name(plan.index),
+                            samples,
+                            helpers,
+                            job.plan_dedup(plan).as_ref(),
+                        );
                         written.fetch_add(1, Ordering::Release);
                         match done {
                             // A send fails only when the committer stopped on an error,
@@ -233,6 +318,8 @@ fn commit_in_order(
         pending.insert(index, written);
         while let Some(written) = pending.remove(&next) {
             let plan = &job.plans[next];
+            let written = job.recheck(plan, written)?;
+            let duplicates = job.duplicates(plan, written.digests.as_ref());
             let digest = plan_digest(job.samples_of(plan));
             let record = match written.shard {
                 Some((mut shard, file)) => {
@@ -242,6 +329,8 @@ fn commit_in_order(
                         shard: Some(shard),
                         skipped: written.skipped,
                         planned: job.name(plan.index),
+                        digests: written.digests,
+                        duplicates,
                     };
                     state::save_done(sink, job.fingerprint, &digest, plan.index, &record)?;
                     file.commit_as(&name)?;
@@ -256,6 +345,8 @@ fn commit_in_order(
                         shard: None,
                         skipped: written.skipped,
                         planned: job.name(plan.index),
+                        digests: written.digests,
+                        duplicates,
                     };
                     state::save_done(sink, job.fingerprint, &digest, plan.index, &record)?;
                     record
@@ -287,6 +378,21 @@ fn resumable(job: &Job<'_>) -> Result<Vec<Decided>> {
         else {
             break;
         };
+        if let Some(seen) = job.dedup {
+            // What the interrupted run packed counts as seen; a record without digests
+            // (or with a damaged one) is written again.
+            let Some(kept) = record.digests.as_ref().and_then(|d| {
+                d.kept
+                    .iter()
+                    .map(|(index, digest)| Some((*index, dedup::parse(digest)?)))
+                    .collect::<Option<Vec<_>>>()
+            }) else {
+                break;
+            };
+            for (index, digest) in kept {
+                seen.register(digest, plan.samples.start + index);
+            }
+        }
         numbered += usize::from(record.shard.is_some());
         if let Some(shard) = &record.shard {
             job.build(&name, &shard.facts)?;

@@ -24,6 +24,7 @@
 
 mod ahead;
 mod commit;
+mod dedup;
 mod error;
 mod group;
 pub mod images;

@@ -36,6 +36,8 @@ pub struct PackSettings {
     /// What the source put before the keys of each input file's samples
     /// (`--key-prefix`): recorded, and named in the hint of a key used twice.
     pub key_prefix: KeyPrefix,
+    /// Leave out every sample whose fields equal an earlier sample's ([`crate::dedup`]).
+    pub dedup: bool,
 }
 
 impl Default for PackSettings {
@@ -50,6 +52,7 @@ impl Default for PackSettings {
             fields: None,
             images: None,
             key_prefix: KeyPrefix::None,
+            dedup: false,
         }
     }
 }
@@ -115,6 +118,9 @@ impl PackSettings {
         }
         if self.key_prefix != KeyPrefix::None {
             options.insert("key_prefix".into(), Value::from(self.key_prefix.name()));
+        }
+        if self.dedup {
+            options.insert("dedup".into(), Value::Bool(true));
         }
         options.insert(
             "validation".into(),

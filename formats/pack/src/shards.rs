@@ -2,12 +2,13 @@
 //! order, then the format's dataset files, `SHA256SUMS` and, last, the manifest.
 
 use serde_json::Value;
-use shardsmith_manifest::{Manifest, Skipped};
+use shardsmith_manifest::{Duplicates, Manifest, Skipped};
 use std::sync::Mutex;
 
 use shardsmith_shard::SampleSpec;
 use shardsmith_shard::format::{DatasetBuilder, write_files};
 
+use crate::dedup::Seen;
 use crate::left_out::validation_note;
 use crate::plan::{self, ShardPlan};
 use crate::run::{PackReport, Run};
@@ -19,6 +20,8 @@ pub(crate) struct Written {
     /// The dataset files' builder, fed every shard in order, when the format has one.
     pub(crate) builder: Option<Box<dyn DatasetBuilder>>,
     pub(crate) skipped: Vec<Skipped>,
+    /// With `--dedup`: the samples left out as duplicates.
+    pub(crate) duplicates: Option<Duplicates>,
     pub(crate) shards_resumed: usize,
     pub(crate) warnings: Vec<String>,
 }
@@ -31,6 +34,8 @@ struct Kept {
     empty_plans: usize,
     /// One per oversize sample that got a shard to itself.
     warnings: Vec<String>,
+    /// The samples left out as duplicates, in plan order.
+    duplicates: Duplicates,
 }
 
 /// What the commit decided for each plan: its shard kept (written or resumed) or, when
@@ -47,10 +52,15 @@ fn kept_shards(
     let mut shards = Vec::new();
     let mut shards_resumed = 0;
     let mut empty_plans = 0;
+    let mut duplicates = Duplicates::default();
     for (plan, decided) in plans.iter().zip(decided) {
+        // A plan of duplicates only is no surprise: `--dedup` says what it left out.
+        let only_duplicates =
+            decided.record.skipped.is_empty() && !decided.record.duplicates.is_empty();
         skipped.extend(decided.record.skipped);
+        duplicates.extend(decided.record.duplicates);
         let Some(shard) = decided.record.shard else {
-            empty_plans += 1;
+            empty_plans += usize::from(!only_duplicates);
             continue;
         };
         if plan.oversize {
@@ -70,6 +80,7 @@ fn kept_shards(
         shards_resumed,
         empty_plans,
         warnings,
+        duplicates,
     }
 }
 
@@ -96,7 +107,9 @@ pub(crate) fn write(
         plans.len(),
     );
     let builder = Mutex::new(format.dataset_builder());
+    let seen = settings.dedup.then(Seen::default);
     let job = commit::Job {
+        dedup: seen.as_ref(),
         builder: &builder,
         ctx: run.write_context(),
         samples,
@@ -117,6 +130,7 @@ pub(crate) fn write(
         shards_resumed,
         empty_plans,
         mut warnings,
+        duplicates,
     } = kept_shards(run, samples, &plans, decided, &mut skipped);
     skipped.sort();
     skipped.dedup();
@@ -142,6 +156,7 @@ pub(crate) fn write(
         shards,
         builder,
         skipped,
+        duplicates: settings.dedup.then_some(duplicates),
         shards_resumed,
         warnings,
     })
@@ -163,6 +178,7 @@ pub(crate) fn finish(
         shards,
         builder,
         skipped,
+        duplicates,
         shards_resumed,
         mut warnings,
     } = written;
@@ -188,6 +204,7 @@ pub(crate) fn finish(
     }
     manifest.files.extend(write_files(sink, extra)?);
     manifest.skipped = skipped;
+    manifest.duplicates = duplicates;
     warnings.extend(shardsmith_store::finish::seal(sink, &mut manifest)?);
     Ok(PackReport {
         shards_written: manifest.files.len() - shards_resumed,

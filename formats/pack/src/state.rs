@@ -2,7 +2,7 @@
 //! rules for the output directory and the state files are shared (`shardsmith_store::resume`).
 
 use serde::{Deserialize, Serialize};
-use shardsmith_manifest::{FileEntry, Manifest, ManifestKind, Skipped};
+use shardsmith_manifest::{Duplicates, FileEntry, Manifest, ManifestKind, Skipped};
 
 use shardsmith_shard::ShardFormat;
 use shardsmith_store::OutputSink;
@@ -34,6 +34,13 @@ pub struct PlanRecord {
     /// shards to these names when it numbers them on past an empty plan.
     #[serde(default)]
     pub planned: String,
+    /// With `--dedup`: the digests of the plan's samples, so that a resumed run knows
+    /// what this one packed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digests: Option<crate::dedup::PlanDigests>,
+    /// With `--dedup`: the samples of the plan left out as duplicates.
+    #[serde(default, skip_serializing_if = "Duplicates::is_empty")]
+    pub duplicates: Duplicates,
 }
 
 /// True when `entry` is a shard name this format and prefix produce.

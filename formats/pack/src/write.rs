@@ -8,11 +8,13 @@ use std::sync::{Arc, Mutex};
 use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, ExpectedSize, FileEntry, HashingWriter, Skipped};
 
 use super::ahead::{Feed, Helpers};
+use super::dedup::{PlanDedup, PlanDigests, hex, same_content};
 use super::left_out::first_cause;
 use super::load::WriteContext;
 use super::state::ShardRecord;
 use crate::{Error, Result};
 use shardsmith_shard::SampleSpec;
+use shardsmith_shard::digest::{HashingReader, memory_digest, sample_digest};
 use shardsmith_shard::format::{Field, Payload, PlanBroken, ShardOut};
 use shardsmith_shard::sample::{Loaded, Tracked};
 use shardsmith_store::ShardFile;
@@ -24,6 +26,8 @@ pub(crate) struct Written {
     pub shard: Option<(ShardRecord, Box<dyn ShardFile>)>,
     /// Inputs left out while writing it.
     pub skipped: Vec<Skipped>,
+    /// With `--dedup`: the digests of its samples, packed and left out as duplicates.
+    pub digests: Option<PlanDigests>,
 }
 
 /// Writes `samples` under a temporary name made from `name`; returns the record and the
@@ -35,10 +39,11 @@ pub(crate) fn write_shard<'a>(
     name: &str,
     samples: &'a [SampleSpec],
     helpers: Option<&Helpers<'a>>,
+    dedup: Option<&PlanDedup<'_>>,
 ) -> Result<Written> {
-    match write_shard_with(ctx, name, samples, true, helpers) {
+    match write_shard_with(ctx, name, samples, true, helpers, dedup) {
         Err(Error::Io { source, .. }) if PlanBroken::is(&source) => {
-            write_shard_with(ctx, name, samples, false, helpers)
+            write_shard_with(ctx, name, samples, false, helpers, dedup)
         }
         other => other,
     }
@@ -50,6 +55,7 @@ fn write_shard_with<'a>(
     samples: &'a [SampleSpec],
     planned: bool,
     helpers: Option<&Helpers<'a>>,
+    dedup: Option<&PlanDedup<'_>>,
 ) -> Result<Written> {
     let file = ctx.sink.create(name)?;
     // The plan's payload says whether the shard may reach the chunk-list threshold.
@@ -69,6 +75,7 @@ fn write_shard_with<'a>(
     let mut feed = Feed::new(ctx, helpers, samples);
     let mut buf = ReadBuffer::take();
     let mut skipped = Vec::new();
+    let mut digests = dedup.map(|_| PlanDigests::default());
     let (mut count, mut first, mut last) = (0u64, None, None);
     // Named by where it goes (the output's path or URL), so that a full disk or a
     // refused upload says which file system or bucket.
@@ -91,6 +98,12 @@ fn write_shard_with<'a>(
                 continue;
             }
         };
+        if let (Some(dedup), Some(digests)) = (dedup, digests.as_mut())
+            && is_duplicate(ctx, dedup, digests, index, sample, &loaded, &buf)?
+        {
+            ctx.observer.advanced(1, sample.payload());
+            continue;
+        }
         match loaded {
             Loaded::Memory(ranges) => {
                 let mut fields: Vec<Field<'_>> = sample
@@ -108,17 +121,37 @@ fn write_shard_with<'a>(
                     .map_err(write_err)?;
             }
             Loaded::Streams(mut readers) => {
+                let mut hashing: Vec<HashingReader<'_>> = readers
+                    .iter_mut()
+                    .map(|r| HashingReader::new(r as &mut dyn io::Read))
+                    .collect();
                 let mut fields: Vec<Field<'_>> = sample
                     .fields
                     .iter()
-                    .zip(readers.iter_mut())
+                    .zip(hashing.iter_mut())
                     .map(|(f, r)| Field {
                         ext: &f.ext,
                         size: f.size,
                         payload: Payload::Stream(r),
                     })
                     .collect();
-                if let Err(e) = encoder.add(&mut out, &sample.key, &mut fields) {
+                let added = encoder.add(&mut out, &sample.key, &mut fields);
+                drop(fields);
+                if let (Ok(()), Some(dedup), Some(digests)) = (&added, dedup, digests.as_mut()) {
+                    // Known only once written: a duplicate kept here is found by the
+                    // committer, which has the shard written again without it.
+                    let digest = sample_digest(
+                        sample
+                            .fields
+                            .iter()
+                            .zip(&hashing)
+                            .map(|(f, h)| (&*f.ext, f.size, h.digest())),
+                    );
+                    dedup.seen.register(digest, dedup.start + index);
+                    digests.kept.push((index, hex(digest)));
+                }
+                drop(hashing);
+                if let Err(e) = added {
                     return Err(stream_error(ctx, e, sample, &readers, name));
                 }
                 for (field, reader) in sample.fields.iter().zip(readers.iter_mut()) {
@@ -156,6 +189,7 @@ fn write_shard_with<'a>(
         return Ok(Written {
             shard: None,
             skipped,
+            digests,
         });
     }
     let mut entry = FileEntry::new(name, &digest);
@@ -166,7 +200,45 @@ fn write_shard_with<'a>(
     Ok(Written {
         shard: Some((ShardRecord { entry, facts }, file)),
         skipped,
+        digests,
     })
+}
+
+/// With `--dedup`, for a loaded sample: true when it is left out as a duplicate (the
+/// committer's finding, or an earlier sample with the same bytes already registered);
+/// otherwise a sample held in memory is registered and recorded as packed (a streamed
+/// one is once written).
+fn is_duplicate(
+    ctx: &WriteContext<'_>,
+    dedup: &PlanDedup<'_>,
+    digests: &mut PlanDigests,
+    index: usize,
+    sample: &SampleSpec,
+    loaded: &Loaded,
+    buf: &[u8],
+) -> Result<bool> {
+    if let Some(&digest) = dedup.exclude.get(&index) {
+        digests.dropped.push((index, hex(digest)));
+        return Ok(true);
+    }
+    let Loaded::Memory(ranges) = loaded else {
+        return Ok(false);
+    };
+    let digest = memory_digest(
+        sample
+            .fields
+            .iter()
+            .zip(ranges)
+            .map(|(f, &(start, end))| (&*f.ext, &buf[start..end])),
+    );
+    if let Some(first) = dedup.seen.register(digest, dedup.start + index)
+        && same_content(ctx, &dedup.all[first], sample)?
+    {
+        digests.dropped.push((index, hex(digest)));
+        return Ok(true);
+    }
+    digests.kept.push((index, hex(digest)));
+    Ok(false)
 }
 
 thread_local! {

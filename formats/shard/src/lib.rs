@@ -20,6 +20,7 @@
 pub mod columns;
 pub mod content;
 pub mod definition;
+pub mod digest;
 mod error;
 pub mod format;
 pub mod keys;

@@ -83,6 +83,7 @@ fn pack_settings(args: &PackArgs) -> Result<PackSettings> {
         shuffle_seed: args.shuffle.then(|| args.seed.unwrap_or(0)),
         validation,
         strict: args.strict,
+        dedup: args.dedup,
         force: args.force,
         task: crate::task::resolve(
             args.task.task_index.as_deref(),

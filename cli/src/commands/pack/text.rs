@@ -4,7 +4,7 @@ use shardsmith_manifest::MANIFEST_FILE;
 use shardsmith_pack::PackReport;
 
 use crate::commands::brace_pattern;
-use crate::output::{manifest_lines, resumed_line, seconds, skipped_lines};
+use crate::output::{duplicates_line, manifest_lines, resumed_line, seconds, skipped_lines};
 use crate::report;
 use crate::size::human_bytes;
 use crate::storage::Output;
@@ -95,6 +95,9 @@ pub(super) fn summary(
             " in the manifest",
         );
     }
+    if let Some(d) = &m.duplicates {
+        out.push_str(&duplicates_line(d, "sample"));
+    }
     out
 }
 
@@ -121,6 +124,7 @@ pub(super) fn json_report<'a>(
         shards_resumed: report.shards_resumed,
         shards_written: report.shards_written,
         skipped: &m.skipped,
+        duplicates: m.duplicates.as_ref(),
         task: report.task.as_ref().map(|t| report::PackTask {
             count: t.task.count,
             index: t.task.index,

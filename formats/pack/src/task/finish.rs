@@ -1,10 +1,10 @@
 //! The final step of a split run: the tasks' records checked and joined into the
 //! dataset a single run writes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use serde_json::Value;
-use shardsmith_manifest::{FileEntry, MANIFEST_FILE, Manifest, Skipped};
+use shardsmith_manifest::{Duplicates, FileEntry, MANIFEST_FILE, Manifest, Skipped};
 use shardsmith_shard::FormatKind;
 use shardsmith_store::OutputSink;
 use shardsmith_store::resume;
@@ -82,10 +82,12 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
         .extend(shardsmith_shard::format::write_files(sink, extra)?);
     skipped.sort();
     manifest.skipped = skipped;
+    let across = deduplicated(&mut manifest, &found);
     // Complete from here on: what cannot be cleared is said, not failed on.
     let mut warnings: Vec<String> = shardsmith_store::finish::seal(sink, &mut manifest)?
         .into_iter()
         .collect();
+    warnings.extend(across);
     if let Err(e) = tasks::clean_up(sink) {
         warnings.push(shardsmith_store::finish::left_state(sink, &e));
     }
@@ -95,6 +97,38 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
         tasks: count,
         sources,
         renamed,
+    })
+}
+
+/// With `--dedup`: the duplicates every task left out of its share, in plan order, into
+/// the manifest. Each task dedups its own share only (deduplicating across shares would
+/// make every task read the whole input); samples that repeat one of an earlier task's
+/// are counted here from the recorded digests, kept, and said in the returned warning.
+fn deduplicated(manifest: &mut Manifest, found: &[(Head, Share)]) -> Option<String> {
+    if manifest.options.get("dedup") != Some(&Value::Bool(true)) {
+        return None;
+    }
+    let mut duplicates = Duplicates::default();
+    let mut earlier: HashSet<&str> = HashSet::new();
+    let mut across = 0u64;
+    for (_, share) in found {
+        let mut own: Vec<&str> = Vec::new();
+        for plan in &share.records {
+            duplicates.extend(plan.duplicates.clone());
+            for (_, digest) in plan.digests.iter().flat_map(|d| &d.kept) {
+                if earlier.contains(digest.as_str()) {
+                    across += 1;
+                }
+                own.push(digest);
+            }
+        }
+        earlier.extend(own);
+    }
+    manifest.duplicates = Some(duplicates);
+    (across > 0).then(|| {
+        format!(
+            "{across} packed sample(s) have the content digest of a sample another task packed: each task of a split run leaves out only the duplicates within its own share, so these are kept (a single run, or `pack --dedup` of the merged output, leaves them out)"
+        )
     })
 }
 

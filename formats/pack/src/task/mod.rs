@@ -86,7 +86,10 @@ pub(crate) fn pack_share(
     );
     // The final step makes the dataset files, from every task's records.
     let no_builder = std::sync::Mutex::new(None);
+    // Each task leaves out the duplicates within its share: see `finish`.
+    let seen = settings.dedup.then(crate::dedup::Seen::default);
     let job = commit::Job {
+        dedup: seen.as_ref(),
         builder: &no_builder,
         ctx: run.write_context(),
         samples,
@@ -117,6 +120,13 @@ pub(crate) fn pack_share(
     );
     report.manifest.skipped.extend(skipped);
     report.manifest.skipped.sort();
+    if settings.dedup {
+        let mut duplicates = shardsmith_manifest::Duplicates::default();
+        for d in &decided {
+            duplicates.extend(d.record.duplicates.clone());
+        }
+        report.manifest.duplicates = Some(duplicates);
+    }
     let head = head(task, fingerprint, candidate);
     let share = Share {
         plans: range,
