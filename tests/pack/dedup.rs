@@ -239,3 +239,53 @@ fn split_tasks_dedup_their_own_share_and_merge_counts_across_shares() {
     assert_eq!(code, 0);
     assert_eq!(report["samples"], 105);
 }
+
+#[test]
+fn stats_counts_duplicate_contents_in_every_format() {
+    let input = corpus_with_duplicates();
+    // Tabular formats need every sample to have the same fields.
+    for file in ["k201.dat", "k201.cls"] {
+        std::fs::remove_file(input.join(file)).unwrap();
+    }
+    let t = Tree::new();
+    let label_bytes: u64 = (40..120u64)
+        .map(|i| format!("{}", i % 40).len() as u64)
+        .sum();
+    for format in ["webdataset", "mds", "parquet"] {
+        let out = t.s(format);
+        let o = run(&[
+            "pack",
+            input.path().to_str().unwrap(),
+            &out,
+            "--format",
+            format,
+            "--shard-size",
+            "64KiB",
+        ]);
+        assert!(o.status.success(), "{format}: {}", text(&o.stderr));
+        let (code, report) = run_json(&["stats", &out, "--dedup"]);
+        assert_eq!(code, 0, "{format}: {report}");
+        let d = &report["duplicate_contents"];
+        assert_eq!(d["count"], 80, "{format}: {d}");
+        assert_eq!(d["bytes"], 80 * 3000 + label_bytes, "{format}: {d}");
+        assert_eq!(
+            d["first"][0],
+            serde_json::json!({"key": "k040", "of": "k000"}),
+            "{format}"
+        );
+        let o = run(&["stats", &out, "--dedup"]);
+        assert!(
+            text(&o.stdout).contains("duplicate contents: 80 samples"),
+            "{format}: {}",
+            text(&o.stdout)
+        );
+        // Without --dedup only the listing is read, and nothing is said of contents.
+        let (_, report) = run_json(&["stats", &out]);
+        assert!(report.get("duplicate_contents").is_none(), "{report}");
+    }
+    let deduped = t.s("deduped");
+    let o = run(&["pack", input.path().to_str().unwrap(), &deduped, "--dedup"]);
+    assert!(o.status.success());
+    let (_, report) = run_json(&["stats", &deduped, "--dedup"]);
+    assert_eq!(report["duplicate_contents"]["count"], 0, "{report}");
+}

@@ -101,4 +101,13 @@ pub struct CatArgs {
 pub struct StatsArgs {
     #[command(flatten)]
     pub data: DatasetArgs,
+
+    /// Also read every field's bytes and count the samples whose fields equal an
+    /// earlier sample's: what `pack --dedup` would leave out
+    ///
+    /// Without it `stats` reads only the listing (headers, indexes, footers). Samples
+    /// are compared by a 128-bit digest of their field names and bytes (the key apart),
+    /// read on every core. Example: `shardsmith stats shards/ --dedup`.
+    #[arg(long)]
+    pub dedup: bool,
 }

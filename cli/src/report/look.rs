@@ -141,6 +141,11 @@ pub struct Stats<'a> {
     pub bytes: u64,
     /// Always `stats`.
     pub command: &'static str,
+    /// With `--dedup`: samples whose fields (names and bytes, the key apart) equal an
+    /// earlier sample's, `count` and `bytes`, and the `first` five with the `key` each
+    /// repeats (`of`); absent without `--dedup`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_contents: Option<DuplicateContents<'a>>,
     /// Keys that more than one sample has.
     pub duplicate_keys: DuplicateKeys<'a>,
     /// Per field: how many samples have it and its sizes' distribution.
@@ -155,6 +160,17 @@ pub struct Stats<'a> {
     pub skipped: usize,
     /// The version of shardsmith.
     pub version: &'static str,
+}
+
+/// The duplicate contents of [`Stats`].
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DuplicateContents<'a> {
+    /// Bytes of the samples that repeat an earlier one.
+    pub bytes: u64,
+    /// Samples that repeat an earlier one.
+    pub count: u64,
+    /// The first of them, in reading order, each with the key it repeats.
+    pub first: &'a [shardsmith_manifest::Duplicate],
 }
 
 /// The duplicate keys of [`Stats`].

@@ -32,8 +32,8 @@ pub use error::{Error, ErrorDetail};
 pub use index::Index;
 pub use list::List;
 pub use look::{
-    DuplicateKeys, FieldStats, LsCheckpoint, LsSamples, LsShards, LsTokens, SampleRow, ShardRow,
-    ShardTotals, Stats, TensorRow, TokenFileRow,
+    DuplicateContents, DuplicateKeys, FieldStats, LsCheckpoint, LsSamples, LsShards, LsTokens,
+    SampleRow, ShardRow, ShardTotals, Stats, TensorRow, TokenFileRow,
 };
 pub use manifest::Manifest;
 pub use merge::Merge;

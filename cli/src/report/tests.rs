@@ -406,6 +406,7 @@ fn ls_stats_and_task_reports_print_in_key_order() {
     same_as_value(&Stats {
         bytes: 6,
         command: "stats",
+        duplicate_contents: None,
         duplicate_keys: DuplicateKeys {
             count: 1,
             first: &["a".to_string()],

@@ -18,11 +18,13 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use shardsmith_manifest::{Duplicate, Duplicates};
 use shardsmith_shard::SampleSpec;
 use shardsmith_shard::content::Validation;
-use shardsmith_shard::digest::{Digest, same_bytes};
-use shardsmith_shard::sample::Loaded;
+use shardsmith_shard::digest::{Digest, HashingReader, memory_digest, same_bytes, sample_digest};
+use shardsmith_shard::sample::{Loaded, SampleSource};
 
 use crate::Result;
 use crate::load::WriteContext;
@@ -156,6 +158,69 @@ fn readers(loaded: Loaded, buf: &[u8]) -> Vec<Box<dyn std::io::Read + '_>> {
             .map(|s| Box::new(s) as Box<dyn std::io::Read>)
             .collect(),
     }
+}
+
+/// Samples read per task of [`duplicate_contents`].
+const SCAN_CHUNK: usize = 512;
+
+/// The samples of `samples` (read from `source`) whose fields equal an earlier sample's,
+/// by content digest (`stats --dedup`: what `pack --dedup` would leave out, without its
+/// byte comparison), read on every core. A sample the source cannot read is not counted.
+pub fn duplicate_contents(source: &dyn SampleSource, samples: &[SampleSpec]) -> Result<Duplicates> {
+    let digests: Vec<Vec<Option<Digest>>> = samples
+        .par_chunks(SCAN_CHUNK)
+        .map(|chunk| digest_chunk(source, chunk))
+        .collect::<Result<_>>()?;
+    let mut first: HashMap<Digest, usize> = HashMap::new();
+    let mut duplicates = Duplicates::default();
+    for (index, digest) in digests.into_iter().flatten().enumerate() {
+        let Some(digest) = digest else { continue };
+        let earlier = *first.entry(digest).or_insert(index);
+        if earlier != index {
+            let sample = &samples[index];
+            duplicates.add(
+                Duplicate {
+                    key: sample.key.clone(),
+                    of: samples[earlier].key.clone(),
+                },
+                sample.payload(),
+            );
+        }
+    }
+    Ok(duplicates)
+}
+
+/// The digest of each sample of `chunk`, `None` for one the source leaves out.
+fn digest_chunk(source: &dyn SampleSource, chunk: &[SampleSpec]) -> Result<Vec<Option<Digest>>> {
+    let mut reader = source.reader(chunk, Validation::None)?;
+    let mut buf = Vec::new();
+    let mut digests = Vec::with_capacity(chunk.len());
+    for (index, sample) in chunk.iter().enumerate() {
+        buf.clear();
+        let digest = match reader.load(index, &mut buf)? {
+            Err(_) => None,
+            Ok(Loaded::Memory(ranges)) => Some(memory_digest(
+                sample
+                    .fields
+                    .iter()
+                    .zip(&ranges)
+                    .map(|(f, &(start, end))| (&*f.ext, &buf[start..end])),
+            )),
+            Ok(Loaded::Streams(mut streams)) => {
+                let mut fields = Vec::with_capacity(streams.len());
+                for (field, stream) in sample.fields.iter().zip(streams.iter_mut()) {
+                    let mut hashing = HashingReader::new(stream);
+                    std::io::copy(&mut hashing, &mut std::io::sink()).map_err(|e| {
+                        crate::Error::io("reading input", source.field_path(sample, field), e)
+                    })?;
+                    fields.push((&*field.ext, field.size, hashing.digest()));
+                }
+                Some(sample_digest(fields))
+            }
+        };
+        digests.push(digest);
+    }
+    Ok(digests)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@
 
 mod ahead;
 mod commit;
-mod dedup;
+pub mod dedup;
 mod error;
 mod group;
 pub mod images;

@@ -1,5 +1,6 @@
 //! `shardsmith stats DATASET`: samples, fields and how often each occurs, each field's
-//! size distribution, duplicate keys.
+//! size distribution, duplicate keys; with `--dedup`, duplicate contents (the one mode
+//! that reads the fields' bytes).
 //!
 //! Percentiles are exact, by nearest rank over the sorted sizes: one `u64` per field per
 //! sample is kept (80 MB for ten million samples of one field), on top of the listing
@@ -8,7 +9,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
-use shardsmith_manifest::Skipped;
+use shardsmith_manifest::{Duplicates, Skipped};
+use shardsmith_pack::dedup::duplicate_contents;
 
 use super::open::{self, Dataset};
 use super::settings::Settings;
@@ -56,10 +58,12 @@ pub struct Counted {
     repeats: usize,
     /// Samples the reader left out.
     pub skipped: Vec<Skipped>,
+    /// With `--dedup`: samples whose fields repeat an earlier sample's.
+    contents: Option<Duplicates>,
 }
 
 /// Reads every sample's listing of DATASET (no field bytes) and counts.
-pub fn run(settings: &Settings) -> Result<Counted> {
+pub fn run(settings: &Settings, dedup: bool) -> Result<Counted> {
     let shown = settings.shown();
     let Dataset::Shards(shards) = open::open(settings)? else {
         refuse!(
@@ -93,6 +97,11 @@ pub fn run(settings: &Settings) -> Result<Counted> {
             last_container = container;
         }
     }
+    let contents = if dedup {
+        Some(duplicate_contents(source.as_ref(), &listing.samples)?)
+    } else {
+        None
+    };
     let fields = sizes
         .into_iter()
         .map(|(name, sizes)| (name.to_string(), distribution(sizes)))
@@ -106,6 +115,7 @@ pub fn run(settings: &Settings) -> Result<Counted> {
         duplicates,
         repeats,
         skipped: listing.skipped,
+        contents,
     })
 }
 
@@ -120,6 +130,11 @@ impl Counted {
         report::Stats {
             bytes: self.bytes(),
             command: "stats",
+            duplicate_contents: self.contents.as_ref().map(|d| report::DuplicateContents {
+                bytes: d.bytes,
+                count: d.count,
+                first: &d.first[..d.first.len().min(SHOWN_DUPLICATES)],
+            }),
             duplicate_keys: report::DuplicateKeys {
                 count: duplicates.len(),
                 first: &duplicates[..duplicates.len().min(SHOWN_DUPLICATES)],
@@ -166,6 +181,9 @@ impl Counted {
         }
         text.push_str(&table(&rows, &[false, true, true, true, true, true, true]));
         text.push_str(&self.duplicates_line());
+        if let Some(d) = &self.contents {
+            text.push_str(&contents_line(d));
+        }
         if !self.skipped.is_empty() {
             text.push_str(&format!("left out by the reader: {}\n", self.skipped.len()));
         }
@@ -196,10 +214,34 @@ impl Counted {
     }
 }
 
+/// What `--dedup` found.
+fn contents_line(d: &Duplicates) -> String {
+    if d.count == 0 {
+        return "duplicate contents: none\n".into();
+    }
+    let first: Vec<String> = d
+        .first
+        .iter()
+        .take(SHOWN_DUPLICATES)
+        .map(|d| format!("`{}` (= `{}`)", d.key, d.of))
+        .collect();
+    let more = if d.count > SHOWN_DUPLICATES as u64 {
+        format!(", ... {} more", d.count - SHOWN_DUPLICATES as u64)
+    } else {
+        String::new()
+    };
+    format!(
+        "duplicate contents: {} ({} bytes) repeat an earlier sample's fields: {}{more}\n",
+        count(d.count as usize, "sample"),
+        d.bytes,
+        first.join(", ")
+    )
+}
+
 /// The command: resolve, run, print (the samples left out first, as warnings).
 pub fn main(args: &StatsArgs, printer: &Printer) -> Result<Status> {
     let settings = Settings::resolve(&args.data)?;
-    let counted = run(&settings)?;
+    let counted = run(&settings, args.dedup)?;
     warn_skipped(printer, &counted.skipped);
     if printer.json() {
         printer.report(&counted.report());
