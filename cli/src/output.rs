@@ -136,6 +136,9 @@ pub fn skipped_lines(
 /// What `--dedup` left out, for a summary: the count and bytes, then the first three
 /// with the key (or place) each repeats. `noun` names the items (`sample`, `document`).
 pub fn duplicates_line(duplicates: &shardsmith_manifest::Duplicates, noun: &str) -> String {
+    if duplicates.count == 0 {
+        return "  duplicates none\n".into();
+    }
     let mut out = format!(
         "  duplicates {} {noun}(s) ({}) left out: the same bytes as an earlier {noun}\n",
         duplicates.count,

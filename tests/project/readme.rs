@@ -26,6 +26,7 @@ const PAGES: &[&str] = &[
     "cli/python/README.md",
     "formats/checkpoint/README.md",
     "formats/image/README.md",
+    "formats/pack/README.md",
     "formats/shard/README.md",
     "formats/store/README.md",
     "formats/tokens/README.md",
