@@ -11,6 +11,7 @@
 #          tests/bench/run.sh convert [--samples 30000] [--repeat 3] [--cat-shards 1000] (convert.py)
 #          tests/bench/run.sh api [--gib 1] [--repeat 7]                  (api.py: shardsmith.verify() vs CLI)
 #          tests/bench/run.sh indexes [--samples 30000] [--repeat 3] [--json FILE] (indexes.py: readers' indexes)
+#          tests/bench/run.sh formats [--samples 30000] [--repeat 3] [--json FILE] (formats.py: hf, litdata, --dedup)
 #          tests/bench/run.sh static [--samples 30000] [--text-mb 200] [--repeat 3] (static.sh: musl vs glibc)
 #          tests/bench/run.sh scale [--jobs-list 1,2,4] [--repeat 2] [--what pack,tokenize,verify,manifest]
 #                             [--samples 30000] [--text-mb 200] [--big-mib 2048] [--bin PATH]
@@ -58,6 +59,11 @@ if [ "${1:-}" = images ]; then
     shift
     images=$(tests/interop/setup_env.sh images)
     exec "$images/bin/python" tests/bench/images.py "$@"
+fi
+if [ "${1:-}" = formats ]; then
+    shift
+    torch=$(tests/interop/setup_env.sh torch)
+    exec "$torch/bin/python" tests/bench/formats.py "$@"
 fi
 venv=$(tests/interop/setup_env.sh)
 if [ "${1:-}" = split ]; then

@@ -3,6 +3,7 @@
 //! and readers (`interop`).
 
 pub mod basic;
+mod dedup;
 mod interop;
 mod parallel;
 mod runs;

@@ -109,6 +109,17 @@ pub struct TokenizeArgs {
     #[arg(long)]
     pub strict: bool,
 
+    /// Leave out every document whose text equals an earlier document's, byte for byte
+    ///
+    /// The first occurrence is kept; the summary, --json and the manifest's
+    /// "duplicates" give the count and bytes of text and list each left-out document
+    /// (`FILE:LINE`) with the place of the one it repeats (the first 1,000). Texts are
+    /// compared by a 128-bit SHA-256 digest taken on the worker threads; memory: about
+    /// 64 bytes per kept document. In a split run each task leaves out the repeats within
+    /// its own share. Example: `--dedup`.
+    #[arg(long)]
+    pub dedup: bool,
+
     /// Replace a different dataset already in OUTPUT (only shardsmith's own files are removed)
     #[arg(long)]
     pub force: bool,

@@ -103,6 +103,7 @@ fn pack_and_tokenize_print_in_key_order() {
         shards_written: 9,
         skipped: &skipped,
         skipped_total: 1,
+        duplicates: None,
         tokenizer: "r50k_base",
         tokens: Some(16642),
         version: VERSION,

@@ -51,6 +51,12 @@ pub struct Tokenize<'a> {
     pub skipped: &'a [Skipped],
     /// Number of malformed records left out in all (`skipped` lists the first ones).
     pub skipped_total: u64,
+    /// With `--dedup`: `count` and `bytes` (of text) of the documents left out because
+    /// their text equals an earlier document's, and the `first` 1,000 of them, each with
+    /// its place (`key`: `FILE:LINE`) and the place of the one it repeats (`of`); absent
+    /// without `--dedup`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<&'a shardsmith_manifest::Duplicates>,
     /// The tokenizer's name (`r50k_base` for `gpt2`, ...).
     pub tokenizer: &'a str,
     /// Tokens written (null if the manifest counts none).

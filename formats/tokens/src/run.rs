@@ -141,7 +141,16 @@ fn output_after<'a>(
         || (Position::default(), 0, Stats::default()),
         |r| (r.next, r.carry, r.stats.clone()),
     );
+    let seen = settings.dedup.then(|| {
+        records
+            .iter()
+            .flat_map(|r| &r.kept)
+            .filter_map(|(digest, pos)| Some((parse_digest(digest)?, *pos)))
+            .collect()
+    });
     let out = Output {
+        seen,
+        kept: Vec::new(),
         sink,
         format: settings.format,
         dtype,
@@ -168,6 +177,18 @@ fn output_after<'a>(
     (start, out)
 }
 
+/// A digest as a record keeps it (32 hex digits).
+fn parse_digest(text: &str) -> Option<crate::work::TextDigest> {
+    let mut out = [0u8; 16];
+    if text.len() != 32 {
+        return None;
+    }
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
 /// The run's end: refused when no document was tokenized, else the manifest of every
 /// shard sealed (`SHA256SUMS`, then `manifest.json`).
 fn finish(
@@ -192,6 +213,9 @@ fn finish(
     manifest.files = out.records.iter().flat_map(|r| r.entries.clone()).collect();
     manifest.skipped = out.stats.skipped.clone();
     manifest.skipped_total = (out.stats.skipped_total > 0).then_some(out.stats.skipped_total);
+    if out.seen.is_some() {
+        manifest.duplicates = Some(out.stats.duplicates.clone());
+    }
     let warnings = shardsmith_store::finish::seal(sink, &mut manifest)?
         .into_iter()
         .collect();
@@ -315,6 +339,9 @@ fn options(
         settings.shard_tokens.map_or(Value::Null, Value::from),
     );
     o.insert("prefix".into(), Value::from(settings.prefix.clone()));
+    if settings.dedup {
+        o.insert("dedup".into(), Value::Bool(true));
+    }
     o
 }
 

@@ -28,6 +28,8 @@ pub struct TokenizeSettings {
     pub force: bool,
     /// Worker threads.
     pub threads: usize,
+    /// Leave out every document whose text equals an earlier document's.
+    pub dedup: bool,
 }
 
 impl TokenizeSettings {

@@ -2,7 +2,7 @@
 //! continues exactly where it ended.
 
 use serde::{Deserialize, Serialize};
-use shardsmith_manifest::{FileEntry, Skipped};
+use shardsmith_manifest::{Duplicates, FileEntry, Skipped};
 
 use crate::batch::Position;
 
@@ -16,6 +16,9 @@ pub(super) struct Stats {
     pub(super) tokens: u64,
     pub(super) skipped_total: u64,
     pub(super) skipped: Vec<Skipped>,
+    /// With `--dedup`: the documents left out because their text repeats an earlier one's.
+    #[serde(default, skip_serializing_if = "Duplicates::is_empty")]
+    pub(super) duplicates: Duplicates,
 }
 
 /// The resume record of a finished shard.
@@ -27,4 +30,8 @@ pub(super) struct ShardRecord {
     /// Tokens of that document this shard (and those before) already hold.
     pub(super) carry: u64,
     pub(super) stats: Stats,
+    /// With `--dedup`: the digest (32 hex digits) and place of each document this shard
+    /// starts, so that a resumed run knows every text written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) kept: Vec<(String, Position)>,
 }

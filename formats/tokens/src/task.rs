@@ -288,6 +288,7 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
     let mut files: Vec<FileEntry> = Vec::new();
     let mut skipped = Vec::new();
     let mut skipped_total = 0;
+    let mut duplicates: Option<shardsmith_manifest::Duplicates> = None;
     let mut offset = 0;
     let mut renamed = 0;
     for (head, share) in &found {
@@ -320,6 +321,10 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
         offset += shards;
         skipped.extend(own.skipped.iter().cloned());
         skipped_total += own.skipped_total.unwrap_or(0);
+        // Each task leaves out the repeats within its own share.
+        if let Some(own) = &own.duplicates {
+            duplicates.get_or_insert_default().extend(own.clone());
+        }
     }
     if files.is_empty() {
         return Err(Error::NoDocuments {
@@ -331,6 +336,7 @@ pub fn finish(sink: &dyn OutputSink) -> Result<FinishReport> {
     manifest.files = files;
     manifest.skipped = skipped;
     manifest.skipped_total = (skipped_total > 0).then_some(skipped_total);
+    manifest.duplicates = duplicates;
     // The tasks' own runs go before the manifest: a merge killed in between finds the
     // files where they were moved (the task records say which).
     for (head, _) in &found {

@@ -24,6 +24,20 @@ pub struct Framing {
     pub dtype: TokenDtype,
     /// Ids must be below this.
     pub vocab: u32,
+    /// Take each document's text digest (`--dedup`).
+    pub digest: bool,
+}
+
+/// The digest `tokenize --dedup` compares documents by: the first 16 bytes of the
+/// SHA-256 of the text (finding two texts with one digest takes about 2^64 work).
+pub type TextDigest = [u8; 16];
+
+fn text_digest(text: &str) -> TextDigest {
+    use sha2::Digest;
+    let full = sha2::Sha256::digest(text.as_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&full[..16]);
+    out
 }
 
 impl Framing {
@@ -68,6 +82,10 @@ pub struct DocOut {
     pub problem: Option<String>,
     /// An id outside the vocabulary: the document cannot be written.
     pub out_of_vocabulary: Option<u32>,
+    /// With `--dedup`: its text's digest.
+    pub digest: Option<TextDigest>,
+    /// Bytes of its text.
+    pub text_bytes: u64,
 }
 
 /// A tokenized batch.
@@ -114,6 +132,11 @@ pub fn tokenize_batch(
         };
         let ids = &mut scratch.ids;
         ids.clear();
+        let digest = match &text {
+            Ok(text) if framing.digest => Some(text_digest(text)),
+            _ => None,
+        };
+        let text_bytes = text.as_ref().map_or(0, |t| t.len() as u64);
         let problem = match text {
             Ok(text) => tokenizer
                 .encode(&text, &mut scratch.tokenizer, ids)
@@ -134,6 +157,8 @@ pub fn tokenize_batch(
             tokens,
             problem,
             out_of_vocabulary,
+            digest,
+            text_bytes,
         });
     }
 }

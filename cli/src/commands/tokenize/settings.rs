@@ -83,6 +83,7 @@ fn tokenize_settings(args: &TokenizeArgs) -> Result<TokenizeSettings> {
         strict: args.strict,
         force: args.force,
         threads: rayon::current_num_threads(),
+        dedup: args.dedup,
     };
     settings.check()?;
     Ok(settings)

@@ -7,7 +7,7 @@ use shardsmith_tokens::TokenizeReport;
 
 use super::settings::Resolved;
 use crate::commands::brace_pattern;
-use crate::output::{manifest_lines, resumed_line, seconds, skipped_lines};
+use crate::output::{duplicates_line, manifest_lines, resumed_line, seconds, skipped_lines};
 use crate::report;
 use crate::size::human_bytes;
 use crate::storage::Output;
@@ -88,6 +88,9 @@ pub(super) fn summary(
         let heading = format!("{total} malformed record(s)");
         skipped_lines(&mut out, &heading, &m.skipped, total as usize, "");
     }
+    if let Some(d) = &m.duplicates {
+        out.push_str(&duplicates_line(d, "document"));
+    }
     out
 }
 
@@ -119,6 +122,7 @@ pub(super) fn json_report<'a>(
         shards_written: report.shards_written,
         skipped: &m.skipped,
         skipped_total: m.skipped_total.unwrap_or(0),
+        duplicates: m.duplicates.as_ref(),
         tokenizer: resolved.tokenizer.name(),
         tokens: m.totals.tokens,
         version: report::VERSION,

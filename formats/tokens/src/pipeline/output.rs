@@ -4,12 +4,14 @@
 
 use std::sync::mpsc::Sender;
 
-use shardsmith_manifest::Skipped;
+use std::collections::HashMap;
+
+use shardsmith_manifest::{Duplicate, Skipped};
 
 use crate::batch::Position;
 use crate::input::{InputKind, StreamCompression, TextInput};
 use crate::shard_record::{SKIPPED_LISTED, ShardRecord, Stats};
-use crate::work::Tokenized;
+use crate::work::{DocOut, TextDigest, Tokenized};
 use crate::write::{ShardWriter, TokenDtype, TokenFormat};
 use crate::{Error, Result};
 use shardsmith_store::{OutputSink, ShardFile};
@@ -43,6 +45,10 @@ pub(crate) struct Output<'a> {
     /// The file whose JSON lines are being numbered, and the number of its next line
     /// (0: not known, inside a span of a file cut between tasks).
     pub(crate) line: (usize, u64),
+    /// With `--dedup`: where each text written so far first occurs, by digest.
+    pub(crate) seen: Option<HashMap<TextDigest, Position>>,
+    /// With `--dedup`: the documents the current shard starts (for its record).
+    pub(crate) kept: Vec<(TextDigest, Position)>,
 }
 
 impl Output<'_> {
@@ -60,6 +66,8 @@ impl Output<'_> {
             at += len;
             if let Some(reason) = &doc.problem {
                 self.problem(pos, reason)?;
+            } else if self.duplicate(pos, doc) {
+                continue;
             } else if let Some(id) = doc.out_of_vocabulary {
                 return Err(self.open()?.out_of_vocabulary(id));
             } else {
@@ -82,6 +90,42 @@ impl Output<'_> {
             self.line.1 += 1;
         }
         line
+    }
+
+    /// With `--dedup`: true when the document's text repeats an earlier one's (it is
+    /// counted and left out), else its text is recorded as seen.
+    fn duplicate(&mut self, pos: Position, doc: &DocOut) -> bool {
+        let (Some(seen), Some(digest)) = (self.seen.as_mut(), doc.digest) else {
+            return false;
+        };
+        match seen.get(&digest).copied() {
+            // A resumed run meets again the document an interrupted one had started.
+            Some(first) if first == pos => false,
+            Some(first) => {
+                let duplicate = Duplicate {
+                    key: self.place(pos),
+                    of: self.place(first),
+                };
+                self.stats.duplicates.add(duplicate, doc.text_bytes);
+                true
+            }
+            None => {
+                seen.insert(digest, pos);
+                self.kept.push((digest, pos));
+                false
+            }
+        }
+    }
+
+    /// Where a document is, for the duplicates list: `FILE:LINE` (a JSON line or a
+    /// Parquet row), `FILE@OFFSET` (a line whose number is not known), or `FILE`.
+    fn place(&self, pos: Position) -> String {
+        let path = &self.inputs[pos.file].display;
+        match self.inputs[pos.file].kind {
+            InputKind::Text => path.clone(),
+            _ if pos.line > 0 => format!("{path}:{}", pos.line),
+            _ => format!("{path}@{}", pos.offset),
+        }
     }
 
     fn problem(&mut self, pos: Position, reason: &str) -> Result<()> {
@@ -225,6 +269,10 @@ impl Output<'_> {
             next,
             carry,
             stats: self.stats.clone(),
+            kept: std::mem::take(&mut self.kept)
+                .into_iter()
+                .map(|(digest, pos)| (digest.iter().map(|b| format!("{b:02x}")).collect(), pos))
+                .collect(),
         };
         self.records.push(record.clone());
         self.index += 1;

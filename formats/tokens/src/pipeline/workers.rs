@@ -54,6 +54,7 @@ pub(crate) fn pipeline<'a>(
         eod: out.eod,
         dtype: out.dtype,
         vocab: out.vocab,
+        digest: out.seen.is_some(),
     };
     let first = (planner.next_seq(), 0);
     let schedule = Schedule::new(planner, IN_FLIGHT_PER_JOB * threads + IN_FLIGHT_MORE);

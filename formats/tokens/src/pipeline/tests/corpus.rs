@@ -82,6 +82,7 @@ pub(super) fn settings(format: TokenFormat, shard_tokens: u64, threads: usize) -
         strict: false,
         force: false,
         threads,
+        dedup: false,
     }
 }
 
