@@ -23,6 +23,7 @@ pub mod definition;
 mod error;
 pub mod format;
 pub mod keys;
+pub mod litdata;
 pub mod mds;
 pub mod naming;
 pub mod parquet;
