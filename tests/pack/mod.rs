@@ -10,6 +10,8 @@ mod convert_interop;
 mod images;
 mod images_interop;
 mod left_out;
+mod litdata;
+mod litdata_interop;
 mod mds;
 mod mds_interop;
 mod parquet;

@@ -15,7 +15,7 @@ pub const ARROW_FOOTER_MAGIC: &[u8; 8] = b"LDARW01\0";
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ChunkError {
     /// Shorter than its item count or offsets.
-    #[error("ends inside its header ({len} bytes; {items} items need {need})")]
+    #[error("the chunk ends inside its header ({len} bytes; {items} items need {need})")]
     Header {
         /// Bytes in the chunk.
         len: u64,
@@ -51,7 +51,9 @@ pub enum ChunkError {
         len: u64,
     },
     /// Bytes after the last item that are no Arrow footer.
-    #[error("has {extra} bytes after its last item (offset {last}) that are no Arrow footer")]
+    #[error(
+        "the chunk has {extra} bytes after its last item (offset {last}) that are no Arrow footer"
+    )]
     Trailing {
         /// How many.
         extra: u64,

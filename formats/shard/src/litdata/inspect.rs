@@ -121,9 +121,11 @@ impl Inspector for LitdataInspector {
                     ChunkError::Trailing { .. } => FindingKind::TrailingData,
                     _ => FindingKind::BadHeader,
                 };
-                inspection
-                    .findings
-                    .push(Finding::error(kind, path, format!("LitData chunk {e}")));
+                inspection.findings.push(Finding::error(
+                    kind,
+                    path,
+                    format!("damaged LitData chunk: {e}"),
+                ));
                 return inspection;
             }
         };
@@ -146,8 +148,12 @@ impl Inspector for LitdataInspector {
                     }
                     Ok(_) => {}
                     Err(e) => inspection.findings.push(
-                        Finding::error(FindingKind::BadRecord, path, format!("LitData chunk {e}"))
-                            .at(start),
+                        Finding::error(
+                            FindingKind::BadRecord,
+                            path,
+                            format!("damaged LitData chunk: {e}"),
+                        )
+                        .at(start),
                     ),
                 }
             }

@@ -214,7 +214,7 @@ impl LitdataDataset {
             .read_to_end(&mut data)
             .map_err(|e| self.bad(i, format!("cannot be read: {e}")))?;
         let offsets = chunk::offsets(&data)
-            .map_err(|e| self.bad(i, format!("is no LitData chunk: it {e}")))?;
+            .map_err(|e| self.bad(i, format!("is a damaged LitData chunk: {e}")))?;
         let items = offsets.len() as u64 - 1;
         if items != chunk.items {
             return Err(self.bad(
