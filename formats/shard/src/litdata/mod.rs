@@ -23,3 +23,6 @@ pub use self::inspect::{LitdataInspector, check_indices, is_chunk_name};
 
 /// The index at the root of a LitData dataset.
 pub const INDEX: &str = "index.json";
+
+#[cfg(test)]
+mod tests;
