@@ -83,7 +83,10 @@ impl LitdataDataset {
         };
         let text = read_index(source.as_ref()).map_err(|e| Error::BadInput {
             path: shown.to_string(),
-            reason: format!("is not a LitData dataset: its index.json cannot be read ({e})"),
+            reason: match e {
+                ReadError::Vanished => "is not a LitData dataset: it has no index.json".into(),
+                e => format!("is not a LitData dataset: its index.json cannot be read ({e})"),
+            },
         })?;
         let index: Value =
             serde_json::from_slice(&text).map_err(|e| bad(format!("is not JSON: {e}")))?;
