@@ -4,8 +4,9 @@
 usage: check_litdata.py INPUT_DIR OUT_DIR
            OUT_DIR (`pack INPUT_DIR OUT_DIR --format litdata`) read by
            litdata.StreamingDataset: every item is {"__key__": key, FIELD: value} with
-           the keys and fields of INPUT_DIR's files (webdataset grouping rule), `str`
-           fields equal to the file's text, `bytes` fields to its bytes, in key order;
+           the keys and fields of INPUT_DIR's files (webdataset grouping rule), in key
+           order, text fields by their name (json, txt, ...) a `str` equal to the
+           file's text, the others `bytes` equal to its bytes;
        check_litdata.py make DIR
            writes DIR with litdata.optimize: 23 items of bytes, str, int, float, 1-D and
            2-D numpy arrays and PIL images (RGB and L), several chunks;
@@ -43,6 +44,11 @@ import numpy as np
 from litdata import StreamingDataset
 
 
+# Fields stored as `str` by default: text by their name (`Encoding::for_field`); every
+# other field is `bytes`.
+TEXT = {"json", "txt", "text", "md", "caption", "csv", "tsv", "html", "xml", "yaml", "yml"}
+
+
 def items(path):
     """Every item StreamingDataset yields for `path`, in order, bytes as bytes."""
     out = []
@@ -62,10 +68,10 @@ def read_ours(input_dir, out_dir):
         check(sorted(k for k in item if k != "__key__") == sorted(fields), f"{key}: fields {sorted(item)}")
         for field, data in fields.items():
             value = item.get(field)
-            if isinstance(value, str):
-                check(value == data.decode(), f"{key}.{field}: str differs")
+            if field.rsplit(".", 1)[-1] in TEXT:
+                check(isinstance(value, str) and value == data.decode(), f"{key}.{field}: not the same str ({type(value)})")
             else:
-                check(isinstance(value, bytes) and value == data, f"{key}.{field}: bytes differ ({type(value)})")
+                check(isinstance(value, bytes) and value == data, f"{key}.{field}: not the same bytes ({type(value)})")
 
 
 def made_item(i):
