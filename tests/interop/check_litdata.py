@@ -147,7 +147,8 @@ def same(a, b):
     left, right = items(a), items(b)
     check(len(left) == len(right) and len(left) > 0, f"{len(left)} and {len(right)} items")
     for x, y in zip(left, right):
-        check(x == y and all(type(x[k]) is type(y[k]) for k in x), f"{x.get('__key__')}: items differ: {x} {y}")
+        differ = sorted(k for k in set(x) | set(y) if k not in x or k not in y or x[k] != y[k] or type(x[k]) is not type(y[k]))
+        check(not differ, f"item {x.get('__key__')!r} / {y.get('__key__')!r}: {differ} differ")
 
 
 if __name__ == "__main__":
