@@ -193,22 +193,21 @@ mod tests {
         let item = [2u32.to_le_bytes(), 1u32.to_le_bytes()].concat();
         let item = [&item[..], b"ab", b"c"].concat();
         let data = chunk(&[&item, &item]);
-        let offsets = offsets(&data).unwrap();
-        assert_eq!(offsets, vec![16, 27, 38]);
+        assert_eq!(offsets(&data).unwrap(), vec![16, 27, 38]);
         let values = split_item(&data[27..38], 2, 1).unwrap();
         assert_eq!(values, vec![&b"ab"[..], &b"c"[..]]);
         assert!(matches!(
-            super::offsets(&data[..30]),
+            offsets(&data[..30]),
             Err(ChunkError::PastEnd { last: 38, len: 30 })
         ));
         assert!(matches!(
-            super::offsets(&[data.clone(), vec![0]].concat()),
+            offsets(&[data.clone(), vec![0]].concat()),
             Err(ChunkError::Trailing { extra: 1, .. })
         ));
         let mut wrong = data.clone();
         wrong[4] = 15;
         assert!(matches!(
-            super::offsets(&wrong),
+            offsets(&wrong),
             Err(ChunkError::FirstOffset {
                 found: 15,
                 want: 16
@@ -219,6 +218,6 @@ mod tests {
             Err(ChunkError::Item { want: Some(11), .. })
         ));
         let footer = [data.clone(), b"xxxx".to_vec(), ARROW_FOOTER_MAGIC.to_vec()].concat();
-        assert_eq!(super::offsets(&footer).unwrap(), vec![16, 27, 38]);
+        assert_eq!(offsets(&footer).unwrap(), vec![16, 27, 38]);
     }
 }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use shardsmith_manifest::{FileContext, Finding, Inspection, Inspector, Manifest};
 use shardsmith_store::InputSource;
 
-use super::format::{Litdata, MAX_CHUNK, index_files, stores};
+use super::format::{Litdata, MAX_CHUNK, stores};
+use super::index::{INDEX, index_files};
 use super::input::{LitdataDataset, is_litdata_input};
 use super::inspect::{LitdataInspector, check_indices, is_chunk_name};
 use crate::columns::Encoding;
@@ -58,7 +59,7 @@ impl FormatDef for Def {
         source: Arc<dyn InputSource>,
         spec: &InputSpec<'_>,
     ) -> Result<Box<dyn SampleSource>> {
-        if spec.only.is_some_and(|rel| rel != super::INDEX) {
+        if spec.only.is_some_and(|rel| rel != INDEX) {
             return Err(Error::BadInput {
                 path: spec.shown.to_string(),
                 reason: "is one file of a LitData dataset, which is read from its directory (or its index.json), not from one chunk".into(),

@@ -8,12 +8,12 @@ use std::io::{self, Read, Write};
 use serde_json::{Value, json};
 
 use super::chunk;
+use super::index::index_files;
 use super::spec::{self, KEY};
 use crate::columns::{Encoding, ValueError};
 use crate::format::{
     BadValue, DatasetFile, DatasetFilesError, Field, Payload, ShardEncoder, ShardFormat, ShardOut,
 };
-use crate::mds::pyjson;
 use crate::sample::SampleSpec;
 use crate::{Error, Result};
 
@@ -274,30 +274,4 @@ impl ShardEncoder for ChunkEncoder {
         self.sizes.clear();
         Ok(facts)
     }
-}
-
-/// `index.json` for `shards` (names and facts, in order) written with the writer config
-/// `config`, as `litdata.optimize` merges it (`json.dump(..., sort_keys=True)`), without
-/// its `updated_at` time (the bytes stay the same for the same samples).
-pub(crate) fn index_files(
-    config: &Value,
-    shards: &[(&str, &Value)],
-) -> Result<Vec<DatasetFile>, DatasetFilesError> {
-    let mut chunks = Vec::with_capacity(shards.len());
-    for (name, facts) in shards {
-        if facts["chunk_bytes"].is_null() || facts["chunk_size"].is_null() {
-            return Err(DatasetFilesError::NoRecord((*name).to_string()));
-        }
-        chunks.push(json!({
-            "chunk_bytes": facts["chunk_bytes"],
-            "chunk_size": facts["chunk_size"],
-            "dim": null,
-            "filename": name,
-        }));
-    }
-    let index = json!({"chunks": chunks, "config": config});
-    Ok(vec![DatasetFile::new(
-        super::INDEX,
-        pyjson::dumps(&index).into_bytes(),
-    )])
 }

@@ -10,6 +10,7 @@ use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspect
 
 use super::chunk::{self, ChunkError};
 use super::format::MAX_CHUNK;
+use super::index::{INDEX, is_litdata_index};
 use super::spec::{self, KEY};
 
 /// True when `path` is named as `optimize` names chunks: `chunk-R-N.bin` (compressed:
@@ -29,15 +30,6 @@ pub fn is_chunk_name(path: &str) -> bool {
     let number =
         |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     number(parts.next()) && number(parts.next()) && parts.next().is_none()
-}
-
-/// True when `index` is the `index.json` of a LitData dataset: `chunks` and a `config`
-/// that names a `data_spec` or an `item_loader` (MDS indexes have `shards`).
-pub fn is_litdata_index(index: &Value) -> bool {
-    index["chunks"].is_array()
-        && index["config"]
-            .as_object()
-            .is_some_and(|c| c.contains_key("data_spec") || c.contains_key("item_loader"))
 }
 
 /// What a chunk's `index.json` says about its items: leaf count and whether leaf 0 is
@@ -70,7 +62,7 @@ impl LitdataInspector {
     /// LitData's, says how many leaves each item has.
     pub fn new(ctx: &FileContext<'_>) -> Self {
         let dir = ctx.path.rsplit_once('/').map_or("", |(d, _)| d);
-        let index = ctx.root.join(dir).join(super::INDEX);
+        let index = ctx.root.join(dir).join(INDEX);
         let leaves = std::fs::read(index)
             .ok()
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
@@ -176,7 +168,7 @@ pub fn check_indices(
     let mut findings = Vec::new();
     for index_path in files
         .keys()
-        .filter(|p| *p == super::INDEX || p.ends_with("/index.json"))
+        .filter(|p| *p == INDEX || p.ends_with("/index.json"))
     {
         let Ok(bytes) = std::fs::read(root.join(index_path)) else {
             continue;

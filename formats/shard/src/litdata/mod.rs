@@ -13,16 +13,15 @@
 pub mod chunk;
 pub mod def;
 mod format;
+mod index;
 pub mod input;
 mod inspect;
 pub mod spec;
 
 pub use self::format::{Litdata, MAX_CHUNK};
+pub use self::index::{INDEX, is_litdata_index};
 pub use self::input::{LitdataDataset, is_litdata_input};
 pub use self::inspect::{LitdataInspector, check_indices, is_chunk_name};
-
-/// The index at the root of a LitData dataset.
-pub const INDEX: &str = "index.json";
 
 #[cfg(test)]
 mod tests;

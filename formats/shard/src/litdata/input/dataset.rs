@@ -11,7 +11,7 @@ use shardsmith_store::{InputSource, ReadError};
 use super::leaf::{Kind, READ};
 use crate::keys::KeyPrefix;
 use crate::litdata::chunk;
-use crate::litdata::inspect::is_litdata_index;
+use crate::litdata::index::{INDEX, is_litdata_index};
 use crate::litdata::spec::{self, KEY};
 use crate::mds::input::problem::Problem;
 use crate::sample::{FieldSpec, SampleListing, SampleSpec};
@@ -53,7 +53,7 @@ pub struct LitdataDataset {
 fn read_index(source: &dyn InputSource) -> std::result::Result<Vec<u8>, ReadError> {
     let mut text = Vec::new();
     source
-        .open(crate::litdata::INDEX)?
+        .open(INDEX)?
         .take(MAX_INDEX)
         .read_to_end(&mut text)
         .map_err(|e| ReadError::Unreadable(e.to_string()))?;
@@ -63,7 +63,7 @@ fn read_index(source: &dyn InputSource) -> std::result::Result<Vec<u8>, ReadErro
 /// True when the input is a LitData dataset: a root `index.json` with `chunks` and a
 /// `config` naming a `data_spec` or `item_loader` (or the one file `only` names is it).
 pub fn is_litdata_input(source: &dyn InputSource, only: Option<&str>) -> bool {
-    if only.is_some_and(|rel| rel != crate::litdata::INDEX) {
+    if only.is_some_and(|rel| rel != INDEX) {
         return false;
     }
     read_index(source)
@@ -78,7 +78,7 @@ impl LitdataDataset {
     /// item loader, a serializer of [`Kind`] none) naming the dataset and the reason.
     pub fn open(source: Arc<dyn InputSource>, shown: &str) -> Result<Self> {
         let bad = |reason: String| Error::BadInput {
-            path: source.display(crate::litdata::INDEX),
+            path: source.display(INDEX),
             reason,
         };
         let text = read_index(source.as_ref()).map_err(|e| Error::BadInput {
@@ -213,7 +213,7 @@ impl LitdataDataset {
         self.source
             .open(&chunk.rel)
             .map_err(|e| self.bad(i, format!("cannot be read: {e}")))?
-            .take(super::super::format::MAX_CHUNK + 1)
+            .take(crate::litdata::format::MAX_CHUNK + 1)
             .read_to_end(&mut data)
             .map_err(|e| self.bad(i, format!("cannot be read: {e}")))?;
         let offsets = chunk::offsets(&data)
