@@ -1,6 +1,7 @@
 //! LitData (Lightning AI's `litdata`) datasets, as `litdata.optimize` writes them and
-//! `litdata.StreamingDataset` reads them, both ways (`../shared/reference/` has no notes
-//! for it yet; the layout is in [`chunk`] and [`spec`]).
+//! `litdata.StreamingDataset` reads them, both ways (`../shared/reference/indexes.md`,
+//! last section; the byte layouts, from litdata 0.2.76's source, in [`chunk`], [`spec`]
+//! and the input's `leaf`).
 //!
 //! A dataset is `index.json` (`{"chunks": [...], "config": {...}}`) plus
 //! `chunk-R-N.bin`. A chunk is `u32 N`, `u32 offsets[N+1]`, then the items; an item is a
