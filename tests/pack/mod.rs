@@ -11,6 +11,8 @@ mod dedup;
 mod images;
 mod images_interop;
 mod left_out;
+mod litdata;
+mod litdata_interop;
 mod mds;
 mod mds_interop;
 mod parquet;

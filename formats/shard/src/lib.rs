@@ -24,6 +24,7 @@ pub mod digest;
 mod error;
 pub mod format;
 pub mod keys;
+pub mod litdata;
 pub mod mds;
 pub mod naming;
 pub mod parquet;

@@ -23,6 +23,7 @@ pub static FORMATS: &[&dyn FormatDef] = &[
     &crate::webdataset::def::WEBDATASET,
     &crate::mds::def::MDS,
     &crate::parquet::def::PARQUET,
+    &crate::litdata::def::LITDATA,
 ];
 
 /// One entry of [`FORMATS`].

@@ -12,13 +12,13 @@
 mod dataset;
 mod index;
 mod index_error;
-mod pil;
-mod problem;
+pub(crate) mod pil;
+pub(crate) mod problem;
 mod reader;
 mod record;
 mod shard;
 mod shard_error;
-mod values;
+pub(crate) mod values;
 
 #[cfg(test)]
 mod tests;

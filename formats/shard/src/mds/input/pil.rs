@@ -9,7 +9,7 @@ use image::codecs::png::PngEncoder;
 use super::problem::Problem;
 
 /// The PNG of a stored `pil` value.
-pub(super) fn to_png(stored: &[u8]) -> Result<Vec<u8>, Problem> {
+pub(crate) fn to_png(stored: &[u8]) -> Result<Vec<u8>, Problem> {
     let corrupt = |why: String| Problem::Corrupt(why);
     let word = |at: usize| -> Result<u32, Problem> {
         stored

@@ -1,0 +1,272 @@
+//! Verifying LitData datasets: each chunk walked on its own (item count, offsets, every
+//! item's leaf sizes against the leaves its `index.json` names), then every LitData
+//! `index.json` compared with the chunks it lists ([`check_indices`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::Value;
+use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspector, Manifest};
+
+use super::chunk::{self, ChunkError};
+use super::format::MAX_CHUNK;
+use super::index::{INDEX, is_litdata_index};
+use super::spec::{self, KEY};
+
+/// True when `path` is named as `optimize` names chunks: `chunk-R-N.bin` (compressed:
+/// `chunk-R-N.zstd.bin`).
+pub fn is_chunk_name(path: &str) -> bool {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    let Some(rest) = base.strip_prefix("chunk-") else {
+        return false;
+    };
+    let Some(stem) = rest
+        .strip_suffix(".bin")
+        .map(|s| s.strip_suffix(".zstd").unwrap_or(s))
+    else {
+        return false;
+    };
+    let mut parts = stem.split('-');
+    let number =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    number(parts.next()) && number(parts.next()) && parts.next().is_none()
+}
+
+/// What a chunk's `index.json` says about its items: leaf count and whether leaf 0 is
+/// the key.
+#[derive(Clone, Copy, Debug)]
+struct Leaves {
+    count: usize,
+    keyed: bool,
+}
+
+fn leaves_of(index: &Value) -> Option<Leaves> {
+    let names = spec::leaf_names(index["config"]["data_spec"].as_str()?).ok()?;
+    let formats = index["config"]["data_format"].as_array()?;
+    (formats.len() == names.len()).then(|| Leaves {
+        count: names.len(),
+        keyed: names.first().is_some_and(|n| n == KEY) && formats[0] == "str",
+    })
+}
+
+/// Buffers one chunk (at most 4 GiB, the format's limit) and checks it at the end.
+pub struct LitdataInspector {
+    path: String,
+    leaves: Option<Leaves>,
+    data: Vec<u8>,
+    too_big: bool,
+}
+
+impl LitdataInspector {
+    /// A checker for the chunk `ctx` names; the `index.json` beside it, when it is
+    /// LitData's, says how many leaves each item has.
+    pub fn new(ctx: &FileContext<'_>) -> Self {
+        let dir = ctx.path.rsplit_once('/').map_or("", |(d, _)| d);
+        let index = ctx.root.join(dir).join(INDEX);
+        let leaves = std::fs::read(index)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .filter(is_litdata_index)
+            .and_then(|i| leaves_of(&i));
+        Self {
+            path: ctx.path.to_string(),
+            leaves,
+            data: Vec::new(),
+            too_big: false,
+        }
+    }
+}
+
+impl Inspector for LitdataInspector {
+    fn update(&mut self, data: &[u8]) {
+        if self.data.len() as u64 + data.len() as u64 > MAX_CHUNK {
+            self.too_big = true;
+            self.data = Vec::new();
+        }
+        if !self.too_big {
+            self.data.extend_from_slice(data);
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Inspection {
+        let mut inspection = Inspection {
+            format: "litdata".into(),
+            ..Inspection::default()
+        };
+        let path = self.path.as_str();
+        if self.too_big {
+            inspection.findings.push(Finding::error(
+                FindingKind::BadHeader,
+                path,
+                "file is larger than 4 GiB, which no LitData chunk can be",
+            ));
+            return inspection;
+        }
+        let data = &self.data;
+        let offsets = match chunk::offsets(data) {
+            Ok(offsets) => offsets,
+            Err(e) => {
+                let kind = match e {
+                    ChunkError::Header { .. } | ChunkError::PastEnd { .. } => {
+                        FindingKind::Truncated
+                    }
+                    ChunkError::Trailing { .. } => FindingKind::TrailingData,
+                    _ => FindingKind::BadHeader,
+                };
+                inspection.findings.push(Finding::error(
+                    kind,
+                    path,
+                    format!("damaged LitData chunk: {e}"),
+                ));
+                return inspection;
+            }
+        };
+        let items = offsets.len() as u64 - 1;
+        inspection.samples = Some(items);
+        if let Some(leaves) = self.leaves {
+            let arrow_only = items > 0 && offsets[0] == offsets[items as usize];
+            for i in 0..items {
+                if arrow_only && leaves.count > 0 {
+                    break;
+                }
+                let (start, end) = (offsets[i as usize], offsets[i as usize + 1]);
+                match chunk::split_item(&data[start as usize..end as usize], leaves.count, i) {
+                    Ok(values) if leaves.keyed => {
+                        let key = String::from_utf8_lossy(values[0]).into_owned();
+                        if i == 0 {
+                            inspection.first_key = Some(key.clone());
+                        }
+                        inspection.last_key = Some(key);
+                    }
+                    Ok(_) => {}
+                    Err(e) => inspection.findings.push(
+                        Finding::error(
+                            FindingKind::BadRecord,
+                            path,
+                            format!("damaged LitData chunk: {e}"),
+                        )
+                        .at(start),
+                    ),
+                }
+            }
+        }
+        inspection
+            .facts
+            .insert("litdata.items".into(), Value::from(items));
+        inspection
+    }
+}
+
+/// Compares every LitData `index.json` under the root with the chunks it lists
+/// (present, size, item count), and reports chunks beside it that it does not list.
+pub fn check_indices(
+    root: &Path,
+    files: &BTreeMap<String, u64>,
+    inspections: &BTreeMap<String, Inspection>,
+    manifest: Option<&Manifest>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for index_path in files
+        .keys()
+        .filter(|p| *p == INDEX || p.ends_with("/index.json"))
+    {
+        let Ok(bytes) = std::fs::read(root.join(index_path)) else {
+            continue;
+        };
+        let Ok(index) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        if !is_litdata_index(&index) {
+            continue;
+        }
+        let invalid =
+            |message: String| Finding::error(FindingKind::IndexInvalid, index_path, message);
+        let config = &index["config"];
+        if leaves_of(&index).is_none() {
+            findings.push(invalid(
+                "config's data_spec and data_format do not name the same leaves".into(),
+            ));
+        }
+        let dir = index_path.rsplit_once('/').map_or("", |(d, _)| d);
+        let join = |name: &str| match dir {
+            "" => name.to_string(),
+            d => format!("{d}/{name}"),
+        };
+        let mut listed = BTreeSet::new();
+        for (i, entry) in index["chunks"].as_array().into_iter().flatten().enumerate() {
+            let Some(name) = entry["filename"].as_str() else {
+                findings.push(invalid(format!("chunk {i} has no filename")));
+                continue;
+            };
+            let rel = join(name);
+            listed.insert(rel.clone());
+            let Some(&size) = files.get(&rel) else {
+                findings.push(Finding::error(
+                    FindingKind::MissingFile,
+                    &rel,
+                    format!("{index_path} lists this chunk (entry {i}) but it is not there"),
+                ));
+                continue;
+            };
+            if entry["chunk_bytes"].as_u64() != Some(size) && config["compression"].is_null() {
+                findings.push(Finding::error(
+                    FindingKind::IndexMismatch,
+                    &rel,
+                    format!(
+                        "is {size} bytes, {index_path} says {} (chunk entry {i})",
+                        entry["chunk_bytes"]
+                    ),
+                ));
+            }
+            if let Some(samples) = inspections.get(&rel).and_then(|s| s.samples)
+                && entry["chunk_size"].as_u64() != Some(samples)
+            {
+                findings.push(Finding::error(
+                    FindingKind::SampleCountMismatch,
+                    &rel,
+                    format!(
+                        "holds {samples} items, {index_path} says {} (chunk entry {i})",
+                        entry["chunk_size"]
+                    ),
+                ));
+            }
+        }
+        let in_manifest =
+            |path: &str| manifest.is_none_or(|m| m.files.iter().any(|f| f.path == path));
+        for path in files.keys().filter(|p| {
+            is_chunk_name(p)
+                && p.rsplit_once('/').map_or("", |(d, _)| d) == dir
+                && !listed.contains(*p)
+        }) {
+            if in_manifest(path) {
+                findings.push(Finding::error(
+                    FindingKind::UnlistedFile,
+                    path,
+                    format!("LitData chunk {index_path} does not list: readers never see it"),
+                ));
+            }
+        }
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_chunk_name;
+
+    #[test]
+    fn chunk_names_are_told() {
+        for name in ["chunk-0-0.bin", "a/chunk-12-345.bin", "chunk-1-2.zstd.bin"] {
+            assert!(is_chunk_name(name), "{name}");
+        }
+        for name in [
+            "chunk-0.bin",
+            "chunk-a-0.bin",
+            "chunk-0-0.mds",
+            "shard.00000.mds",
+            "xchunk-0-0.bin",
+        ] {
+            assert!(!is_chunk_name(name), "{name}");
+        }
+    }
+}

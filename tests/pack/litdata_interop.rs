@@ -1,0 +1,110 @@
+//! The real litdata 0.2.76 (`tests/interop/check_litdata.py`, in the torch env) against
+//! `--format litdata` and `--input-format litdata`: our chunks read by
+//! `litdata.StreamingDataset` (every key and byte of the input), a `litdata.optimize`
+//! dataset of every common serializer packed by us to WebDataset (every value), and
+//! litdata -> mds -> litdata giving the same items.
+//!
+//! Needs `SHARDSMITH_TORCH_PYTHON` (the torch env holds litdata and torch), as
+//! `tests/interop.rs`: without it the test says so, and fails under CI.
+
+use crate::interop::{run_torch, torch_python};
+use crate::util::*;
+
+/// Runs `tests/interop/check_litdata.py ARGS...` in the torch env and asserts that every
+/// check it made passed.
+fn check(args: &[&str]) {
+    let mut all = vec!["check_litdata.py"];
+    all.extend(args);
+    let Some(stdout) = run_torch(&all) else {
+        return;
+    };
+    assert!(
+        stdout.contains(" passed, 0 failed"),
+        "check_litdata.py {args:?}: litdata disagrees:\n{stdout}"
+    );
+}
+
+fn pack_ok(args: &[&str]) {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+}
+
+#[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
+fn streaming_dataset_reads_every_key_and_byte_we_wrote() {
+    if torch_python().is_none() {
+        return;
+    }
+    let input = corpus(50, 6000);
+    // Keys and text fields beyond ASCII, an empty file.
+    input
+        .file("zz/ünï.txt", "héllo wörld")
+        .file("zz/ünï.json", "{\"a\": \"é\"}")
+        .file("zz/ünï.bin", b"");
+    let out = Tree::new();
+    let dir = out.join("lit");
+    pack_ok(&[
+        "pack",
+        input.path().to_str().unwrap(),
+        dir.to_str().unwrap(),
+        "--format",
+        "litdata",
+        "--shard-size",
+        "24KiB",
+    ]);
+    check(&[input.path().to_str().unwrap(), dir.to_str().unwrap()]);
+}
+
+#[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
+fn an_optimize_dataset_of_every_common_serializer_packs_to_webdataset() {
+    if torch_python().is_none() {
+        return;
+    }
+    let out = Tree::new();
+    let lit = out.join("optimized");
+    check(&["make", lit.to_str().unwrap()]);
+    let wds = out.join("wds");
+    pack_ok(&["pack", lit.to_str().unwrap(), wds.to_str().unwrap()]);
+    check(&["wds", lit.to_str().unwrap(), wds.to_str().unwrap()]);
+}
+
+#[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
+fn litdata_to_mds_to_litdata_gives_the_same_items() {
+    if torch_python().is_none() {
+        return;
+    }
+    let input = corpus(40, 6000);
+    let out = Tree::new();
+    let (lit, mds, back) = (out.join("lit"), out.join("mds"), out.join("back"));
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    pack_ok(&[
+        "pack",
+        input.path().to_str().unwrap(),
+        &s(&lit),
+        "--format",
+        "litdata",
+        "--shard-size",
+        "16KiB",
+    ]);
+    pack_ok(&["pack", &s(&lit), &s(&mds), "--format", "mds"]);
+    pack_ok(&[
+        "pack",
+        &s(&mds),
+        &s(&back),
+        "--format",
+        "litdata",
+        "--shard-size",
+        "16KiB",
+    ]);
+    check(&["same", &s(&lit), &s(&back)]);
+    // And from litdata's own writer: optimize -> mds -> litdata keeps every value as
+    // the fields the input gives (numbers as text, arrays as .npy, images as PNG).
+    let optimized = out.join("optimized");
+    check(&["make", &s(&optimized)]);
+    let (mds2, wds) = (out.join("mds2"), out.join("wds"));
+    pack_ok(&["pack", &s(&optimized), &s(&mds2), "--format", "mds"]);
+    pack_ok(&["pack", &s(&mds2), &s(&wds)]);
+    check(&["wds", &s(&optimized), &s(&wds)]);
+}
