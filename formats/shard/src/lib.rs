@@ -17,11 +17,13 @@
 //! Adding a shard format is one module here (implement [`ShardFormat`] and
 //! [`definition::FormatDef`]) plus one line in [`registry::FORMATS`].
 
+mod arrow_values;
 pub mod columns;
 pub mod content;
 pub mod definition;
 mod error;
 pub mod format;
+pub mod hf;
 pub mod keys;
 pub mod mds;
 pub mod naming;
