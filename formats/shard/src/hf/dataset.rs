@@ -24,8 +24,7 @@ pub(super) fn dataset_files(
     hash.update(features.as_bytes());
     let mut files = Vec::with_capacity(shards.len());
     for (name, facts) in shards {
-        let (Some(rows), Some(digest)) = (facts["rows"].as_u64(), facts["xxh64"].as_str())
-        else {
+        let (Some(rows), Some(digest)) = (facts["rows"].as_u64(), facts["xxh64"].as_str()) else {
             return Err(DatasetFilesError::NoRecord((*name).to_string()));
         };
         for part in [name.as_bytes(), &rows.to_le_bytes(), digest.as_bytes()] {

@@ -69,8 +69,8 @@ fn data_files(source: &dyn InputSource) -> Result<Vec<String>> {
         .take(MAX_STATE)
         .read_to_end(&mut text)
         .map_err(|e| Error::io("reading", &shown, e))?;
-    let state: serde_json::Value = serde_json::from_slice(&text)
-        .map_err(|e| bad(&shown, format!("is not JSON: {e}")))?;
+    let state: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| bad(&shown, format!("is not JSON: {e}")))?;
     let files = state["_data_files"]
         .as_array()
         .ok_or_else(|| bad(&shown, "has no `_data_files` list"))?;
@@ -81,7 +81,12 @@ fn data_files(source: &dyn InputSource) -> Result<Vec<String>> {
                 .as_str()
                 .filter(|name| !name.is_empty() && !name.contains("..") && !name.starts_with('/'))
                 .map(str::to_string)
-                .ok_or_else(|| bad(&shown, format!("lists a data file without a plain `filename`: {f}")))
+                .ok_or_else(|| {
+                    bad(
+                        &shown,
+                        format!("lists a data file without a plain `filename`: {f}"),
+                    )
+                })
         })
         .collect()
 }
@@ -117,7 +122,10 @@ impl HfRows {
         }
         let shard = match shard {
             Some(rel) => Some(files.iter().position(|f| f == rel).ok_or_else(|| {
-                bad(&source.display(rel), "is not a data file that state.json lists")
+                bad(
+                    &source.display(rel),
+                    "is not a data file that state.json lists",
+                )
             })?),
             None => None,
         };
@@ -169,14 +177,19 @@ impl HfRows {
         file: usize,
         stream: &mut StreamReader<BufReader<Box<dyn Read + Send>>>,
     ) -> Result<Option<RecordBatch>> {
-        stream
-            .next()
-            .transpose()
-            .map_err(|e| bad(&self.source.display(&self.files[file]), format!("is not a readable Arrow stream: {e}")))
+        stream.next().transpose().map_err(|e| {
+            bad(
+                &self.source.display(&self.files[file]),
+                format!("is not a readable Arrow stream: {e}"),
+            )
+        })
     }
 
     fn place(origin: u64) -> (usize, u64) {
-        ((origin >> ROW_BITS) as usize, origin & ((1 << ROW_BITS) - 1))
+        (
+            (origin >> ROW_BITS) as usize,
+            origin & ((1 << ROW_BITS) - 1),
+        )
     }
 }
 
@@ -225,7 +238,10 @@ impl SampleSource for HfRows {
                         value_bytes(batch.column(i), r, formatters[i].as_ref()).map_err(|e| {
                             bad(
                                 &full,
-                                format!("row {local}, column `{}`: {e}", batch.schema().field(i).name()),
+                                format!(
+                                    "row {local}, column `{}`: {e}",
+                                    batch.schema().field(i).name()
+                                ),
                             )
                         })
                     };
@@ -287,7 +303,12 @@ impl SampleSource for HfRows {
         Some(self.files[Self::place(sample.origin).0].clone())
     }
 
-    fn head(&self, _sample: &SampleSpec, field: &FieldSpec, _n: usize) -> Result<Vec<u8>, HeadError> {
+    fn head(
+        &self,
+        _sample: &SampleSpec,
+        field: &FieldSpec,
+        _n: usize,
+    ) -> Result<Vec<u8>, HeadError> {
         Err(HeadError::NoHeader {
             field: field.ext.to_string(),
         })

@@ -63,7 +63,11 @@ impl HfInspector {
         let message = match arrow_ipc::root_as_message(meta) {
             Ok(m) => m,
             Err(e) => {
-                self.fail(FindingKind::BadHeader, at, format!("message {} has unreadable metadata: {e}", self.messages));
+                self.fail(
+                    FindingKind::BadHeader,
+                    at,
+                    format!("message {} has unreadable metadata: {e}", self.messages),
+                );
                 return State::Failed;
             }
         };
@@ -73,7 +77,10 @@ impl HfInspector {
             self.fail(
                 FindingKind::BadHeader,
                 at,
-                format!("message {} is a {header:?}; an Arrow stream starts with its schema, once", self.messages),
+                format!(
+                    "message {} is a {header:?}; an Arrow stream starts with its schema, once",
+                    self.messages
+                ),
             );
             return State::Failed;
         }
@@ -85,7 +92,11 @@ impl HfInspector {
             Ok(0) => State::Prefix,
             Ok(n) => State::Body(n),
             Err(_) => {
-                self.fail(FindingKind::BadHeader, at, "a message has a negative body length".into());
+                self.fail(
+                    FindingKind::BadHeader,
+                    at,
+                    "a message has a negative body length".into(),
+                );
                 State::Failed
             }
         }
@@ -99,14 +110,25 @@ impl Inspector for HfInspector {
                 State::Failed => return,
                 State::Ended => {
                     let at = self.offset;
-                    self.fail(FindingKind::TrailingData, at, format!("{} bytes or more after the end-of-stream marker", data.len()));
+                    self.fail(
+                        FindingKind::TrailingData,
+                        at,
+                        format!(
+                            "{} bytes or more after the end-of-stream marker",
+                            data.len()
+                        ),
+                    );
                     return;
                 }
                 State::Body(left) => {
                     let n = left.min(data.len() as u64);
                     data = &data[n as usize..];
                     self.offset += n;
-                    self.state = if n == left { State::Prefix } else { State::Body(left - n) };
+                    self.state = if n == left {
+                        State::Prefix
+                    } else {
+                        State::Body(left - n)
+                    };
                 }
                 State::Prefix | State::Metadata(_) => {
                     let want = match self.state {
@@ -149,11 +171,22 @@ impl Inspector for HfInspector {
         match self.state {
             State::Prefix if self.buf.is_empty() => {
                 let at = self.offset;
-                self.fail(FindingKind::MissingEndMarker, at, "the Arrow stream has no end-of-stream marker".into());
+                self.fail(
+                    FindingKind::MissingEndMarker,
+                    at,
+                    "the Arrow stream has no end-of-stream marker".into(),
+                );
             }
             State::Prefix | State::Metadata(_) | State::Body(_) => {
                 let at = self.message_start;
-                self.fail(FindingKind::Truncated, at, format!("the file ends inside message {} of the Arrow stream", self.messages));
+                self.fail(
+                    FindingKind::Truncated,
+                    at,
+                    format!(
+                        "the file ends inside message {} of the Arrow stream",
+                        self.messages
+                    ),
+                );
             }
             State::Ended | State::Failed => {}
         }

@@ -40,10 +40,14 @@ pub(super) fn dtype(kind: &Kind) -> Option<&'static str> {
     })
 }
 
-/// The column kind of `encoding` in HF output: Parquet's rule ([`kind_of`]) less the
-/// fixed-size binary and nested columns, which have no plain `datasets` feature here.
+/// The column kind of `encoding` in HF output: Parquet's rule ([`kind_of`]), except
+/// that a nested column of an input (a list, a struct) is its JSON text in a `string`
+/// column, and that fixed-size arrays (`ndarray:DTYPE:SHAPE`) have no column here.
 pub(super) fn hf_kind(encoding: &Encoding) -> std::result::Result<Kind, String> {
-    let kind = kind_of(encoding).map_err(|e| e.to_string())?;
+    let kind = match kind_of(encoding).map_err(|e| e.to_string())? {
+        Kind::Nested(_) => Kind::Utf8,
+        kind => kind,
+    };
     match dtype(&kind) {
         Some(_) => Ok(kind),
         None => Err(format!(
@@ -93,8 +97,8 @@ impl Layout {
                 .get(*name)
                 .cloned()
                 .unwrap_or_else(|| Encoding::for_field(name));
-            let kind =
-                hf_kind(&encoding).map_err(|e| Error::Setting(format!("--column `{name}`: {e}")))?;
+            let kind = hf_kind(&encoding)
+                .map_err(|e| Error::Setting(format!("--column `{name}`: {e}")))?;
             names.push((*name).to_string());
             kinds.push(kind);
             encodings.push(encoding);

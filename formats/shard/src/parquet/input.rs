@@ -18,8 +18,8 @@ use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped, TEMP_PREFIX};
 use shardsmith_store::InputSource;
 
 use super::error::ReadError;
-use crate::arrow_values::{field_columns, value_bytes};
 use super::rows::{ParquetFile, Rows};
+use crate::arrow_values::{field_columns, value_bytes};
 use crate::columns::Encoding;
 use crate::content::Validation;
 use crate::keys::KeyPrefix;
