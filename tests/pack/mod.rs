@@ -7,6 +7,8 @@ mod big_trees;
 mod conformance;
 mod convert;
 mod convert_interop;
+mod hf;
+mod hf_interop;
 mod images;
 mod images_interop;
 mod left_out;
