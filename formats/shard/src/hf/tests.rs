@@ -171,3 +171,68 @@ fn dataset_files_list_the_shards_and_fingerprint_their_content() {
     let unknown = json!({"rows": 3});
     assert!(dataset_files(&state, &[("x.arrow", &unknown)]).is_err());
 }
+
+/// A dataset directory of `shards` shards of `per` samples each, written by [`Hf`]
+/// (with the key column `key_column`), and its dataset files.
+fn write_dataset(dir: &std::path::Path, key_column: &str, shards: usize, per: usize) {
+    let mut facts = Vec::new();
+    for s in 0..shards {
+        let samples: Vec<_> = (s * per..(s + 1) * per).map(sample).collect();
+        let specs: Vec<SampleSpec> = samples.iter().map(|x| x.0.clone()).collect();
+        let format = Hf::new(key_column, &BTreeMap::new(), &specs).unwrap();
+        let (bytes, fact) = encode(&format, &samples);
+        std::fs::write(dir.join(super::format::shard_name(s)), bytes).unwrap();
+        facts.push((super::format::shard_name(s), fact, format.dataset_state()));
+    }
+    let shards: Vec<(&str, &serde_json::Value)> =
+        facts.iter().map(|(n, f, _)| (n.as_str(), f)).collect();
+    for file in dataset_files(&facts[0].2, &shards).unwrap() {
+        std::fs::write(dir.join(&file.name), &file.bytes).unwrap();
+    }
+}
+
+fn read_all(dir: &std::path::Path, key_column: &str) -> Vec<(String, Vec<Vec<u8>>)> {
+    use crate::sample::{Loaded, SampleSource};
+    let source = std::sync::Arc::new(shardsmith_store::LocalTree::new(dir));
+    assert!(super::input::is_hf_input(&*source, None));
+    let rows = super::input::HfRows::open(source, "hf", None, key_column).unwrap();
+    let listing = rows.samples().unwrap();
+    assert!(listing.skipped.is_empty(), "{:?}", listing.skipped);
+    let mut reader = rows
+        .reader(&listing.samples, crate::content::Validation::None)
+        .unwrap();
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    for (i, spec) in listing.samples.iter().enumerate() {
+        let Ok(Loaded::Memory(ranges)) = reader.load(i, &mut buf).unwrap() else {
+            panic!("loaded in memory")
+        };
+        let fields = ranges.iter().map(|&(a, b)| buf[a..b].to_vec()).collect();
+        out.push((spec.key.clone(), fields));
+    }
+    out
+}
+
+#[test]
+fn hf_input_reads_every_file_in_order_with_keys_or_row_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path(), "__key__", 3, 700);
+    // `key`, --key-column's default, means `__key__`.
+    let read = read_all(dir.path(), "key");
+    assert_eq!(read.len(), 2100);
+    for (i, (key, fields)) in read.iter().enumerate() {
+        let (spec, bin, txt) = sample(i);
+        assert_eq!(*key, spec.key);
+        assert_eq!(*fields, [bin, txt.into_bytes()], "{key}");
+    }
+    // Without the key column, the key is the row's index in the whole dataset.
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path(), "id", 2, 5);
+    let read = read_all(dir.path(), "key");
+    let keys: Vec<&str> = read.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(keys[0], "000000000");
+    assert_eq!(keys[9], "000000009");
+    // Named, that column is the key again.
+    let read = read_all(dir.path(), "id");
+    assert_eq!(read[7].0, "k00007");
+}
