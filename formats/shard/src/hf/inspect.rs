@@ -21,6 +21,9 @@ enum State {
     Ended,
     /// A finding stopped the check.
     Failed,
+    /// An Arrow IPC *file* (`ARROW1` magic, another tool's), which this checker does not
+    /// walk.
+    IpcFile,
 }
 
 /// Structural checker of one `.arrow` stream file.
@@ -105,9 +108,12 @@ impl HfInspector {
 
 impl Inspector for HfInspector {
     fn update(&mut self, mut data: &[u8]) {
+        if self.offset == 0 && data.starts_with(b"ARROW1") {
+            self.state = State::IpcFile;
+        }
         while !data.is_empty() {
             match self.state {
-                State::Failed => return,
+                State::Failed | State::IpcFile => return,
                 State::Ended => {
                     let at = self.offset;
                     self.fail(
@@ -188,9 +194,14 @@ impl Inspector for HfInspector {
                     ),
                 );
             }
+            State::IpcFile => self.findings.push(Finding::warning(
+                FindingKind::NotChecked,
+                &self.path,
+                "an Arrow IPC file (ARROW1), not the stream format of save_to_disk: its structure is not checked",
+            )),
             State::Ended | State::Failed => {}
         }
-        let clean = self.findings.is_empty();
+        let clean = matches!(self.state, State::Ended);
         Inspection {
             format: "hf".into(),
             samples: clean.then_some(self.rows),

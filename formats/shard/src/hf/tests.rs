@@ -139,6 +139,14 @@ fn the_inspector_counts_rows_and_names_a_damaged_stream() {
     let mut broken = bytes.clone();
     broken[0] = 0;
     assert_eq!(kinds(&broken), [FindingKind::BadHeader]);
+    // Another tool's Arrow IPC file is no damaged stream: not checked, a warning.
+    let file = inspect(b"ARROW1\0\0 and the rest");
+    assert_eq!(file.findings.len(), 1);
+    assert_eq!(file.findings[0].kind, FindingKind::NotChecked);
+    assert_eq!(
+        file.findings[0].severity,
+        shardsmith_manifest::Severity::Warning
+    );
 }
 
 #[test]
