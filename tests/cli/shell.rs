@@ -72,7 +72,7 @@ fn version_names_the_commit_the_target_and_what_the_build_reads() {
     assert!(lines[2].starts_with("target       x86_64-"), "{shown}");
     assert!(shown.contains("storage      local files; s3://"), "{shown}");
     assert!(
-        shown.contains("pack         webdataset, mds, parquet\n"),
+        shown.contains("pack         webdataset, mds, parquet, hf, litdata\n"),
         "{shown}"
     );
     assert!(shown.contains("o200k_base"), "{shown}");

@@ -23,6 +23,7 @@ const FORMATS: &[(&str, &str, &str, &str)] = &[
     ("webdataset+zstd", "--compression zstd", ".tar.zst", "check_webdataset_compressed.py zstd:3"),
     ("mds", "--format mds", ".mds", "check_mds.py"),
     ("parquet", "--format parquet", ".parquet", "check_parquet.py"),
+    ("hf", "--format hf", ".arrow", "check_hf.py --reader pyarrow"),
     ("litdata", "--format litdata", ".bin", "check_litdata.py"),
 ];
 

@@ -251,7 +251,7 @@ fn stats_counts_duplicate_contents_in_every_format() {
     let label_bytes: u64 = (40..120u64)
         .map(|i| format!("{}", i % 40).len() as u64)
         .sum();
-    for format in ["webdataset", "mds", "parquet"] {
+    for format in ["webdataset", "mds", "parquet", "hf", "litdata"] {
         let out = t.s(format);
         let o = run(&[
             "pack",

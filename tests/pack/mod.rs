@@ -8,6 +8,8 @@ mod conformance;
 mod convert;
 mod convert_interop;
 mod dedup;
+mod hf;
+mod hf_interop;
 mod images;
 mod images_interop;
 mod left_out;

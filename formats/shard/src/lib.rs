@@ -17,12 +17,14 @@
 //! Adding a shard format is one module here (implement [`ShardFormat`] and
 //! [`definition::FormatDef`]) plus one line in [`registry::FORMATS`].
 
+mod arrow_values;
 pub mod columns;
 pub mod content;
 pub mod definition;
 pub mod digest;
 mod error;
 pub mod format;
+pub mod hf;
 pub mod keys;
 pub mod litdata;
 pub mod mds;

@@ -23,6 +23,7 @@ pub static FORMATS: &[&dyn FormatDef] = &[
     &crate::webdataset::def::WEBDATASET,
     &crate::mds::def::MDS,
     &crate::parquet::def::PARQUET,
+    &crate::hf::def::HF,
     &crate::litdata::def::LITDATA,
 ];
 

@@ -124,13 +124,13 @@ impl ParquetEncoder {
     }
 }
 
-pub(super) fn text_of<'a>(value: &'a [u8], key: &str, column: &str) -> io::Result<&'a str> {
+pub(crate) fn text_of<'a>(value: &'a [u8], key: &str, column: &str) -> io::Result<&'a str> {
     std::str::from_utf8(value)
         .map_err(|_| io::Error::other(format!("sample `{key}` field `{column}` is not UTF-8")))
 }
 
 /// A number column's value: its text, trimmed, `_` separators allowed (`1_000`).
-pub(super) fn number_of<T: std::str::FromStr>(
+pub(crate) fn number_of<T: std::str::FromStr>(
     value: &[u8],
     key: &str,
     column: &str,

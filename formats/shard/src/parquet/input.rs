@@ -10,19 +10,16 @@
 //! null or empty key are left out with the reason; a key used twice is refused by the
 //! pack ([`crate::keys::check_unique`]), never merged.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::RecordBatch;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
-use arrow_schema::DataType;
 use shardsmith_manifest::{MANIFEST_FILE, SUMS_FILE, Skipped, TEMP_PREFIX};
 use shardsmith_store::InputSource;
 
 use super::error::ReadError;
-use super::nested;
 use super::rows::{ParquetFile, Rows};
+use crate::arrow_values::{field_columns, value_bytes};
 use crate::columns::Encoding;
 use crate::content::Validation;
 use crate::keys::KeyPrefix;
@@ -83,35 +80,6 @@ pub fn is_parquet_input(source: &dyn InputSource, only: Option<&str>) -> bool {
     })
 }
 
-/// The bytes of a value: raw for binary and string columns, JSON for nested ones, text
-/// for the rest. `Err` for a nested value JSON cannot hold (a map with a key twice).
-fn value_bytes(
-    array: &ArrayRef,
-    row: usize,
-    formatter: Option<&ArrayFormatter<'_>>,
-) -> Result<Option<Vec<u8>>, nested::NestedError> {
-    if array.is_null(row) {
-        return Ok(None);
-    }
-    Ok(Some(match array.data_type() {
-        DataType::Binary => array.as_binary::<i32>().value(row).to_vec(),
-        DataType::LargeBinary => array.as_binary::<i64>().value(row).to_vec(),
-        DataType::BinaryView => array.as_binary_view().value(row).to_vec(),
-        DataType::FixedSizeBinary(_) => array.as_fixed_size_binary().value(row).to_vec(),
-        DataType::Utf8 => array.as_string::<i32>().value(row).as_bytes().to_vec(),
-        DataType::LargeUtf8 => array.as_string::<i64>().value(row).as_bytes().to_vec(),
-        DataType::Utf8View => array.as_string_view().value(row).as_bytes().to_vec(),
-        t if nested::is_nested(t) => {
-            let mut out = Vec::new();
-            nested::to_json(array.as_ref(), row, &mut out)?;
-            out
-        }
-        _ => formatter
-            .map(|f| f.value(row).to_string().into_bytes())
-            .unwrap_or_default(),
-    }))
-}
-
 /// The files of a Parquet input: the one `only` names, or every `.parquet` file the
 /// source lists (shardsmith's own files beside them skipped; any other file refused).
 fn parquet_files(source: &dyn InputSource, only: Option<&str>) -> Result<Vec<String>> {
@@ -144,39 +112,6 @@ fn parquet_files(source: &dyn InputSource, only: Option<&str>) -> Result<Vec<Str
             out
         }
     })
-}
-
-/// The encoding a column of `data_type` suggests to typed outputs (text, integers,
-/// floats, nested values), or `None` (bytes).
-fn suggested_encoding(data_type: &DataType) -> Option<Encoding> {
-    match data_type {
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Some(Encoding::Str),
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32 => Some(Encoding::Int),
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => {
-            Some(Encoding::parse("float64").expect("a known encoding"))
-        }
-        DataType::Boolean
-        | DataType::Date32
-        | DataType::Date64
-        | DataType::Timestamp(..)
-        | DataType::Decimal128(..) => Some(Encoding::Str),
-        DataType::Dictionary(_, v)
-            if matches!(
-                **v,
-                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-            ) =>
-        {
-            Some(Encoding::Str)
-        }
-        t if nested::is_nested(t) => Some(Encoding::Nested(t.clone())),
-        _ => None,
-    }
 }
 
 /// Opens every file of the input (at least one) and checks they share the first one's
@@ -240,36 +175,8 @@ impl ParquetRows {
         }
         let (files, schema) = open_files(&*source, rels)?;
         let has_key = schema.fields().iter().any(|f| f.name() == key_column);
-        let mut columns = Vec::new();
-        let mut encodings = std::collections::BTreeMap::new();
-        let mut seen = HashSet::new();
-        for (i, field) in schema.fields().iter().enumerate() {
-            if field.name() == key_column {
-                continue;
-            }
-            let name = field.name().to_ascii_lowercase();
-            if name.is_empty() || name.contains('/') || !name.is_ascii() || name.starts_with("__") {
-                return Err(bad(
-                    root,
-                    format!(
-                        "has column `{}`, which cannot be a field name (empty, `/`, non-ASCII or `__`)",
-                        field.name()
-                    ),
-                ));
-            }
-            if !seen.insert(name.clone()) {
-                return Err(bad(
-                    root,
-                    format!("has columns that differ only by case: `{}`", field.name()),
-                ));
-            }
-            let encoding = suggested_encoding(field.data_type());
-            if let Some(encoding) = encoding {
-                encodings.insert(name.clone(), encoding);
-            }
-            columns.push((Arc::from(name.as_str()), i));
-        }
-        columns.sort_by(|a: &(Arc<str>, usize), b| a.0.cmp(&b.0));
+        let (columns, encodings) =
+            field_columns(&schema, key_column).map_err(|e| bad(root, e.to_string()))?;
         Ok(Self {
             root: root.to_string(),
             files,

@@ -10,7 +10,7 @@ use crate::Result;
 use crate::columns::Encoding;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Utf8,
     Binary,
     Int,
@@ -27,7 +27,7 @@ pub(super) enum Kind {
 
 /// Why a column encoding has no Parquet column type here.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum NoColumnType {
+pub(crate) enum NoColumnType {
     /// An ndarray whose static size is no Parquet fixed length.
     #[error("a static shape of 1 to 2^31 - 1 bytes")]
     FixedSize,
@@ -43,7 +43,7 @@ pub(crate) fn accepts(encoding: &Encoding) -> bool {
     kind_of(encoding).is_ok()
 }
 
-pub(super) fn kind_of(encoding: &Encoding) -> Result<Kind, NoColumnType> {
+pub(crate) fn kind_of(encoding: &Encoding) -> Result<Kind, NoColumnType> {
     Ok(match encoding {
         Encoding::Str
         | Encoding::Json
