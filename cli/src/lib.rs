@@ -28,6 +28,7 @@ use crate::args::{Cli, Command};
 use crate::commands::Status;
 use crate::output::Printer;
 use crate::output::refuse;
+use shardsmith_shard::definition::Buffers;
 
 /// The command line, parsed; or, when clap refuses it (or prints `--help` or
 /// `--version`), the exit code after its message was printed.
@@ -55,7 +56,9 @@ pub enum KeepFreed {
 /// when a shard's whole Parquet row group is built in memory, not at all otherwise.
 pub fn keeps_freed_memory(cli: &Cli) -> KeepFreed {
     match &cli.command {
-        Command::Pack(args) if args.format.name() == "parquet" => KeepFreed::AcrossShards,
+        Command::Pack(args) if args.format.def().buffers() == Buffers::Shards => {
+            KeepFreed::AcrossShards
+        }
         Command::Pack(args) if commands::pack::uses_arrow(args) || args.images.any() => {
             KeepFreed::AWhile
         }

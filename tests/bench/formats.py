@@ -44,6 +44,9 @@ def parse_size(text):
 
 def ref_run(kind, corpus, out, work, chunk):
     """formats_ref.py, timed as a whole for CPU and memory; its own seconds as wall."""
+    # from_generator caches its dataset by the generator's fingerprint: a second run
+    # would only copy the cached Arrow file.
+    shutil.rmtree(os.path.join(work, "hf-cache"), ignore_errors=True)
     cmd = [sys.executable, os.path.join(HERE, "formats_ref.py"), kind, corpus, out, work, str(chunk),
            str(os.cpu_count())]
     result = timed(cmd, env=dict(os.environ, PYTHONUNBUFFERED="1"))

@@ -132,6 +132,18 @@ impl InputSpec<'_> {
     }
 }
 
+/// How a format's writer (or reader) uses memory, which decides how long the
+/// allocator should keep freed memory before giving it back to the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buffers {
+    /// Bytes stream through: little is allocated per sample.
+    Streamed,
+    /// Batches of rows are built and freed over and over (Arrow record batches).
+    Batches,
+    /// A whole shard (or row group) is built in memory and freed at the shard's end.
+    Shards,
+}
+
 /// A shard format as the registry knows it: its name, defaults, options, how its
 /// files are recognised and how a dataset of it is read.
 pub trait FormatDef: Sync {
@@ -167,6 +179,10 @@ pub trait FormatDef: Sync {
     /// as one table).
     fn selects_files(&self) -> bool {
         false
+    }
+    /// How the format's writer and reader use memory ([`Buffers::Streamed`] unless said).
+    fn buffers(&self) -> Buffers {
+        Buffers::Streamed
     }
     /// Shard size when the user gives none.
     fn default_shard_size(&self) -> u64 {

@@ -14,6 +14,7 @@ use anyhow::Result;
 use shardsmith_manifest::MANIFEST_FILE;
 use shardsmith_pack::pack;
 use shardsmith_pack::tree::FileTree;
+use shardsmith_shard::definition::Buffers;
 use shardsmith_shard::parquet::input::is_parquet_input;
 use shardsmith_shard::sample::SampleSource;
 use shardsmith_store::{InputSource, LocalTree, Location, ObjectTree};
@@ -27,13 +28,14 @@ use progress::Progress;
 use resolve::{Resolved, resolve};
 use text::{json_report, summary};
 
-/// True when the run goes through Arrow buffers: Parquet output or Parquet input (an
-/// unreadable input counts as not Parquet; `run` reports it).
+/// True when the run allocates and frees large buffers over and over: an output or
+/// input format that builds batches or shards in memory (Parquet, Hugging Face, LitData;
+/// an unreadable input counts as none; `run` reports it).
 pub fn uses_arrow(args: &PackArgs) -> bool {
-    args.format.name() == "parquet"
+    args.format.def().buffers() != Buffers::Streamed
         || match args.input_format {
             InputFormatArg::Files => false,
-            InputFormatArg::Format(format) => format.name() == "parquet",
+            InputFormatArg::Format(format) => format.def().buffers() != Buffers::Streamed,
             // An object store input is not listed twice to decide an allocator setting.
             InputFormatArg::Auto => {
                 storage::is_remote(&args.input) || looks_like_parquet(&args.input)

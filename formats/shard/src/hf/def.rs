@@ -55,6 +55,10 @@ impl FormatDef for Def {
         is_hf_input(source, only)
     }
 
+    /// Record batches are built and freed batch after batch.
+    fn buffers(&self) -> crate::definition::Buffers {
+        crate::definition::Buffers::Batches
+    }
     fn has_root_index(&self) -> bool {
         true
     }

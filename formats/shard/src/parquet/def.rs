@@ -57,6 +57,10 @@ impl FormatDef for Def {
         Ok(Box::new(rows.with_key_prefix(spec.key_prefix)))
     }
 
+    /// A shard's data is built in memory and freed at its end.
+    fn buffers(&self) -> crate::definition::Buffers {
+        crate::definition::Buffers::Shards
+    }
     fn takes(&self) -> &'static [OptionName] {
         &[
             OptionName::Column,
