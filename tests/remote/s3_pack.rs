@@ -25,6 +25,8 @@ fn pack_to_s3_writes_the_same_bytes_as_to_disk_for_every_format() {
         ),
         ("mds", "mds", vec!["--shard-size", "16KiB"]),
         ("parquet", "parquet", vec!["--shard-size", "16KiB"]),
+        ("hf", "hf", vec!["--shard-size", "16KiB"]),
+        ("litdata", "litdata", vec!["--shard-size", "16KiB"]),
     ] {
         let args: Vec<&str> = [&["--format", format][..], &extra].concat();
         let url = format!("s3://shards/{label}");

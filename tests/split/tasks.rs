@@ -51,7 +51,7 @@ fn all_tasks(args: &[&str], count: u32, envs: &[(&str, String)]) {
 fn tasks_running_at_once_then_merge_equal_one_process_in_every_format() {
     let input = corpus(300, 6000);
     let t = Tree::new();
-    for format in ["webdataset", "mds", "parquet"] {
+    for format in ["webdataset", "mds", "parquet", "hf", "litdata"] {
         let single = t.s(&format!("{format}-single"));
         let common = ["--format", format, "--shard-size", "64KiB"];
         let o = run(&[
