@@ -17,6 +17,7 @@ mod litdata;
 mod litdata_interop;
 mod mds;
 mod mds_interop;
+mod merge_parts;
 mod parquet;
 mod parquet_interop;
 mod parquet_readers;

@@ -13,6 +13,7 @@ use shardsmith_manifest::{
     DEFAULT_CHUNK_SIZE, Digester, FileEntry, MANIFEST_FILE, Manifest, ManifestKind, SUMS_FILE,
 };
 
+use shardsmith_shard::FormatKind;
 use shardsmith_shard::mds::pyjson;
 use shardsmith_shard::webdataset::wids;
 use shardsmith_store::{LocalDir, OutputSink};
@@ -158,6 +159,13 @@ pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeRep
         files.push(entry_for(wids::WIDS_INDEX, &bytes));
     }
     files.extend(super::merge_energon::root_energon(sink, &names)?);
+    if let Some(kind) = format
+        .as_ref()
+        .and_then(|f| f.as_deref())
+        .and_then(FormatKind::from_name)
+    {
+        files.extend(format_root(sink, kind, &names)?);
+    }
     let mut manifest = Manifest::new(ManifestKind::Pack, DEFAULT_CHUNK_SIZE, files);
     manifest.format = format.flatten();
     manifest
@@ -173,6 +181,35 @@ pub fn merge_parts(sink: &dyn OutputSink, names: Vec<String>) -> Result<MergeRep
         parts: names,
         index,
     })
+}
+
+/// The root dataset files the format makes over the parts (Hugging Face's `state.json`
+/// and `dataset_info.json`, LitData's `index.json`), from each part's own.
+fn format_root(
+    sink: &dyn OutputSink,
+    kind: FormatKind,
+    names: &[String],
+) -> Result<Vec<FileEntry>> {
+    let wanted = kind.def().part_files();
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut parts = Vec::with_capacity(names.len());
+    for name in names {
+        let mut own = Vec::with_capacity(wanted.len());
+        for file in wanted {
+            own.push(
+                sink.read(&format!("{name}/{file}"))?
+                    .ok_or_else(|| Error::Merge(format!("part `{name}` has no {file}")))?,
+            );
+        }
+        parts.push((name.as_str(), own));
+    }
+    let made = kind
+        .def()
+        .merged_files(&parts)
+        .map_err(|e| Error::Merge(e.to_string()))?;
+    Ok(shardsmith_shard::format::write_files(sink, made)?)
 }
 
 /// Refuses an output that holds a dataset of its own; an earlier merge's manifest is

@@ -208,6 +208,22 @@ pub trait FormatDef: Sync {
     {
         Ok(Vec::new())
     }
+    /// The dataset files of its own each separately packed part holds that
+    /// [`FormatDef::merged_files`] needs (`state.json`, ...); none by default.
+    fn part_files(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The root dataset files over separately packed parts (`merge OUTPUT PART...`),
+    /// from each part's directory name and its [`FormatDef::part_files`] in that order;
+    /// the parts' shards are named under their directory. None by default (MDS's root
+    /// `index.json` is written by the merge itself).
+    fn merged_files(
+        &self,
+        _parts: &[(&str, Vec<Vec<u8>>)],
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, crate::format::DatasetFilesError>
+    {
+        Ok(Vec::new())
+    }
     fn sniff_name(&self, path: &str) -> bool;
     /// True when a file's first bytes say it is one of this format's shards; asked of
     /// every format only after no format claimed the name.

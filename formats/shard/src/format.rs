@@ -159,6 +159,10 @@ pub enum DatasetFilesError {
     /// A shard has no facts of this format.
     #[error("no record of shard `{0}` (written by another format?)")]
     NoRecord(String),
+    /// Separately packed parts cannot be one dataset (their schemas differ, a file is
+    /// not what it should be).
+    #[error("{0}")]
+    Parts(String),
     /// Energon's index cannot be built (two samples with one key).
     #[error(transparent)]
     Energon(#[from] crate::webdataset::readers::SqliteError),

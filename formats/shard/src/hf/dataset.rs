@@ -45,9 +45,77 @@ pub(super) fn dataset_files(
         "_output_all_columns": false,
         "_split": null,
     });
-    let state = serde_json::to_string_pretty(&state).expect("JSON values serialize");
     Ok(vec![
         DatasetFile::new(INFO, info.into_bytes()),
-        DatasetFile::new(STATE, state.into_bytes()),
+        DatasetFile::new(STATE, pretty(&state)),
+    ])
+}
+
+fn pretty(value: &Value) -> Vec<u8> {
+    serde_json::to_string_pretty(value)
+        .expect("JSON values serialize")
+        .into_bytes()
+}
+
+/// The root `state.json` and `dataset_info.json` over separately packed parts (each
+/// part's name, then its `state.json` and `dataset_info.json`): every part's files in
+/// part order, named under the part's directory (`load_from_disk` joins them to the
+/// root), and the features, which every part must share. The fingerprint is a hash of
+/// the parts' names and fingerprints.
+pub(super) fn merged_files(
+    parts: &[(&str, Vec<Vec<u8>>)],
+) -> Result<Vec<DatasetFile>, DatasetFilesError> {
+    let bad = |part: &str, why: String| DatasetFilesError::Parts(format!("part `{part}`: {why}"));
+    let mut files = Vec::new();
+    let mut hash = Xxh64::new(0);
+    let mut first: Option<(&str, Value, &[u8])> = None;
+    let mut state_of_first = None;
+    for (part, bytes) in parts {
+        let [state, info] = &bytes[..] else {
+            return Err(bad(part, format!("needs {STATE} and {INFO}")));
+        };
+        let state: Value = serde_json::from_slice(state)
+            .map_err(|e| bad(part, format!("{STATE} is not JSON: {e}")))?;
+        let features: Value = serde_json::from_slice::<Value>(info)
+            .map_err(|e| bad(part, format!("{INFO} is not JSON: {e}")))?["features"]
+            .clone();
+        match &first {
+            None => first = Some((part, features, info)),
+            Some((name, want, _)) if *want != features => {
+                return Err(bad(
+                    part,
+                    format!(
+                        "its features differ from part `{name}`'s: a merged dataset has one schema"
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+        let Some(data_files) = state["_data_files"].as_array() else {
+            return Err(bad(part, format!("{STATE} lists no _data_files")));
+        };
+        for file in data_files {
+            let Some(name) = file["filename"].as_str() else {
+                return Err(bad(part, format!("{STATE} has a file without a filename")));
+            };
+            files.push(json!({"filename": format!("{part}/{name}")}));
+        }
+        for text in [
+            part.as_bytes(),
+            state["_fingerprint"].as_str().unwrap_or("").as_bytes(),
+        ] {
+            hash.update(&(text.len() as u64).to_le_bytes());
+            hash.update(text);
+        }
+        state_of_first.get_or_insert(state);
+    }
+    let (Some((_, _, info)), Some(mut state)) = (first, state_of_first) else {
+        return Ok(Vec::new());
+    };
+    state["_data_files"] = Value::from(files);
+    state["_fingerprint"] = Value::from(format!("{:016x}", hash.digest()));
+    Ok(vec![
+        DatasetFile::new(INFO, info.to_vec()),
+        DatasetFile::new(STATE, pretty(&state)),
     ])
 }

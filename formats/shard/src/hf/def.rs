@@ -115,6 +115,17 @@ impl FormatDef for Def {
         super::dataset::dataset_files(state, shards)
     }
 
+    fn part_files(&self) -> &'static [&'static str] {
+        &[super::dataset::STATE, super::dataset::INFO]
+    }
+
+    fn merged_files(
+        &self,
+        parts: &[(&str, Vec<Vec<u8>>)],
+    ) -> std::result::Result<Vec<DatasetFile>, DatasetFilesError> {
+        super::dataset::merged_files(parts)
+    }
+
     fn sniff_name(&self, path: &str) -> bool {
         path.ends_with(".arrow")
     }

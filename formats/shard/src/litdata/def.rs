@@ -85,6 +85,18 @@ impl FormatDef for Def {
         index_files(state, shards)
     }
 
+    fn part_files(&self) -> &'static [&'static str] {
+        &[super::index::INDEX]
+    }
+
+    fn merged_files(
+        &self,
+        parts: &[(&str, Vec<Vec<u8>>)],
+    ) -> std::result::Result<Vec<crate::format::DatasetFile>, crate::format::DatasetFilesError>
+    {
+        super::merge::merged_index(parts)
+    }
+
     /// LitData has no default: `optimize` needs `chunk_bytes` or `chunk_size`. Its
     /// documentation and examples use `chunk_bytes="64MB"`, which it reads as 64,000,000
     /// bytes: the same here.

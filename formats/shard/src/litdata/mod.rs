@@ -17,6 +17,7 @@ mod format;
 mod index;
 pub mod input;
 mod inspect;
+mod merge;
 pub mod spec;
 
 pub use self::format::{Litdata, MAX_CHUNK};
