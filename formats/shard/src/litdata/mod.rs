@@ -13,6 +13,7 @@
 
 pub mod chunk;
 pub mod def;
+pub mod footer;
 mod format;
 mod index;
 pub mod input;
