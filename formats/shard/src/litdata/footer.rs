@@ -169,3 +169,73 @@ impl FooterRows {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{BooleanArray, Float64Array, Int64Array, StringArray, StructArray};
+    use arrow_ipc::writer::FileWriter;
+    use arrow_schema::Field;
+
+    use super::*;
+
+    fn ipc(batch: &RecordBatch) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut w = FileWriter::try_new(&mut out, &batch.schema()).unwrap();
+        w.write(batch).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        out
+    }
+
+    #[test]
+    fn leaves_are_found_by_path_and_nulls_are_no_value() {
+        let meta = StructArray::from(vec![
+            (
+                Arc::new(Field::new("a", DataType::Int64, true)),
+                Arc::new(Int64Array::from(vec![Some(1), None])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("b.c", DataType::Boolean, true)),
+                Arc::new(BooleanArray::from(vec![true, false])) as ArrayRef,
+            ),
+        ]);
+        let batch = RecordBatch::try_from_iter([
+            (
+                "__key__",
+                Arc::new(StringArray::from(vec!["x", "y"])) as ArrayRef,
+            ),
+            (
+                "f",
+                Arc::new(Float64Array::from(vec![0.5, -1.0])) as ArrayRef,
+            ),
+            ("meta", Arc::new(meta) as ArrayRef),
+        ])
+        .unwrap();
+        let batches = read(&ipc(&batch)).unwrap();
+        let rows = FooterRows::new(&batches, &["__key__", "f", "meta.a", "meta.b.c"], 2).unwrap();
+        assert_eq!(rows.stored(0, 1).unwrap(), b"y");
+        assert_eq!(rows.stored(1, 0).unwrap(), 0.5f64.to_le_bytes());
+        assert_eq!(rows.stored(2, 0).unwrap(), 1i64.to_le_bytes());
+        assert_eq!(rows.stored(2, 1), None);
+        assert_eq!(rows.stored(3, 0).unwrap(), [1]);
+        assert_eq!(rows.data_type(2), Some(&DataType::Int64));
+        assert!(matches!(
+            FooterRows::new(&batches, &["meta.z"], 2),
+            Err(FooterError::NoColumn(l)) if l == "meta.z"
+        ));
+        assert!(matches!(
+            FooterRows::new(&batches, &["meta"], 2),
+            Err(FooterError::Type { .. })
+        ));
+        assert!(matches!(
+            FooterRows::new(&batches, &[], 3),
+            Err(FooterError::Rows { rows: 2, items: 3 })
+        ));
+        assert!(matches!(
+            read(b"ARROW1\0\0ARROW1"),
+            Err(FooterError::Ipc(_))
+        ));
+    }
+}

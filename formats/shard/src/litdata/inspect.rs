@@ -40,6 +40,8 @@ pub fn is_chunk_name(path: &str) -> bool {
 struct Leaves {
     count: usize,
     keyed: bool,
+    /// Arrow footers compressed (`ipc_compression`), which are not read.
+    ipc_compressed: bool,
 }
 
 fn leaves_of(index: &Value) -> Option<Leaves> {
@@ -48,6 +50,7 @@ fn leaves_of(index: &Value) -> Option<Leaves> {
     (formats.len() == names.len()).then(|| Leaves {
         count: names.len(),
         keyed: names.first().is_some_and(|n| n == KEY) && formats[0] == "str",
+        ipc_compressed: !index["config"]["ipc_compression"].is_null(),
     })
 }
 
@@ -127,7 +130,7 @@ impl Inspector for LitdataInspector {
         inspection.samples = Some(items);
         if let Some(leaves) = self.leaves {
             let arrow_only = items > 0 && offsets[0] == offsets[items as usize];
-            if arrow_only && leaves.count > 0 {
+            if arrow_only && leaves.count > 0 && !leaves.ipc_compressed {
                 footer_keys(
                     data,
                     offsets[items as usize],
