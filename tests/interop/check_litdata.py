@@ -10,12 +10,17 @@ usage: check_litdata.py INPUT_DIR OUT_DIR
        check_litdata.py make DIR
            writes DIR with litdata.optimize: 23 items of bytes, str, int, float, 1-D and
            2-D numpy arrays and PIL images (RGB and L), several chunks;
+       check_litdata.py make-plain DIR
+           writes DIR with litdata.optimize: 60 items whose values are only bytes, str,
+           int, float, bool and a dict of int and str, several chunks; litdata 0.2.76
+           keeps such items only in each chunk's Arrow IPC footer (checked);
        check_litdata.py wds LITDATA_DIR WDS_DIR
            WDS_DIR (`pack LITDATA_DIR WDS_DIR`) holds every item of LITDATA_DIR, read by
            StreamingDataset, as the fields shardsmith documents: bytes and str as they
            are, int and float as decimal text of the same value, numpy arrays as .npy
            files of the same dtype, shape and values, PIL images as PNGs of the same
-           mode, size and pixels;
+           mode, size and pixels, a dict's values as the fields of their paths
+           (`meta.a`);
        check_litdata.py same A B
            StreamingDataset yields the same items (keys, values and types) from A and B.
 Run by the readers' env (the conformance test) it re-runs itself in the torch env
@@ -97,6 +102,44 @@ def make(out_dir):
     check(os.path.exists(os.path.join(out_dir, "index.json")) and len(chunks) > 2, f"made {out_dir}: {chunks}")
 
 
+def plain_item(i):
+    """Item `i` of `make-plain`: values litdata 0.2.76 writes to the Arrow footer."""
+    return {
+        "__key__": f"plain-{i:03}",
+        "jpg": bytes(range(i % 5, i % 5 + 3 * i)),
+        "json": f'{{"i": {i}, "s": "h\u00e9llo"}}',
+        "txt": "" if i % 4 == 0 else f"line {i} \u2603" * (i % 9),
+        "n": (-1) ** i * i * 10_000_000_019,
+        "f": [0.1 * i, 1.5e300, -2.5e-7, float(i)][i % 4],
+        "ok": i % 3 == 0,
+        "meta": {"a": i * 7, "b": f"b{i}"},
+    }
+
+
+def make_plain(out_dir):
+    litdata.optimize(plain_item, list(range(60)), out_dir, chunk_size=16, num_workers=1)
+    chunks = sorted(n for n in os.listdir(out_dir) if n.endswith(".bin"))
+    check(len(chunks) > 2, f"made {out_dir}: {chunks}")
+    for name in chunks:
+        with open(os.path.join(out_dir, name), "rb") as f:
+            data = f.read()
+        n = int.from_bytes(data[:4], "little")
+        offsets = [int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "little") for i in range(n + 1)]
+        check(data.endswith(b"LDARW01\0") and offsets[0] == offsets[-1],
+              f"{name}: not items kept only in an Arrow footer")
+
+
+def flat(item, prefix=""):
+    """A dict's values by path (`meta.a`), as the input names a nested dict's leaves."""
+    out = {}
+    for k, v in item.items():
+        if isinstance(v, dict):
+            out.update(flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
 def wds(lit_dir, wds_dir):
     from PIL import Image
 
@@ -112,6 +155,7 @@ def wds(lit_dir, wds_dir):
     chunks = [n for n in os.listdir(lit_dir) if n.endswith(".bin")]
     check(len(chunks) > 2, f"several chunks: {chunks}")
     for item in got:
+        item = flat(item)
         key = item["__key__"]
         fields = samples.get(key, {})
         check(sorted(fields) == sorted(k for k in item if k != "__key__"), f"{key}: fields {sorted(fields)}")
@@ -155,6 +199,8 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if args[:1] == ["make"]:
         make(args[1])
+    elif args[:1] == ["make-plain"]:
+        make_plain(args[1])
     elif args[:1] == ["wds"]:
         wds(args[1], args[2])
     elif args[:1] == ["same"]:

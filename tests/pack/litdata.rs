@@ -423,27 +423,130 @@ fn input_items_become_fields_and_unreadable_datasets_are_refused() {
         serde_json::json!({"encryption": {"a": 1}}),
         "encrypted chunks",
     );
-    // A chunk whose items live only in litdata's Arrow footer.
-    let ds = hand_made(
-        &["__key__", "v"],
+    refused(
         &["str", "str"],
+        serde_json::json!({"ipc_compression": "zstd"}),
+        "Arrow footers are compressed",
+    );
+}
+
+/// An Arrow IPC file of two rows, as litdata 0.2.76's `append_arrow_row_footer` writes
+/// one (pyarrow `ipc.new_file` of `Table.from_pylist`): `__key__` `a`, `b`; `txt`
+/// `héllo`, ``; `raw` `00 01`, `xyz`; `n` -3, 12345678901; `f` 0.1, 1e20 (text `1e20`, as every LitData float leaf).
+const FOOTER_IPC: &str = concat!(
+    "QVJST1cxAAD/////KAEAABAAAAAAAAoADAAGAAUACAAKAAAAAAEEAAwAAAAIAAgAAAAEAAgAAAAEAAAABQAAAMwA",
+    "AACUAAAAbAAAADQAAAAEAAAAWP///wAAAQMQAAAAGAAAAAQAAAAAAAAAAQAAAGYABgAIAAYABgAAAAAAAgCE////",
+    "AAABAhAAAAAcAAAABAAAAAAAAAABAAAAbgAAAAgADAAIAAcACAAAAAAAAAFAAAAAuP///wAAAQQQAAAAFAAAAAQA",
+    "AAAAAAAAAwAAAHJhdwCk////3P///wAAAQUQAAAAFAAAAAQAAAAAAAAAAwAAAHR4dADI////EAAUAAgABgAHAAwA",
+    "AAAQABAAAAAAAAEFEAAAABwAAAAEAAAAAAAAAAcAAABfX2tleV9fAAQABAAEAAAA/////3gBAAAUAAAAAAAAAAwA",
+    "FgAGAAUACAAMAAwAAAAAAwQAGAAAAGgAAAAAAAAAAAAKABgADAAEAAgACgAAAOwAAAAQAAAAAgAAAAAAAAAAAAAA",
+    "DQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAwAAAAAAAAAEAAAAAAAAAACAAAAAAAAABgAAAAAAAAAAAAAAAAA",
+    "AAAYAAAAAAAAAAwAAAAAAAAAKAAAAAAAAAAGAAAAAAAAADAAAAAAAAAAAAAAAAAAAAAwAAAAAAAAAAwAAAAAAAAA",
+    "QAAAAAAAAAAFAAAAAAAAAEgAAAAAAAAAAAAAAAAAAABIAAAAAAAAABAAAAAAAAAAWAAAAAAAAAAAAAAAAAAAAFgA",
+    "AAAAAAAAEAAAAAAAAAAAAAAABQAAAAIAAAAAAAAAAAAAAAAAAAACAAAAAAAAAAAAAAAAAAAAAgAAAAAAAAAAAAAA",
+    "AAAAAAIAAAAAAAAAAAAAAAAAAAACAAAAAAAAAAAAAAAAAAAAAAAAAAEAAAACAAAAAAAAAGFiAAAAAAAAAAAAAAYA",
+    "AAAGAAAAAAAAAGjDqWxsbwAAAAAAAAIAAAAFAAAAAAAAAAABeHl6AAAA/f////////81HNzfAgAAAJqZmZmZmbk/",
+    "QIy1eB2vFUT/////AAAAABAAAAAMABQABgAIAAwAEAAMAAAAAAAEADQAAAAkAAAABAAAAAEAAAA4AQAAAAAAAIAB",
+    "AAAAAAAAaAAAAAAAAAAAAAAACAAIAAAABAAIAAAABAAAAAUAAADMAAAAlAAAAGwAAAA0AAAABAAAAFj///8AAAED",
+    "EAAAABgAAAAEAAAAAAAAAAEAAABmAAYACAAGAAYAAAAAAAIAhP///wAAAQIQAAAAHAAAAAQAAAAAAAAAAQAAAG4A",
+    "AAAIAAwACAAHAAgAAAAAAAABQAAAALj///8AAAEEEAAAABQAAAAEAAAAAAAAAAMAAAByYXcApP///9z///8AAAEF",
+    "EAAAABQAAAAEAAAAAAAAAAMAAAB0eHQAyP///xAAFAAIAAYABwAMAAAAEAAQAAAAAAABBRAAAAAcAAAABAAAAAAA",
+    "AAAHAAAAX19rZXlfXwAEAAQABAAAAFABAABBUlJPVzE=",
+);
+
+/// A chunk of `items` items kept only in the Arrow footer `ipc`, as optimize writes
+/// dicts of plain values: every offset is the header's end.
+fn footer_chunk(items: u32, ipc: &[u8]) -> Vec<u8> {
+    let header = 4 + 4 * (items + 1);
+    let mut out = items.to_le_bytes().to_vec();
+    for _ in 0..=items {
+        out.extend_from_slice(&header.to_le_bytes());
+    }
+    out.extend_from_slice(ipc);
+    out.extend_from_slice(&(ipc.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"LDARW01\0");
+    out
+}
+
+#[test]
+fn items_kept_only_in_an_arrow_footer_are_read_and_a_damaged_footer_is_named() {
+    use base64::Engine;
+    let ipc = base64::engine::general_purpose::STANDARD
+        .decode(FOOTER_IPC)
+        .unwrap();
+    let ds = hand_made(
+        &["__key__", "txt", "raw", "n", "f"],
+        &["str", "str", "bytes", "int", "float"],
         &[],
         serde_json::json!({}),
     );
-    let mut data = 1u32.to_le_bytes().to_vec();
-    data.extend_from_slice(&12u32.to_le_bytes());
-    data.extend_from_slice(&12u32.to_le_bytes());
-    data.extend_from_slice(b"ipc!");
-    data.extend_from_slice(&4u32.to_le_bytes());
-    data.extend_from_slice(b"LDARW01\0");
+    let data = footer_chunk(2, &ipc);
     ds.file("chunk-0-0.bin", &data);
     let mut idx = index(ds.path());
-    idx["chunks"][0]["chunk_size"] = Value::from(1);
+    idx["chunks"][0]["chunk_size"] = Value::from(2);
+    idx["chunks"][0]["chunk_bytes"] = Value::from(data.len());
     ds.file("index.json", serde_json::to_vec(&idx).unwrap());
-    let o = pack(ds.path(), &out.join("arrow"), &[]);
+
+    let out = Tree::new();
+    let wds = out.join("wds");
+    pack_ok(ds.path(), &wds, &["--input-format", "litdata"]);
+    let t = text(&std::fs::read(wds.join("shard-000000.tar")).unwrap());
+    for member in [
+        "a.txt", "a.raw", "a.n", "a.f", "b.txt", "b.raw", "b.n", "b.f",
+    ] {
+        assert!(t.contains(member), "{member}");
+    }
+    let cat =
+        |key: &str, field: &str| run(&["cat", ds.path().to_str().unwrap(), key, field]).stdout;
+    assert_eq!(cat("a", "txt"), "héllo".as_bytes());
+    assert_eq!(cat("a", "raw"), b"\x00\x01");
+    assert_eq!(cat("a", "n"), b"-3");
+    assert_eq!(cat("a", "f"), b"0.1");
+    assert_eq!(cat("b", "raw"), b"xyz");
+    assert_eq!(cat("b", "n"), b"12345678901");
+    assert_eq!(cat("b", "f"), b"1e20");
+    let o = run(&["verify", ds.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stdout));
+
+    // A column of another type than the leaf's serializer says.
+    let swapped = hand_made(
+        &["__key__", "txt", "raw", "n", "f"],
+        &["str", "str", "bytes", "float", "float"],
+        &[],
+        serde_json::json!({}),
+    );
+    let mut swapped_idx = idx.clone();
+    swapped_idx["config"]["data_format"][3] = Value::from("float");
+    swapped.file("chunk-0-0.bin", &data);
+    swapped.file("index.json", serde_json::to_vec(&swapped_idx).unwrap());
+    let o = pack(swapped.path(), &out.join("swapped"), &[]);
     assert!(
-        text(&o.stderr).contains("Arrow footer"),
+        !o.status.success() && text(&o.stderr).contains("leaf `n` (float) as Arrow Int64"),
         "{}",
         text(&o.stderr)
     );
+
+    // The footer's length one byte off, then the footer cut short.
+    let mut wrong = data.clone();
+    let at = wrong.len() - 12;
+    wrong[at] ^= 1;
+    for (damaged, want) in [
+        (wrong, "its Arrow footer says it holds"),
+        (data[..data.len() - 5].to_vec(), "truncated"),
+    ] {
+        ds.file("chunk-0-0.bin", &damaged);
+        let o = run(&["verify", ds.path().to_str().unwrap()]);
+        let said = text(&o.stdout) + &text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains("chunk-0-0.bin") && said.contains(want),
+            "{said}"
+        );
+        let o = pack(ds.path(), &out.join("damaged"), &[]);
+        assert!(
+            !o.status.success() && text(&o.stderr).contains("chunk-0-0.bin"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
 }

@@ -1,8 +1,10 @@
 //! The real litdata 0.2.76 (`tests/interop/check_litdata.py`, in the torch env) against
 //! `--format litdata` and `--input-format litdata`: our chunks read by
 //! `litdata.StreamingDataset` (every key and byte of the input), a `litdata.optimize`
-//! dataset of every common serializer packed by us to WebDataset (every value), and
-//! litdata -> mds -> litdata giving the same items.
+//! dataset of every common serializer packed by us to WebDataset (every value), one of
+//! only bytes/str/int/float/bool values (which optimize keeps in each chunk's Arrow
+//! footer) likewise, with damaged footers named by `verify`, and litdata -> mds ->
+//! litdata giving the same items.
 //!
 //! Needs `SHARDSMITH_TORCH_PYTHON` (the torch env holds litdata and torch), as
 //! `tests/interop.rs`: without it the test says so, and fails under CI.
@@ -67,6 +69,52 @@ fn an_optimize_dataset_of_every_common_serializer_packs_to_webdataset() {
     let wds = out.join("wds");
     pack_ok(&["pack", lit.to_str().unwrap(), wds.to_str().unwrap()]);
     check(&["wds", lit.to_str().unwrap(), wds.to_str().unwrap()]);
+}
+
+#[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
+fn an_optimize_dataset_of_arrow_footer_chunks_packs_to_webdataset_and_damage_is_named() {
+    if torch_python().is_none() {
+        return;
+    }
+    let out = Tree::new();
+    let lit = out.join("plain");
+    check(&["make-plain", lit.to_str().unwrap()]);
+    let wds = out.join("wds");
+    pack_ok(&["pack", lit.to_str().unwrap(), wds.to_str().unwrap()]);
+    check(&["wds", lit.to_str().unwrap(), wds.to_str().unwrap()]);
+    let o = run(&["verify", lit.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stdout));
+
+    // A footer cut short, and one whose length is one byte off.
+    let chunk = lit.join("chunk-0-1.bin");
+    let data = std::fs::read(&chunk).unwrap();
+    std::fs::write(&chunk, &data[..data.len() - 20]).unwrap();
+    let other = lit.join("chunk-0-2.bin");
+    let mut wrong = std::fs::read(&other).unwrap();
+    let at = wrong.len() - 12;
+    wrong[at] ^= 1;
+    std::fs::write(&other, &wrong).unwrap();
+    let o = run(&["verify", lit.to_str().unwrap()]);
+    let said = text(&o.stdout) + &text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("chunk-0-1.bin: truncated")
+            && said.contains("Arrow footer")
+            && said.contains("chunk-0-2.bin")
+            && said.contains("its Arrow footer says it holds"),
+        "{said}"
+    );
+    let o = run(&[
+        "pack",
+        lit.to_str().unwrap(),
+        out.join("again").to_str().unwrap(),
+    ]);
+    assert!(
+        !o.status.success() && text(&o.stderr).contains("chunk-0-1.bin"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]

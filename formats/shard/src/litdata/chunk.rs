@@ -5,8 +5,12 @@
 //! - `u32 N`, then `u32 offsets[N+1]`, absolute, the first one `4 + 4 * (N + 1)`;
 //! - item `i` is `offsets[i]..offsets[i+1]`: a `u32` size per pytree leaf, then every
 //!   leaf's serialized bytes, in leaf order;
-//! - all little-endian. Writers of LitData 0.2.7x may append an Arrow IPC footer after the
-//!   items (`u32` length and the magic [`ARROW_FOOTER_MAGIC`] at the very end).
+//! - all little-endian. Writers of LitData 0.2.7x may append an Arrow IPC footer right
+//!   after the items (`item_loader.py` `append_arrow_row_footer`): an Arrow IPC *file*
+//!   (`ARROW1` ... `ARROW1`) of the items as rows, its `u32` length, then the magic
+//!   [`ARROW_FOOTER_MAGIC`] at the very end. When every value of the item dict is a
+//!   `str`, `bytes`, `int`, `float`, `bool` or a dict of those, `optimize` writes the
+//!   items only there: every offset is the header's end ([`footer`]).
 
 /// The last 8 bytes of a chunk that carries an Arrow IPC footer.
 pub const ARROW_FOOTER_MAGIC: &[u8; 8] = b"LDARW01\0";
@@ -60,6 +64,28 @@ pub enum ChunkError {
         /// The last offset.
         last: u64,
     },
+    /// Bytes after the last item that start an Arrow IPC file but lack the footer's end.
+    #[error(
+        "its Arrow footer ({extra} bytes after the last item, offset {last}) is truncated: it does not end with its length and LitData's footer magic"
+    )]
+    FooterTruncated {
+        /// Bytes after the last item.
+        extra: u64,
+        /// The last offset.
+        last: u64,
+    },
+    /// An Arrow footer whose stated length is not the bytes between the last item and it.
+    #[error(
+        "its Arrow footer says it holds {stated} bytes, but {room} lie between the last item (offset {last}) and its length"
+    )]
+    FooterLength {
+        /// The length the footer states.
+        stated: u64,
+        /// Bytes between the last item and the length.
+        room: u64,
+        /// The last offset.
+        last: u64,
+    },
     /// An item shorter than its leaf sizes, or longer.
     #[error(
         "item {item} holds {len} bytes, its {leaves} leaf sizes say {}",
@@ -76,6 +102,9 @@ pub enum ChunkError {
         want: Option<u64>,
     },
 }
+
+/// The first bytes (and last) of an Arrow IPC file.
+pub const ARROW_IPC_FILE_MAGIC: &[u8; 6] = b"ARROW1";
 
 /// Bytes of the header of a chunk of `items` items.
 pub fn header_len(items: u64) -> u64 {
@@ -123,13 +152,45 @@ pub fn offsets(data: &[u8]) -> Result<Vec<u64>, ChunkError> {
     if last > len {
         return Err(ChunkError::PastEnd { last, len });
     }
-    if last < len && !has_arrow_footer(data) {
-        return Err(ChunkError::Trailing {
-            extra: len - last,
-            last,
-        });
+    if last < len {
+        footer(data, last)?;
     }
     Ok(offsets)
+}
+
+/// The byte range of the Arrow IPC file in the footer of a chunk whose last item ends
+/// at `last` (`None` when nothing follows it), checked: the footer ends with the magic,
+/// its stated length reaches back exactly to `last`, the IPC file starts and ends with
+/// `ARROW1`.
+pub fn footer(data: &[u8], last: u64) -> Result<Option<std::ops::Range<usize>>, ChunkError> {
+    let len = data.len() as u64;
+    if last >= len {
+        return Ok(None);
+    }
+    let extra = len - last;
+    let after = &data[last as usize..];
+    if !has_arrow_footer(data) {
+        return Err(if after.starts_with(ARROW_IPC_FILE_MAGIC) {
+            ChunkError::FooterTruncated { extra, last }
+        } else {
+            ChunkError::Trailing { extra, last }
+        });
+    }
+    let room = extra.saturating_sub(12);
+    let stated = if extra >= 12 {
+        u64::from(word(data, len as usize - 12).expect("inside the chunk"))
+    } else {
+        0
+    };
+    let ipc = &after[..room as usize];
+    if extra < 12
+        || stated != room
+        || !ipc.starts_with(ARROW_IPC_FILE_MAGIC)
+        || !ipc.ends_with(ARROW_IPC_FILE_MAGIC)
+    {
+        return Err(ChunkError::FooterLength { stated, room, last });
+    }
+    Ok(Some(last as usize..(last + room) as usize))
 }
 
 /// The leaf values of item `index` (`item` its bytes) of a pytree of `leaves` leaves.
@@ -217,7 +278,28 @@ mod tests {
             split_item(&data[27..37], 2, 1),
             Err(ChunkError::Item { want: Some(11), .. })
         ));
-        let footer = [data.clone(), b"xxxx".to_vec(), ARROW_FOOTER_MAGIC.to_vec()].concat();
-        assert_eq!(offsets(&footer).unwrap(), vec![16, 27, 38]);
+        let ipc = b"ARROW1..ARROW1";
+        let with = |ipc: &[u8], stated: u32| {
+            [&data[..], ipc, &stated.to_le_bytes(), ARROW_FOOTER_MAGIC].concat()
+        };
+        let good = with(ipc, 14);
+        assert_eq!(offsets(&good).unwrap(), vec![16, 27, 38]);
+        assert_eq!(footer(&good, 38).unwrap(), Some(38..52));
+        assert!(matches!(
+            offsets(&with(ipc, 13)),
+            Err(ChunkError::FooterLength {
+                stated: 13,
+                room: 14,
+                last: 38
+            })
+        ));
+        assert!(matches!(
+            offsets(&good[..good.len() - 3]),
+            Err(ChunkError::FooterTruncated { extra: 23, .. })
+        ));
+        assert!(matches!(
+            offsets(&with(b"xxxx", 4)),
+            Err(ChunkError::FooterLength { .. })
+        ));
     }
 }

@@ -1,5 +1,6 @@
 //! Verifying LitData datasets: each chunk walked on its own (item count, offsets, every
-//! item's leaf sizes against the leaves its `index.json` names), then every LitData
+//! item's leaf sizes against the leaves its `index.json` names, or, for a chunk whose
+//! items are only in its Arrow footer, the footer read and its rows counted), then every LitData
 //! `index.json` compared with the chunks it lists ([`check_indices`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,6 +10,7 @@ use serde_json::Value;
 use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspector, Manifest};
 
 use super::chunk::{self, ChunkError};
+use super::footer::{self, FooterRows};
 use super::format::MAX_CHUNK;
 use super::index::{INDEX, is_litdata_index};
 use super::spec::{self, KEY};
@@ -38,6 +40,8 @@ pub fn is_chunk_name(path: &str) -> bool {
 struct Leaves {
     count: usize,
     keyed: bool,
+    /// Arrow footers compressed (`ipc_compression`), which are not read.
+    ipc_compressed: bool,
 }
 
 fn leaves_of(index: &Value) -> Option<Leaves> {
@@ -46,6 +50,7 @@ fn leaves_of(index: &Value) -> Option<Leaves> {
     (formats.len() == names.len()).then(|| Leaves {
         count: names.len(),
         keyed: names.first().is_some_and(|n| n == KEY) && formats[0] == "str",
+        ipc_compressed: !index["config"]["ipc_compression"].is_null(),
     })
 }
 
@@ -107,9 +112,9 @@ impl Inspector for LitdataInspector {
             Ok(offsets) => offsets,
             Err(e) => {
                 let kind = match e {
-                    ChunkError::Header { .. } | ChunkError::PastEnd { .. } => {
-                        FindingKind::Truncated
-                    }
+                    ChunkError::Header { .. }
+                    | ChunkError::PastEnd { .. }
+                    | ChunkError::FooterTruncated { .. } => FindingKind::Truncated,
                     ChunkError::Trailing { .. } => FindingKind::TrailingData,
                     _ => FindingKind::BadHeader,
                 };
@@ -125,6 +130,16 @@ impl Inspector for LitdataInspector {
         inspection.samples = Some(items);
         if let Some(leaves) = self.leaves {
             let arrow_only = items > 0 && offsets[0] == offsets[items as usize];
+            if arrow_only && leaves.count > 0 && !leaves.ipc_compressed {
+                footer_keys(
+                    data,
+                    offsets[items as usize],
+                    items,
+                    leaves,
+                    path,
+                    &mut inspection,
+                );
+            }
             for i in 0..items {
                 if arrow_only && leaves.count > 0 {
                     break;
@@ -154,6 +169,51 @@ impl Inspector for LitdataInspector {
             .facts
             .insert("litdata.items".into(), Value::from(items));
         inspection
+    }
+}
+
+/// Reads the Arrow footer that holds a chunk's `items` items (its last item ending at
+/// `last`): a footer that cannot be read, or of other rows, is a finding; the keys of
+/// its first and last rows are the chunk's first and last keys.
+fn footer_keys(
+    data: &[u8],
+    last: u64,
+    items: u64,
+    leaves: Leaves,
+    path: &str,
+    inspection: &mut Inspection,
+) {
+    let key = [KEY];
+    let wanted: &[&str] = if leaves.keyed { &key } else { &[] };
+    let rows = chunk::footer(data, last)
+        .ok()
+        .flatten()
+        .ok_or(None)
+        .and_then(|range| footer::read(&data[range]).map_err(Some))
+        .and_then(|batches| FooterRows::new(&batches, wanted, items).map_err(Some));
+    match rows {
+        Ok(rows) if leaves.keyed => {
+            let key = |row| {
+                String::from_utf8_lossy(&rows.stored(0, row).unwrap_or_default()).into_owned()
+            };
+            inspection.first_key = Some(key(0));
+            inspection.last_key = Some(key(items - 1));
+        }
+        Ok(_) => {}
+        Err(e) => inspection.findings.push(
+            Finding::error(
+                FindingKind::BadRecord,
+                path,
+                format!(
+                    "damaged LitData chunk: {}",
+                    e.map_or(
+                        "its items are empty and it has no Arrow footer".to_string(),
+                        |e| e.to_string()
+                    )
+                ),
+            )
+            .at(last),
+        ),
     }
 }
 

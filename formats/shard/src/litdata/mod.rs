@@ -9,10 +9,11 @@
 //! is a dict: `__key__` (a `str`), then one leaf per field in name order, each `str` or
 //! `bytes` for the whole dataset by its column encoding (text encodings `str`, the others
 //! `bytes`). Read, every uncompressed PyTree dataset of the common serializers
-//! ([`input`]).
+//! ([`input`]), items kept only in a chunk's Arrow IPC footer too ([`footer`]).
 
 pub mod chunk;
 pub mod def;
+pub mod footer;
 mod format;
 mod index;
 pub mod input;

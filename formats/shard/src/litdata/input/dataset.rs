@@ -1,8 +1,11 @@
 //! [`LitdataDataset`]: a LitData dataset's `index.json` read and checked, and the listing
 //! of its items, chunk by chunk.
 
+use std::borrow::Cow;
 use std::io::Read;
 use std::sync::Arc;
+
+use arrow_schema::DataType;
 
 use serde_json::Value;
 use shardsmith_manifest::Skipped;
@@ -11,6 +14,7 @@ use shardsmith_store::{InputSource, ReadError};
 use super::leaf::{Kind, READ};
 use crate::keys::KeyPrefix;
 use crate::litdata::chunk;
+use crate::litdata::footer::{self, FooterRows};
 use crate::litdata::index::{INDEX, is_litdata_index};
 use crate::litdata::spec::{self, KEY};
 use crate::mds::input::problem::Problem;
@@ -23,6 +27,8 @@ const MAX_INDEX: u64 = 1 << 30;
 /// One leaf of the items' pytree.
 #[derive(Debug)]
 pub(super) struct Leaf {
+    /// Its path in the pytree (`meta.a`).
+    pub(super) name: String,
     /// The field it becomes (its path, lowercased).
     pub(super) field: String,
     /// Its `data_format` entry.
@@ -105,6 +111,12 @@ impl LitdataDataset {
                 )));
             }
         }
+        if !config["ipc_compression"].is_null() {
+            return Err(bad(format!(
+                "is a LitData dataset of chunks whose Arrow footers are compressed (ipc_compression {}), which shardsmith does not read",
+                config["ipc_compression"]
+            )));
+        }
         if config["item_loader"] != "PyTreeLoader" {
             return Err(bad(format!(
                 "is a LitData dataset of item loader {}, which shardsmith does not read (PyTreeLoader, optimize's default, it does)",
@@ -142,6 +154,7 @@ impl LitdataDataset {
                 )));
             }
             leaves.push(Leaf {
+                name: name.clone(),
                 field,
                 format: (*format).to_string(),
                 kind,
@@ -206,8 +219,8 @@ impl LitdataDataset {
         }
     }
 
-    /// The bytes of chunk `i` and its item offsets, checked against the index.
-    pub(super) fn load_chunk(&self, i: usize) -> Result<(Vec<u8>, Vec<u64>)> {
+    /// The items of chunk `i`, checked against the index.
+    pub(super) fn load_chunk(&self, i: usize) -> Result<Items> {
         let chunk = &self.chunks[i];
         let mut data = Vec::new();
         self.source
@@ -226,28 +239,71 @@ impl LitdataDataset {
             ));
         }
         if items > 0 && offsets[0] == offsets[items as usize] && !self.leaves.is_empty() {
-            return Err(self.bad(
-                i,
-                "holds its items only in an Arrow footer (LitData 0.2.7x writes dicts of plain values so), which shardsmith does not read yet",
-            ));
+            return self.footer_items(i, &data, offsets[items as usize], items);
         }
-        Ok((data, offsets))
+        Ok(Items::Pytree { data, offsets })
     }
 
-    /// The leaf values of item `local` of chunk `i`.
+    /// The items of chunk `i` (`data`, its last item ending at `last`) from its Arrow
+    /// footer; every leaf's column must be of the type its serializer stores.
+    fn footer_items(&self, i: usize, data: &[u8], last: u64, items: u64) -> Result<Items> {
+        let damaged =
+            |e: &dyn std::fmt::Display| self.bad(i, format!("is a damaged LitData chunk: {e}"));
+        let range = chunk::footer(data, last)
+            .map_err(|e| damaged(&e))?
+            .ok_or_else(|| damaged(&"its items are empty and it has no Arrow footer"))?;
+        let batches = footer::read(&data[range]).map_err(|e| damaged(&e))?;
+        let names: Vec<&str> = self.leaves.iter().map(|l| l.name.as_str()).collect();
+        let rows = FooterRows::new(&batches, &names, items).map_err(|e| damaged(&e))?;
+        for (l, leaf) in self.leaves.iter().enumerate() {
+            let Some(data_type) = rows.data_type(l) else {
+                continue;
+            };
+            let fits = match leaf.kind {
+                Kind::Int => *data_type == DataType::Int64,
+                Kind::Float => *data_type == DataType::Float64,
+                Kind::Bool => *data_type == DataType::Boolean,
+                Kind::Pass { text: true, .. } => matches!(
+                    data_type,
+                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+                ),
+                Kind::Pass { text: false, .. } => matches!(
+                    data_type,
+                    DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+                ),
+                _ => false,
+            };
+            if !fits {
+                return Err(damaged(&format!(
+                    "its Arrow footer holds leaf `{}` ({}) as Arrow {data_type}",
+                    leaf.name, leaf.format
+                )));
+            }
+        }
+        Ok(Items::Footer(rows))
+    }
+
+    /// The leaf values of item `local` of chunk `i`; `None` for a null in its footer.
     pub(super) fn item<'d>(
         &self,
         i: usize,
-        data: &'d [u8],
-        offsets: &[u64],
+        items: &'d Items,
         local: u64,
-    ) -> Result<Vec<&'d [u8]>> {
-        let (start, end) = (
-            offsets[local as usize] as usize,
-            offsets[local as usize + 1] as usize,
-        );
-        chunk::split_item(&data[start..end], self.leaves.len(), local)
-            .map_err(|e| self.bad(i, format!("is a damaged LitData chunk: {e}")))
+    ) -> Result<Vec<Option<Cow<'d, [u8]>>>> {
+        match items {
+            Items::Pytree { data, offsets } => {
+                let (start, end) = (
+                    offsets[local as usize] as usize,
+                    offsets[local as usize + 1] as usize,
+                );
+                let values = chunk::split_item(&data[start..end], self.leaves.len(), local)
+                    .map_err(|e| self.bad(i, format!("is a damaged LitData chunk: {e}")))?;
+                Ok(values.into_iter().map(|v| Some(Cow::Borrowed(v))).collect())
+            }
+            Items::Footer(rows) => Ok((0..self.leaves.len())
+                .map(|l| rows.stored(l, local).map(Cow::Owned))
+                .collect()),
+        }
     }
 
     /// The field a leaf's value is given as; `Err(Ok(reason))` leaves the item out.
@@ -277,12 +333,15 @@ impl LitdataDataset {
         if chunk.items == 0 {
             return Ok(());
         }
-        let (data, offsets) = self.load_chunk(i)?;
+        let items = self.load_chunk(i)?;
         'items: for local in 0..chunk.items {
-            let values = self.item(i, &data, &offsets, local)?;
+            let values = self.item(i, &items, local)?;
             let global = chunk.first + local;
             let mut fields = Vec::with_capacity(self.leaves.len());
             for (l, (leaf, value)) in self.leaves.iter().zip(&values).enumerate() {
+                let Some(value) = value else {
+                    continue;
+                };
                 if Some(l) == self.key {
                     continue;
                 }
@@ -300,7 +359,13 @@ impl LitdataDataset {
             fields.sort_by(|a, b| a.ext.cmp(&b.ext));
             let key = match self.key {
                 Some(k) => {
-                    let text = std::str::from_utf8(values[k]).map_err(|_| {
+                    let value = values[k].as_deref().ok_or_else(|| {
+                        self.bad(
+                            i,
+                            format!("item {local} has no `__key__` in its Arrow footer"),
+                        )
+                    })?;
+                    let text = std::str::from_utf8(value).map_err(|_| {
                         self.bad(i, format!("item {local} has a `__key__` that is not UTF-8"))
                     })?;
                     self.key_prefix.apply(&chunk.rel, text)
@@ -315,4 +380,12 @@ impl LitdataDataset {
         }
         Ok(())
     }
+}
+
+/// The items of one chunk, as stored: pytree items, or the rows of its Arrow footer.
+pub(super) enum Items {
+    /// The chunk's bytes and item offsets.
+    Pytree { data: Vec<u8>, offsets: Vec<u64> },
+    /// The leaves' values from the footer.
+    Footer(FooterRows),
 }

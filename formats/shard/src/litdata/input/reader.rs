@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use shardsmith_manifest::Skipped;
 
-use super::dataset::LitdataDataset;
+use super::dataset::{Items, LitdataDataset};
 use crate::columns::Encoding;
 use crate::content::Validation;
 use crate::sample::{
@@ -94,7 +94,7 @@ impl SampleSource for LitdataDataset {
 struct Reader<'a> {
     dataset: &'a LitdataDataset,
     samples: &'a [SampleSpec],
-    current: Option<(usize, Vec<u8>, Vec<u64>)>,
+    current: Option<(usize, Items)>,
 }
 
 impl SampleReader for Reader<'_> {
@@ -103,12 +103,11 @@ impl SampleReader for Reader<'_> {
         let sample = &self.samples[index];
         let i = dataset.chunk_of(sample.origin);
         if self.current.as_ref().is_none_or(|(open, ..)| *open != i) {
-            let (data, offsets) = dataset.load_chunk(i)?;
-            self.current = Some((i, data, offsets));
+            self.current = Some((i, dataset.load_chunk(i)?));
         }
-        let (_, data, offsets) = self.current.as_ref().expect("loaded above");
+        let (_, items) = self.current.as_ref().expect("loaded above");
         let local = sample.origin - dataset.chunks[i].first;
-        let values = dataset.item(i, data, offsets, local)?;
+        let values = dataset.item(i, items, local)?;
         buf.clear();
         let mut ranges = Vec::with_capacity(sample.fields.len());
         for field in &sample.fields {
@@ -117,7 +116,13 @@ impl SampleReader for Reader<'_> {
             else {
                 return Err(dataset.bad(i, format!("has no leaf `{}`", field.ext)));
             };
-            let value = match dataset.convert(i, local, &dataset.leaves[l], values[l])? {
+            let Some(stored) = values[l].as_deref() else {
+                return Err(dataset.bad(
+                    i,
+                    format!("item {local} has no leaf `{}` any more", field.ext),
+                ));
+            };
+            let value = match dataset.convert(i, local, &dataset.leaves[l], stored)? {
                 Ok(value) => value,
                 Err(reason) => {
                     return Ok(Err(vec![Skipped {

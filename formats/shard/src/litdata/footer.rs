@@ -1,0 +1,241 @@
+//! The Arrow IPC footer of a LitData chunk ([`crate::litdata::chunk`] has its layout):
+//! its record batches read back ([`read`]) and each pytree leaf's values found in them
+//! ([`FooterRows`]), as the bytes LitData's serializer of that leaf stores, so that the
+//! input turns them into fields by the same rules as items stored the usual way.
+//!
+//! A leaf is a top-level column by its name, or a child of a struct column by its path
+//! (`meta.a` is child `a` of struct `meta`, as `litdata.optimize` writes a nested dict).
+//! Stored bytes by Arrow type: strings and binaries their bytes (as
+//! [`crate::arrow_values::value_bytes`] gives them), `int64` eight bytes and `double`
+//! eight bytes little-endian (LitData's `int` and `float`), `bool` one byte. A null
+//! (a key the row lacks, or a null struct above it) is no value.
+
+use std::io::Cursor;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_ipc::reader::FileReader;
+use arrow_schema::{DataType, Fields};
+
+use crate::arrow_values::value_bytes;
+
+/// Why a footer cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FooterError {
+    /// Not an Arrow IPC file, or a damaged one.
+    #[error("its Arrow footer is no readable Arrow IPC file: {0}")]
+    Ipc(String),
+    /// Rows other than the chunk's items.
+    #[error("its Arrow footer holds {rows} rows, the chunk {items} items")]
+    Rows {
+        /// Rows of the footer.
+        rows: u64,
+        /// Items of the chunk.
+        items: u64,
+    },
+    /// No column (or struct child) for a leaf.
+    #[error("its Arrow footer has no column for leaf `{0}`")]
+    NoColumn(String),
+    /// A column of a type no LitData serializer of the footer stores.
+    #[error(
+        "its Arrow footer holds leaf `{leaf}` as Arrow {data_type}, which shardsmith does not read (string, binary, int64, double, bool)"
+    )]
+    Type {
+        /// The leaf.
+        leaf: String,
+        /// Its Arrow type.
+        data_type: DataType,
+    },
+}
+
+/// The record batches of the Arrow IPC file `ipc`.
+pub fn read(ipc: &[u8]) -> Result<Vec<RecordBatch>, FooterError> {
+    let reader =
+        FileReader::try_new(Cursor::new(ipc), None).map_err(|e| FooterError::Ipc(e.to_string()))?;
+    reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| FooterError::Ipc(e.to_string()))
+}
+
+/// The values of some leaves, row by row, from a footer's batches.
+pub struct FooterRows {
+    /// Per leaf, per batch: the arrays from the top-level column down to the leaf's.
+    columns: Vec<Vec<Vec<ArrayRef>>>,
+    /// (batch, row in it) of every row.
+    rows: Vec<(usize, usize)>,
+}
+
+fn find(fields: &Fields, arrays: &[ArrayRef], path: &str, out: &mut Vec<ArrayRef>) -> bool {
+    for (field, array) in fields.iter().zip(arrays) {
+        if field.name() == path {
+            out.push(array.clone());
+            return true;
+        }
+        let rest = path
+            .strip_prefix(field.name().as_str())
+            .and_then(|r| r.strip_prefix('.'));
+        if let (Some(rest), Some(s)) = (rest, array.as_struct_opt()) {
+            out.push(array.clone());
+            if find(s.fields(), s.columns(), rest, out) {
+                return true;
+            }
+            out.pop();
+        }
+    }
+    false
+}
+
+impl FooterRows {
+    /// The values of `leaves` (pytree paths) in `batches`, which must hold `items` rows.
+    pub fn new(batches: &[RecordBatch], leaves: &[&str], items: u64) -> Result<Self, FooterError> {
+        let rows: Vec<(usize, usize)> = batches
+            .iter()
+            .enumerate()
+            .flat_map(|(b, batch)| (0..batch.num_rows()).map(move |r| (b, r)))
+            .collect();
+        if rows.len() as u64 != items {
+            return Err(FooterError::Rows {
+                rows: rows.len() as u64,
+                items,
+            });
+        }
+        let mut columns = Vec::with_capacity(leaves.len());
+        for leaf in leaves {
+            let mut per_batch = Vec::with_capacity(batches.len());
+            for batch in batches {
+                let mut path = Vec::new();
+                if !find(batch.schema().fields(), batch.columns(), leaf, &mut path) {
+                    return Err(FooterError::NoColumn((*leaf).to_string()));
+                }
+                let data_type = path.last().expect("found").data_type().clone();
+                if !matches!(
+                    data_type,
+                    DataType::Utf8
+                        | DataType::LargeUtf8
+                        | DataType::Utf8View
+                        | DataType::Binary
+                        | DataType::LargeBinary
+                        | DataType::BinaryView
+                        | DataType::Int64
+                        | DataType::Float64
+                        | DataType::Boolean
+                ) {
+                    return Err(FooterError::Type {
+                        leaf: (*leaf).to_string(),
+                        data_type,
+                    });
+                }
+                per_batch.push(path);
+            }
+            columns.push(per_batch);
+        }
+        Ok(Self { columns, rows })
+    }
+
+    /// The Arrow type of leaf `leaf` (`None` when there are no rows).
+    pub fn data_type(&self, leaf: usize) -> Option<&DataType> {
+        self.columns[leaf]
+            .first()
+            .and_then(|path| path.last())
+            .map(|a| a.data_type())
+    }
+
+    /// The stored bytes of leaf `leaf` of row `row`, `None` for a null.
+    pub fn stored(&self, leaf: usize, row: u64) -> Option<Vec<u8>> {
+        let (batch, r) = self.rows[row as usize];
+        let path = &self.columns[leaf][batch];
+        if path.iter().any(|a| a.is_null(r)) {
+            return None;
+        }
+        let array = path.last().expect("found");
+        match array.data_type() {
+            DataType::Int64 => Some(
+                array
+                    .as_primitive::<Int64Type>()
+                    .value(r)
+                    .to_le_bytes()
+                    .to_vec(),
+            ),
+            DataType::Float64 => Some(
+                array
+                    .as_primitive::<Float64Type>()
+                    .value(r)
+                    .to_le_bytes()
+                    .to_vec(),
+            ),
+            DataType::Boolean => Some(vec![u8::from(array.as_boolean().value(r))]),
+            _ => value_bytes(array, r, None).ok().flatten(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{BooleanArray, Float64Array, Int64Array, StringArray, StructArray};
+    use arrow_ipc::writer::FileWriter;
+    use arrow_schema::Field;
+
+    use super::*;
+
+    fn ipc(batch: &RecordBatch) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut w = FileWriter::try_new(&mut out, &batch.schema()).unwrap();
+        w.write(batch).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        out
+    }
+
+    #[test]
+    fn leaves_are_found_by_path_and_nulls_are_no_value() {
+        let meta = StructArray::from(vec![
+            (
+                Arc::new(Field::new("a", DataType::Int64, true)),
+                Arc::new(Int64Array::from(vec![Some(1), None])) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("b.c", DataType::Boolean, true)),
+                Arc::new(BooleanArray::from(vec![true, false])) as ArrayRef,
+            ),
+        ]);
+        let batch = RecordBatch::try_from_iter([
+            (
+                "__key__",
+                Arc::new(StringArray::from(vec!["x", "y"])) as ArrayRef,
+            ),
+            (
+                "f",
+                Arc::new(Float64Array::from(vec![0.5, -1.0])) as ArrayRef,
+            ),
+            ("meta", Arc::new(meta) as ArrayRef),
+        ])
+        .unwrap();
+        let batches = read(&ipc(&batch)).unwrap();
+        let rows = FooterRows::new(&batches, &["__key__", "f", "meta.a", "meta.b.c"], 2).unwrap();
+        assert_eq!(rows.stored(0, 1).unwrap(), b"y");
+        assert_eq!(rows.stored(1, 0).unwrap(), 0.5f64.to_le_bytes());
+        assert_eq!(rows.stored(2, 0).unwrap(), 1i64.to_le_bytes());
+        assert_eq!(rows.stored(2, 1), None);
+        assert_eq!(rows.stored(3, 0).unwrap(), [1]);
+        assert_eq!(rows.data_type(2), Some(&DataType::Int64));
+        assert!(matches!(
+            FooterRows::new(&batches, &["meta.z"], 2),
+            Err(FooterError::NoColumn(l)) if l == "meta.z"
+        ));
+        assert!(matches!(
+            FooterRows::new(&batches, &["meta"], 2),
+            Err(FooterError::Type { .. })
+        ));
+        assert!(matches!(
+            FooterRows::new(&batches, &[], 3),
+            Err(FooterError::Rows { rows: 2, items: 3 })
+        ));
+        assert!(matches!(
+            read(b"ARROW1\0\0ARROW1"),
+            Err(FooterError::Ipc(_))
+        ));
+    }
+}
