@@ -50,10 +50,6 @@ impl FormatDef for Def {
         is_litdata_input(source, only)
     }
 
-    /// A shard's data is built in memory and freed at its end.
-    fn buffers(&self) -> crate::definition::Buffers {
-        crate::definition::Buffers::Shards
-    }
     fn has_root_index(&self) -> bool {
         true
     }
