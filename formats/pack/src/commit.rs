@@ -99,25 +99,19 @@ impl Job<'_> {
             return Ok(written);
         };
         let mut exclude = BTreeMap::new();
-        for (index, digest) in &digests.kept {
-            let digest = dedup::parse(digest).expect("digests are recorded as hex");
+        for &(index, digest) in &digests.kept {
             let at = plan.samples.start + index;
             if let Some(first) = seen.first(digest)
                 && first < at
-                && dedup::same_content(&self.ctx, &self.samples[first], &self.samples[at])?
+                && dedup::same_content(&self.ctx, &self.samples[first], &self.samples[at], None)?
             {
-                exclude.insert(*index, digest);
+                exclude.insert(index, digest);
             }
         }
         if exclude.is_empty() {
             return Ok(written);
         }
-        for (index, digest) in &digests.dropped {
-            exclude.insert(
-                *index,
-                dedup::parse(digest).expect("digests are recorded as hex"),
-            );
-        }
+        exclude.extend(digests.dropped.iter().copied());
         // Its temporary file goes before the shard is written again.
         drop(written);
         let again = PlanDedup {
@@ -139,8 +133,7 @@ impl Job<'_> {
         let (Some(seen), Some(digests)) = (self.dedup, digests) else {
             return duplicates;
         };
-        for (index, digest) in &digests.dropped {
-            let digest = dedup::parse(digest).expect("digests are recorded as hex");
+        for &(index, digest) in &digests.dropped {
             let sample = &self.samples[plan.samples.start + index];
             let first = seen
                 .first(digest)
@@ -380,16 +373,11 @@ fn resumable(job: &Job<'_>) -> Result<Vec<Decided>> {
         };
         if let Some(seen) = job.dedup {
             // What the interrupted run packed counts as seen; a record without digests
-            // (or with a damaged one) is written again.
-            let Some(kept) = record.digests.as_ref().and_then(|d| {
-                d.kept
-                    .iter()
-                    .map(|(index, digest)| Some((*index, dedup::parse(digest)?)))
-                    .collect::<Option<Vec<_>>>()
-            }) else {
+            // is written again (one whose digests do not parse was not loaded).
+            let Some(digests) = &record.digests else {
                 break;
             };
-            for (index, digest) in kept {
+            for &(index, digest) in &digests.kept {
                 seen.register(digest, plan.samples.start + index);
             }
         }

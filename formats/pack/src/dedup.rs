@@ -76,14 +76,51 @@ impl Seen {
 }
 
 /// The digests of a written plan's samples, by index in the plan: the ones packed and
-/// the ones left out as duplicates. Kept in the plan's record, so that a resumed run
-/// registers what an interrupted one packed.
+/// the ones left out as duplicates. Kept in the plan's record (as 32 hex digits), so
+/// that a resumed run registers what an interrupted one packed; a record whose digests
+/// do not parse is not resumed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanDigests {
-    /// `(index in the plan, digest as 32 hex digits)` of each packed sample.
-    pub kept: Vec<(usize, String)>,
+    /// `(index in the plan, digest)` of each packed sample.
+    #[serde(with = "as_hex")]
+    pub kept: Vec<(usize, Digest)>,
     /// The same for each sample left out as a duplicate.
-    pub dropped: Vec<(usize, String)>,
+    #[serde(with = "as_hex")]
+    pub dropped: Vec<(usize, Digest)>,
+}
+
+/// `(index, digest)` pairs recorded as `[index, "32 hex digits"]`.
+mod as_hex {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Digest;
+
+    pub(super) fn serialize<S: Serializer>(
+        pairs: &[(usize, Digest)],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let text: Vec<(usize, String)> = pairs
+            .iter()
+            .map(|(index, digest)| (*index, format!("{digest:032x}")))
+            .collect();
+        text.serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<(usize, Digest)>, D::Error> {
+        Vec::<(usize, String)>::deserialize(deserializer)?
+            .into_iter()
+            .map(|(index, text)| {
+                (text.len() == 32)
+                    .then(|| Digest::from_str_radix(&text, 16).ok())
+                    .flatten()
+                    .map(|digest| (index, digest))
+                    .ok_or_else(|| D::Error::custom(format!("not a digest: {text:?}")))
+            })
+            .collect()
+    }
 }
 
 /// What a shard's writer needs to leave duplicates out.
@@ -99,21 +136,16 @@ pub(crate) struct PlanDedup<'a> {
     pub exclude: BTreeMap<usize, Digest>,
 }
 
-/// A digest as recorded.
-pub(crate) fn hex(digest: Digest) -> String {
-    format!("{digest:032x}")
-}
-
-/// A recorded digest (`None` when it is not one: the record is then not resumed).
-pub(crate) fn parse(text: &str) -> Option<Digest> {
-    (text.len() == 32)
-        .then(|| Digest::from_str_radix(text, 16).ok())
-        .flatten()
-}
-
 /// True when samples `a` and `b` hold the same fields, byte for byte (names, order and
 /// bytes); a sample that cannot be read again is not the same.
-pub(crate) fn same_content(ctx: &WriteContext<'_>, a: &SampleSpec, b: &SampleSpec) -> Result<bool> {
+///
+/// `held` is `b`'s fields when the caller has them in memory (then `b` is not read again).
+pub(crate) fn same_content(
+    ctx: &WriteContext<'_>,
+    a: &SampleSpec,
+    b: &SampleSpec,
+    held: Option<&[&[u8]]>,
+) -> Result<bool> {
     let same_fields = a.fields.len() == b.fields.len()
         && a.fields
             .iter()
@@ -126,16 +158,26 @@ pub(crate) fn same_content(ctx: &WriteContext<'_>, a: &SampleSpec, b: &SampleSpe
     let mut reader_a = ctx
         .source
         .reader(std::slice::from_ref(a), Validation::None)?;
-    let mut reader_b = ctx
-        .source
-        .reader(std::slice::from_ref(b), Validation::None)?;
-    let (Ok(loaded_a), Ok(loaded_b)) =
-        (reader_a.load(0, &mut buf_a)?, reader_b.load(0, &mut buf_b)?)
-    else {
+    let Ok(loaded_a) = reader_a.load(0, &mut buf_a)? else {
         return Ok(false);
     };
+    let mut reader_b;
+    let mut fields_b = match held {
+        Some(fields) => fields
+            .iter()
+            .map(|f| Box::new(*f) as Box<dyn std::io::Read>)
+            .collect(),
+        None => {
+            reader_b = ctx
+                .source
+                .reader(std::slice::from_ref(b), Validation::None)?;
+            let Ok(loaded_b) = reader_b.load(0, &mut buf_b)? else {
+                return Ok(false);
+            };
+            readers(loaded_b, &buf_b)
+        }
+    };
     let mut fields_a = readers(loaded_a, &buf_a);
-    let mut fields_b = readers(loaded_b, &buf_b);
     for (x, y) in fields_a.iter_mut().zip(fields_b.iter_mut()) {
         let same = same_bytes(x.as_mut(), y.as_mut())
             .map_err(|e| crate::Error::io("reading input", ctx.source.describe(), e))?;
@@ -240,7 +282,22 @@ mod tests {
         assert_eq!(seen.register(7, 4), None, "registering again is harmless");
         assert_eq!(seen.first(7), Some(4));
         assert_eq!(seen.first(8), None);
-        assert_eq!(parse(&hex(u128::MAX - 5)), Some(u128::MAX - 5));
-        assert_eq!(parse("12"), None);
+        let digests = PlanDigests {
+            kept: vec![(3, u128::MAX - 5)],
+            dropped: vec![(4, 1)],
+        };
+        let json = serde_json::to_string(&digests).unwrap();
+        assert_eq!(
+            json,
+            format!(
+                r#"{{"kept":[[3,"{:032x}"]],"dropped":[[4,"{:032x}"]]}}"#,
+                u128::MAX - 5,
+                1
+            )
+        );
+        assert_eq!(serde_json::from_str::<PlanDigests>(&json).unwrap(), digests);
+        assert!(
+            serde_json::from_str::<PlanDigests>(r#"{"kept":[[3,"12"]],"dropped":[]}"#).is_err()
+        );
     }
 }

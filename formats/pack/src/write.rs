@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use shardsmith_manifest::{DEFAULT_CHUNK_SIZE, ExpectedSize, FileEntry, HashingWriter, Skipped};
 
 use super::ahead::{Feed, Helpers};
-use super::dedup::{PlanDedup, PlanDigests, hex, same_content};
+use super::dedup::{PlanDedup, PlanDigests, same_content};
 use super::left_out::first_cause;
 use super::load::WriteContext;
 use super::state::ShardRecord;
@@ -148,7 +148,7 @@ fn write_shard_with<'a>(
                             .map(|(f, h)| (&*f.ext, f.size, h.digest())),
                     );
                     dedup.seen.register(digest, dedup.start + index);
-                    digests.kept.push((index, hex(digest)));
+                    digests.kept.push((index, digest));
                 }
                 drop(hashing);
                 if let Err(e) = added {
@@ -218,26 +218,30 @@ fn is_duplicate(
     buf: &[u8],
 ) -> Result<bool> {
     if let Some(&digest) = dedup.exclude.get(&index) {
-        digests.dropped.push((index, hex(digest)));
+        digests.dropped.push((index, digest));
         return Ok(true);
     }
     let Loaded::Memory(ranges) = loaded else {
         return Ok(false);
     };
+    let values: Vec<&[u8]> = ranges
+        .iter()
+        .map(|&(start, end)| &buf[start..end])
+        .collect();
     let digest = memory_digest(
         sample
             .fields
             .iter()
-            .zip(ranges)
-            .map(|(f, &(start, end))| (&*f.ext, &buf[start..end])),
+            .map(|f| &*f.ext)
+            .zip(values.iter().copied()),
     );
     if let Some(first) = dedup.seen.register(digest, dedup.start + index)
-        && same_content(ctx, &dedup.all[first], sample)?
+        && same_content(ctx, &dedup.all[first], sample, Some(&values))?
     {
-        digests.dropped.push((index, hex(digest)));
+        digests.dropped.push((index, digest));
         return Ok(true);
     }
-    digests.kept.push((index, hex(digest)));
+    digests.kept.push((index, digest));
     Ok(false)
 }
 

@@ -109,14 +109,14 @@ fn deduplicated(manifest: &mut Manifest, found: &[(Head, Share)]) -> Option<Stri
         return None;
     }
     let mut duplicates = Duplicates::default();
-    let mut earlier: HashSet<&str> = HashSet::new();
+    let mut earlier: HashSet<u128> = HashSet::new();
     let mut across = 0u64;
     for (_, share) in found {
-        let mut own: Vec<&str> = Vec::new();
+        let mut own: Vec<u128> = Vec::new();
         for plan in &share.records {
             duplicates.extend(plan.duplicates.clone());
-            for (_, digest) in plan.digests.iter().flat_map(|d| &d.kept) {
-                if earlier.contains(digest.as_str()) {
+            for &(_, digest) in plan.digests.iter().flat_map(|d| &d.kept) {
+                if earlier.contains(&digest) {
                     across += 1;
                 }
                 own.push(digest);
