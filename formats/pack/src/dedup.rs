@@ -26,8 +26,8 @@ use shardsmith_shard::content::Validation;
 use shardsmith_shard::digest::{Digest, HashingReader, memory_digest, same_bytes, sample_digest};
 use shardsmith_shard::sample::{Loaded, SampleSource};
 
-use crate::Result;
 use crate::load::WriteContext;
+use crate::{Error, Result};
 
 const PARTS: usize = 64;
 
@@ -94,7 +94,7 @@ mod as_hex {
     use serde::de::Error;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    use super::Digest;
+    use shardsmith_shard::digest::Digest;
 
     pub(super) fn serialize<S: Serializer>(
         pairs: &[(usize, Digest)],
@@ -180,7 +180,7 @@ pub(crate) fn same_content(
     let mut fields_a = readers(loaded_a, &buf_a);
     for (x, y) in fields_a.iter_mut().zip(fields_b.iter_mut()) {
         let same = same_bytes(x.as_mut(), y.as_mut())
-            .map_err(|e| crate::Error::io("reading input", ctx.source.describe(), e))?;
+            .map_err(|e| Error::io("reading input", ctx.source.describe(), e))?;
         if !same {
             return Ok(false);
         }
@@ -253,7 +253,7 @@ fn digest_chunk(source: &dyn SampleSource, chunk: &[SampleSpec]) -> Result<Vec<O
                 for (field, stream) in sample.fields.iter().zip(streams.iter_mut()) {
                     let mut hashing = HashingReader::new(stream);
                     std::io::copy(&mut hashing, &mut std::io::sink()).map_err(|e| {
-                        crate::Error::io("reading input", source.field_path(sample, field), e)
+                        Error::io("reading input", source.field_path(sample, field), e)
                     })?;
                     fields.push((&*field.ext, field.size, hashing.digest()));
                 }
