@@ -71,4 +71,27 @@ fn a_cycle_between_files_is_found_through_reexports_and_parents() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+
+    // Inside an inline module `super::` is the file itself (no cycle) ...
+    std::fs::write(
+        src.join("fmt/def.rs"),
+        "mod hex { use super::Local; }\npub struct Local;\npub fn g() {}\n",
+    )
+    .unwrap();
+    let out = layers(&[&src]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // ... and `super::super::` the file's parent (a cycle again).
+    std::fs::write(
+        src.join("fmt/def.rs"),
+        "mod hex { use super::super::Kind; }\npub fn g() {}\n",
+    )
+    .unwrap();
+    let out = layers(&[&src]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("fmt/def.rs") && text.contains("fmt/mod.rs"), "{text}");
 }

@@ -37,7 +37,37 @@ def strip(text):
             j += 1
         i = j
     out.append(text[i:])
+    return inline_supers("".join(out), 0)
+
+
+def inline_supers(text, depth):
+    """`super::` inside inline `mod x { ... }` blocks rewritten as seen from the file:
+    at depth 1 `super::a` is the file's own `self::a`, `super::super::a` its parent's."""
+    out, i = [], 0
+    while True:
+        m = re.compile(r"\bmod\s+" + IDENT + r"\s*\{").search(text, i)
+        if m is None:
+            break
+        out.append(shift_supers(text[i : m.end()], depth))
+        level, j = 1, m.end()
+        while j < len(text) and level:
+            level += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        out.append(inline_supers(text[m.end() : j], depth + 1))
+        i = j
+    out.append(shift_supers(text[i:], depth))
     return "".join(out)
+
+
+def shift_supers(text, depth):
+    if depth == 0:
+        return text
+
+    def shift(m):
+        k = m.group(0).count("super::")
+        return "self::" if k <= depth else "super::" * (k - depth)
+
+    return re.sub(r"(?<![:\w])(?:super::)+", shift, text)
 
 
 class Crate:
