@@ -12,6 +12,7 @@
 //! ([`input`]), items kept only in a chunk's Arrow IPC footer too ([`footer`]).
 
 pub mod chunk;
+pub mod compressed;
 pub mod def;
 pub mod footer;
 mod format;
