@@ -53,6 +53,16 @@ pub enum WrapError {
     /// A framed header or frame table that is not LitData's.
     #[error("its framed zstd header is invalid: {0}")]
     Header(String),
+    /// A frame that ends past the file's end.
+    #[error("{what} ends at {end}, past the chunk's end ({len} bytes): truncated")]
+    FramePastEnd {
+        /// The frame.
+        what: String,
+        /// Where it ends.
+        end: u64,
+        /// Bytes in the file.
+        len: u64,
+    },
     /// A `batch` chunk without the magic.
     #[error(
         "index.json says compression_level batch, but the chunk does not start with LitData's LDFZ01 magic"
@@ -67,7 +77,9 @@ impl WrapError {
     /// True when the chunk looks cut short.
     pub fn is_truncated(&self) -> bool {
         match self {
-            WrapError::Truncated { .. } | WrapError::Zstd { cut: true, .. } => true,
+            WrapError::Truncated { .. }
+            | WrapError::FramePastEnd { .. }
+            | WrapError::Zstd { cut: true, .. } => true,
             WrapError::Chunk(e) => {
                 matches!(e, ChunkError::Header { .. } | ChunkError::PastEnd { .. })
             }
@@ -192,12 +204,19 @@ pub fn unframe(file: &[u8]) -> Result<Vec<u8>, WrapError> {
             )));
         }
         next = first + count;
-        if packed == 0 || start < payload_at || start.saturating_add(packed) > len {
+        let end = start.saturating_add(packed);
+        if packed == 0 || start < payload_at {
             return Err(WrapError::Header(format!(
-                "{} lies at {start}..{}, outside the frames' bytes ({payload_at}..{len})",
-                what(),
-                start.saturating_add(packed)
+                "{} lies at {start}..{end}, outside the frames' bytes ({payload_at}..{len})",
+                what()
             )));
+        }
+        if end > len {
+            return Err(WrapError::FramePastEnd {
+                what: what(),
+                end,
+                len,
+            });
         }
         let span = offsets[next as usize] - offsets[first as usize];
         if unpacked != span {
