@@ -645,6 +645,28 @@ fn zstd_wrapped_chunks_are_read_and_damaged_ones_are_named_by_verify() {
         pack_ok(ds.path(), &wds, &[]);
         let o = run(&["cat", ds.path().to_str().unwrap(), "k6", "v"]);
         assert_eq!(o.stdout, values[6], "{wrap}: {}", text(&o.stderr));
+        if wrap == "chunk" {
+            // chunk_bytes is the size inflated: one that disagrees is named.
+            let mut wrong = idx.clone();
+            wrong["chunks"][0]["chunk_bytes"] = (plain.len() + 1).into();
+            ds.file("index.json", serde_json::to_vec(&wrong).unwrap());
+            let o = run(&["verify", ds.path().to_str().unwrap()]);
+            let said = text(&o.stdout) + &text(&o.stderr);
+            let want = format!(
+                "inflates to {} bytes, index.json says {}",
+                plain.len(),
+                plain.len() + 1
+            );
+            assert!(o.status.code() == Some(1) && said.contains(&want), "{said}");
+            let o = pack(ds.path(), &out.join("chunk-bytes"), &[]);
+            let want = format!(
+                "inflates to {} bytes, index.json says chunk_bytes {}",
+                plain.len(),
+                plain.len() + 1
+            );
+            assert!(text(&o.stderr).contains(&want), "{}", text(&o.stderr));
+            ds.file("index.json", serde_json::to_vec(&idx).unwrap());
+        }
 
         // Damage: cut short, and a byte of the first zstd frame's magic flipped.
         let zstd_at = match wrap {
