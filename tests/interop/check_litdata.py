@@ -14,6 +14,12 @@ usage: check_litdata.py INPUT_DIR OUT_DIR
            writes DIR with litdata.optimize: 60 items whose values are only bytes, str,
            int, float, bool and a dict of int and str, several chunks; litdata 0.2.76
            keeps such items only in each chunk's Arrow IPC footer (checked);
+       check_litdata.py make-zstd WRAP DIR
+           writes DIR with litdata.optimize(compression="zstd"), several small chunks:
+           WRAP `footer`, the items of make-plain (kept in Arrow footers written with
+           IPC zstd: ipc_compression "zstd", checked), or `chunk` / `batch` / `sample`,
+           the items of make as compression_level says (whole `.zstd:3.bin` files,
+           LDFZ01 framed files of 2 items a frame, an item a zstd frame; checked);
        check_litdata.py wds LITDATA_DIR WDS_DIR
            WDS_DIR (`pack LITDATA_DIR WDS_DIR`) holds every item of LITDATA_DIR, read by
            StreamingDataset, as the fields shardsmith documents: bytes and str as they
@@ -27,13 +33,51 @@ Run by the readers' env (the conformance test) it re-runs itself in the torch en
 (SHARDSMITH_TORCH_PYTHON), which holds litdata and torch. Prints "N passed, M failed";
 exits 1 on failure.
 """
+import atexit
 import io
+import json
 import os
+import shutil
 import sys
 import tarfile
 import tempfile
 
 from common import check, finish, raw_samples
+
+
+def zstd_shim():
+    """litdata 0.2.76 compresses and inflates with the `zstd` package (its
+    `constants._ZSTD_AVAILABLE` looks for that distribution), which the torch env does not
+    hold; it holds `zstandard`. Puts a `zstd` module of zstandard's compress / decompress,
+    with the distribution metadata litdata looks for, first on sys.path and PYTHONPATH
+    (optimize's workers are spawned), before litdata is imported."""
+    try:
+        import zstd  # noqa: F401
+        return
+    except ImportError:
+        pass
+    try:
+        import zstandard  # noqa: F401
+    except ImportError:
+        return
+    shim = tempfile.mkdtemp(prefix="litdata-zstd-")
+    atexit.register(shutil.rmtree, shim, True)
+    with open(os.path.join(shim, "zstd.py"), "w") as f:
+        f.write(
+            "import zstandard\n"
+            "def compress(data, level=3):\n"
+            "    return zstandard.ZstdCompressor(level=level).compress(bytes(data))\n"
+            "def decompress(data):\n"
+            "    return zstandard.ZstdDecompressor().decompress(bytes(data))\n"
+        )
+    os.mkdir(os.path.join(shim, "zstd-1.5.7.2.dist-info"))
+    with open(os.path.join(shim, "zstd-1.5.7.2.dist-info", "METADATA"), "w") as f:
+        f.write("Metadata-Version: 2.1\nName: zstd\nVersion: 1.5.7.2\n")
+    sys.path.insert(0, shim)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [shim, os.environ.get("PYTHONPATH")] if p)
+
+
+zstd_shim()
 
 try:
     import litdata  # noqa: F401
@@ -129,6 +173,48 @@ def make_plain(out_dir):
               f"{name}: not items kept only in an Arrow footer")
 
 
+def make_zstd(wrap, out_dir):
+    """A dataset optimize wrote with compression="zstd" the `wrap` way (small: 12 items)."""
+    if wrap == "footer":
+        litdata.optimize(plain_item, list(range(12)), out_dir, chunk_size=4, num_workers=1, compression="zstd")
+    else:
+        litdata.optimize(made_item, list(range(12)), out_dir, chunk_size=4, num_workers=1,
+                         compression="zstd:3" if wrap == "chunk" else "zstd", compression_level=wrap,
+                         compression_batch_size=2 if wrap == "batch" else None)
+    with open(os.path.join(out_dir, "index.json")) as f:
+        index = json.load(f)
+    config = index["config"]
+    said = {k: config.get(k) for k in ("compression", "compression_level", "ipc_compression")}
+    want = {
+        "footer": {"compression": None, "compression_level": None, "ipc_compression": "zstd"},
+        "chunk": {"compression": "zstd:3", "compression_level": None, "ipc_compression": None},
+        "batch": {"compression": "zstd", "compression_level": "batch", "ipc_compression": None},
+        "sample": {"compression": "zstd", "compression_level": "sample", "ipc_compression": None},
+    }[wrap]
+    check(said == want, f"{wrap}: config {said}")
+    names = [c["filename"] for c in index["chunks"]]
+    check(len(names) == 3, f"{wrap}: chunks {names}")
+    for entry in index["chunks"]:
+        with open(os.path.join(out_dir, entry["filename"]), "rb") as f:
+            data = f.read()
+        name = entry["filename"]
+        if wrap == "footer":
+            offsets = int.from_bytes(data[4:8], "little"), int.from_bytes(data[20:24], "little")
+            check(data.endswith(b"LDARW01\0") and offsets[0] == offsets[1] and len(data) == entry["chunk_bytes"],
+                  f"{name}: not items kept only in an Arrow footer")
+        elif wrap == "chunk":
+            check(name.endswith(".zstd:3.bin") and data.startswith(b"\x28\xb5\x2f\xfd"), f"{name}: not whole zstd")
+            check(entry["chunk_bytes"] > len(data), f"{name}: chunk_bytes {entry['chunk_bytes']}, {len(data)} on disk")
+        elif wrap == "batch":
+            check(data.startswith(b"LDFZ01\0\0") and int.from_bytes(data[20:24], "little") == 2,
+                  f"{name}: not 2 LDFZ01 frames")
+            check(entry["chunk_bytes"] == len(data), f"{name}: chunk_bytes {entry['chunk_bytes']}")
+        else:
+            first = int.from_bytes(data[4:8], "little")
+            check(data[first:first + 4] == b"\x28\xb5\x2f\xfd", f"{name}: item 0 is no zstd frame")
+            check(entry["chunk_bytes"] == len(data), f"{name}: chunk_bytes {entry['chunk_bytes']}")
+
+
 def flat(item, prefix=""):
     """A dict's values by path (`meta.a`), as the input names a nested dict's leaves."""
     out = {}
@@ -151,7 +237,7 @@ def wds(lit_dir, wds_dir):
                     key, _, field = member.name.partition(".")
                     samples.setdefault(key, {})[field] = tar.extractfile(member).read()
     got = items(lit_dir)
-    check(len(got) > 20 and len(got) == len(samples), f"{len(got)} items, {len(samples)} samples")
+    check(len(got) >= 12 and len(got) == len(samples), f"{len(got)} items, {len(samples)} samples")
     chunks = [n for n in os.listdir(lit_dir) if n.endswith(".bin")]
     check(len(chunks) > 2, f"several chunks: {chunks}")
     for item in got:
@@ -201,6 +287,8 @@ if __name__ == "__main__":
         make(args[1])
     elif args[:1] == ["make-plain"]:
         make_plain(args[1])
+    elif args[:1] == ["make-zstd"]:
+        make_zstd(args[1], args[2])
     elif args[:1] == ["wds"]:
         wds(args[1], args[2])
     elif args[:1] == ["same"]:

@@ -3,8 +3,10 @@
 //! `litdata.StreamingDataset` (every key and byte of the input), a `litdata.optimize`
 //! dataset of every common serializer packed by us to WebDataset (every value), one of
 //! only bytes/str/int/float/bool values (which optimize keeps in each chunk's Arrow
-//! footer) likewise, with damaged footers named by `verify`, and litdata -> mds ->
-//! litdata giving the same items.
+//! footer) likewise, with damaged footers named by `verify`, the same with
+//! `compression="zstd"` in each of optimize's wraps (IPC zstd footers, whole `.zstd:3.bin`
+//! chunks, LDFZ01 framed batches, an item a frame), damaged ones named by `verify`, and
+//! litdata -> mds -> litdata giving the same items.
 //!
 //! Needs `SHARDSMITH_TORCH_PYTHON` (the torch env holds litdata and torch), as
 //! `tests/interop.rs`: without it the test says so, and fails under CI.
@@ -155,4 +157,86 @@ fn litdata_to_mds_to_litdata_gives_the_same_items() {
     pack_ok(&["pack", &s(&optimized), &s(&mds2), "--format", "mds"]);
     pack_ok(&["pack", &s(&mds2), &s(&wds)]);
     check(&["wds", &s(&optimized), &s(&wds)]);
+}
+
+#[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
+fn optimize_datasets_compressed_with_zstd_pack_to_webdataset_and_damage_is_named() {
+    if torch_python().is_none() {
+        return;
+    }
+    let out = Tree::new();
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    for wrap in ["footer", "chunk", "batch", "sample"] {
+        let lit = out.join(wrap);
+        check(&["make-zstd", wrap, &s(&lit)]);
+        let o = run(&["verify", &s(&lit)]);
+        assert!(
+            o.status.success(),
+            "{wrap}: {}",
+            text(&o.stdout) + &text(&o.stderr)
+        );
+        let wds = out.join(&format!("{wrap}-wds"));
+        pack_ok(&["pack", &s(&lit), &s(&wds)]);
+
+        // Damage a copy (StreamingDataset inflates `chunk` files beside them and removes
+        // them): chunk 1 cut short, and the first zstd frame of chunk 2 damaged.
+        let damaged = out.join(&format!("{wrap}-damaged"));
+        copy_dir(&lit, &damaged);
+        let index: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(lit.join("index.json")).unwrap()).unwrap();
+        let name = |i: usize| index["chunks"][i]["filename"].as_str().unwrap().to_string();
+        let cut = damaged.join(name(1));
+        let data = std::fs::read(&cut).unwrap();
+        std::fs::write(&cut, &data[..data.len() - 5]).unwrap();
+        let flipped = damaged.join(name(2));
+        let mut data = std::fs::read(&flipped).unwrap();
+        let (at, what) = match wrap {
+            // A zstd-compressed buffer of the IPC file.
+            "footer" => (
+                data.windows(4)
+                    .position(|w| w == [0x28, 0xb5, 0x2f, 0xfd])
+                    .expect("an IPC zstd buffer")
+                    + 1,
+                "its Arrow footer is no readable Arrow IPC file",
+            ),
+            "chunk" => (1, "its zstd stream is no readable zstd"),
+            "batch" => {
+                let n = u32::from_le_bytes(data[12..16].try_into().unwrap()) as usize;
+                let entry = 24 + 4 * (n + 1);
+                let start = u64::from_le_bytes(data[entry + 8..entry + 16].try_into().unwrap());
+                (
+                    start as usize + 1,
+                    "frame 0 (items 0..2) is no readable zstd",
+                )
+            }
+            _ => (
+                u32::from_le_bytes(data[4..8].try_into().unwrap()) as usize + 1,
+                "item 0 is no readable zstd",
+            ),
+        };
+        data[at] ^= 0x55;
+        std::fs::write(&flipped, &data).unwrap();
+        let o = run(&["verify", &s(&damaged)]);
+        let said = text(&o.stdout) + &text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{wrap}: {said}");
+        assert!(
+            said.contains(&format!("{}: truncated", name(1)))
+                && said.contains(&format!("{}: bad_record", name(2)))
+                && said.contains(what),
+            "{wrap}: {said}"
+        );
+        let o = run(&[
+            "pack",
+            &s(&damaged),
+            &s(&out.join(&format!("{wrap}-again"))),
+        ]);
+        assert!(
+            !o.status.success() && text(&o.stderr).contains(&name(1)),
+            "{wrap}: {}",
+            text(&o.stderr)
+        );
+
+        check(&["wds", &s(&lit), &s(&wds)]);
+    }
 }

@@ -1,7 +1,9 @@
-//! Verifying LitData datasets: each chunk walked on its own (item count, offsets, every
-//! item's leaf sizes against the leaves its `index.json` names, or, for a chunk whose
-//! items are only in its Arrow footer, the footer read and its rows counted), then every LitData
-//! `index.json` compared with the chunks it lists ([`check_indices`]).
+//! Verifying LitData datasets: each chunk walked on its own (inflated first when its
+//! `index.json` says zstd wrapped it, or it starts with a zstd or `LDFZ01` magic; then
+//! item count, offsets, every item's leaf sizes against the leaves its `index.json`
+//! names, or, for a chunk whose items are only in its Arrow footer, the footer read and
+//! its rows counted), then every LitData `index.json` compared with the chunks it lists
+//! ([`check_indices`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -10,13 +12,14 @@ use serde_json::Value;
 use shardsmith_manifest::{FileContext, Finding, FindingKind, Inspection, Inspector, Manifest};
 
 use super::chunk::{self, ChunkError};
+use super::compressed::{Compression, FRAMED_MAGIC, Wrap, inflate_file, unframe, unsample};
 use super::footer::{self, FooterRows};
 use super::format::MAX_CHUNK;
 use super::index::{INDEX, is_litdata_index};
 use super::spec::{self, KEY};
 
-/// True when `path` is named as `optimize` names chunks: `chunk-R-N.bin` (compressed:
-/// `chunk-R-N.zstd.bin`).
+/// True when `path` is named as `optimize` names chunks: `chunk-R-N.bin` (compressed
+/// whole: `chunk-R-N.zstd.bin`, `chunk-R-N.zstd:9.bin` for `compression="zstd:9"`).
 pub fn is_chunk_name(path: &str) -> bool {
     let base = path.rsplit('/').next().unwrap_or(path);
     let Some(rest) = base.strip_prefix("chunk-") else {
@@ -24,7 +27,17 @@ pub fn is_chunk_name(path: &str) -> bool {
     };
     let Some(stem) = rest
         .strip_suffix(".bin")
-        .map(|s| s.strip_suffix(".zstd").unwrap_or(s))
+        .map(|s| match s.rsplit_once(".zstd") {
+            Some((stem, level))
+                if level.is_empty()
+                    || level.strip_prefix(':').is_some_and(|l| {
+                        !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit())
+                    }) =>
+            {
+                stem
+            }
+            _ => s,
+        })
     else {
         return false;
     };
@@ -40,8 +53,6 @@ pub fn is_chunk_name(path: &str) -> bool {
 struct Leaves {
     count: usize,
     keyed: bool,
-    /// Arrow footers compressed (`ipc_compression`), which are not read.
-    ipc_compressed: bool,
 }
 
 fn leaves_of(index: &Value) -> Option<Leaves> {
@@ -50,14 +61,21 @@ fn leaves_of(index: &Value) -> Option<Leaves> {
     (formats.len() == names.len()).then(|| Leaves {
         count: names.len(),
         keyed: names.first().is_some_and(|n| n == KEY) && formats[0] == "str",
-        ipc_compressed: !index["config"]["ipc_compression"].is_null(),
     })
 }
+
+/// The first bytes of a zstd frame.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+/// The fact naming the size a `chunk`-wrapped chunk inflates to (its `chunk_bytes`).
+const INFLATED: &str = "litdata.inflated_bytes";
 
 /// Buffers one chunk (at most 4 GiB, the format's limit) and checks it at the end.
 pub struct LitdataInspector {
     path: String,
     leaves: Option<Leaves>,
+    /// The chunk's zstd wrap, from its `index.json` (`None`: no LitData index beside
+    /// it, told by the chunk's first bytes).
+    wrap: Option<Wrap>,
     data: Vec<u8>,
     too_big: bool,
 }
@@ -68,14 +86,20 @@ impl LitdataInspector {
     pub fn new(ctx: &FileContext<'_>) -> Self {
         let dir = ctx.path.rsplit_once('/').map_or("", |(d, _)| d);
         let index = ctx.root.join(dir).join(INDEX);
-        let leaves = std::fs::read(index)
+        let index = std::fs::read(index)
             .ok()
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .filter(is_litdata_index)
-            .and_then(|i| leaves_of(&i));
+            .filter(is_litdata_index);
+        let leaves = index.as_ref().and_then(leaves_of);
+        let wrap = index.map(|i| {
+            Compression::of_config(&i["config"])
+                .unwrap_or_else(|_| Compression::none())
+                .wrap_of(ctx.path)
+        });
         Self {
             path: ctx.path.to_string(),
             leaves,
+            wrap,
             data: Vec::new(),
             too_big: false,
         }
@@ -107,7 +131,43 @@ impl Inspector for LitdataInspector {
             ));
             return inspection;
         }
-        let data = &self.data;
+        let wrap = self.wrap.unwrap_or(if self.data.starts_with(&ZSTD_MAGIC) {
+            Wrap::Chunk
+        } else if self.data.starts_with(FRAMED_MAGIC) {
+            Wrap::Batch
+        } else {
+            Wrap::None
+        });
+        let inflated = match wrap {
+            Wrap::None => Ok(None),
+            Wrap::Chunk => inflate_file(&self.data[..]).map(Some),
+            Wrap::Batch => unframe(&self.data).map(Some),
+            Wrap::Sample => unsample(&self.data).map(Some),
+        };
+        let inflated = match inflated {
+            Ok(inflated) => inflated,
+            Err(e) => {
+                let kind = if e.is_truncated() {
+                    FindingKind::Truncated
+                } else {
+                    FindingKind::BadRecord
+                };
+                inspection.findings.push(Finding::error(
+                    kind,
+                    path,
+                    format!("damaged LitData chunk: {e}"),
+                ));
+                return inspection;
+            }
+        };
+        if wrap == Wrap::Chunk
+            && let Some(inflated) = &inflated
+        {
+            inspection
+                .facts
+                .insert(INFLATED.into(), Value::from(inflated.len() as u64));
+        }
+        let data = inflated.as_ref().unwrap_or(&self.data);
         let offsets = match chunk::offsets(data) {
             Ok(offsets) => offsets,
             Err(e) => {
@@ -130,7 +190,7 @@ impl Inspector for LitdataInspector {
         inspection.samples = Some(items);
         if let Some(leaves) = self.leaves {
             let arrow_only = items > 0 && offsets[0] == offsets[items as usize];
-            if arrow_only && leaves.count > 0 && !leaves.ipc_compressed {
+            if arrow_only && leaves.count > 0 {
                 footer_keys(
                     data,
                     offsets[items as usize],
@@ -241,7 +301,7 @@ pub fn check_indices(
         }
         let invalid =
             |message: String| Finding::error(FindingKind::IndexInvalid, index_path, message);
-        let config = &index["config"];
+        let compression = Compression::of_config(&index["config"]).ok();
         if leaves_of(&index).is_none() {
             findings.push(invalid(
                 "config's data_spec and data_format do not name the same leaves".into(),
@@ -268,12 +328,31 @@ pub fn check_indices(
                 ));
                 continue;
             };
-            if entry["chunk_bytes"].as_u64() != Some(size) && config["compression"].is_null() {
+            // A `chunk`-wrapped chunk's chunk_bytes is its size inflated; the others' the
+            // file's.
+            let inflated = inspections
+                .get(&rel)
+                .and_then(|s| s.facts.get(INFLATED))
+                .and_then(Value::as_u64);
+            let (size, what) = match inflated {
+                Some(inflated) => (Some(inflated), "inflates to"),
+                // Not inflated (a finding of its own says why): no size to compare.
+                None if compression
+                    .as_ref()
+                    .is_none_or(|c| c.wrap_of(&rel) == Wrap::Chunk) =>
+                {
+                    (None, "")
+                }
+                None => (Some(size), "is"),
+            };
+            if let Some(size) = size
+                && entry["chunk_bytes"].as_u64() != Some(size)
+            {
                 findings.push(Finding::error(
                     FindingKind::IndexMismatch,
                     &rel,
                     format!(
-                        "is {size} bytes, {index_path} says {} (chunk entry {i})",
+                        "{what} {size} bytes, {index_path} says {} (chunk entry {i})",
                         entry["chunk_bytes"]
                     ),
                 ));
@@ -316,7 +395,12 @@ mod tests {
 
     #[test]
     fn chunk_names_are_told() {
-        for name in ["chunk-0-0.bin", "a/chunk-12-345.bin", "chunk-1-2.zstd.bin"] {
+        for name in [
+            "chunk-0-0.bin",
+            "a/chunk-12-345.bin",
+            "chunk-1-2.zstd.bin",
+            "chunk-1-2.zstd:19.bin",
+        ] {
             assert!(is_chunk_name(name), "{name}");
         }
         for name in [
@@ -325,6 +409,8 @@ mod tests {
             "chunk-0-0.mds",
             "shard.00000.mds",
             "xchunk-0-0.bin",
+            "chunk-0-0.zstd:.bin",
+            "chunk-0-0.gz.bin",
         ] {
             assert!(!is_chunk_name(name), "{name}");
         }

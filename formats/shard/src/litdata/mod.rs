@@ -8,10 +8,12 @@
 //! `u32` size per leaf of its pytree, then every leaf's serialized bytes. Written, an item
 //! is a dict: `__key__` (a `str`), then one leaf per field in name order, each `str` or
 //! `bytes` for the whole dataset by its column encoding (text encodings `str`, the others
-//! `bytes`). Read, every uncompressed PyTree dataset of the common serializers
-//! ([`input`]), items kept only in a chunk's Arrow IPC footer too ([`footer`]).
+//! `bytes`). Read, every PyTree dataset of the common serializers ([`input`]), items
+//! kept only in a chunk's Arrow IPC footer too ([`footer`]), chunks wrapped in zstd by
+//! `optimize(compression="zstd")` inflated first ([`compressed`]).
 
 pub mod chunk;
+pub mod compressed;
 pub mod def;
 pub mod footer;
 mod format;

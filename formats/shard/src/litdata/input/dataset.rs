@@ -14,6 +14,7 @@ use shardsmith_store::{InputSource, ReadError};
 use super::leaf::{Kind, READ};
 use crate::keys::KeyPrefix;
 use crate::litdata::chunk;
+use crate::litdata::compressed::{Compression, Wrap, inflate_file, unframe, unsample};
 use crate::litdata::footer::{self, FooterRows};
 use crate::litdata::index::{INDEX, is_litdata_index};
 use crate::litdata::spec::{self, KEY};
@@ -43,6 +44,8 @@ pub(super) struct Chunk {
     pub(super) items: u64,
     /// Global index of its first item.
     pub(super) first: u64,
+    /// Its `chunk_bytes`: the size of its bytes once inflated, for a `chunk`-wrapped one.
+    pub(super) bytes: Option<u64>,
 }
 
 /// The samples of a LitData dataset.
@@ -54,6 +57,8 @@ pub struct LitdataDataset {
     /// The leaf holding the sample key (`__key__`, a `str`).
     pub(super) key: Option<usize>,
     pub(super) key_prefix: KeyPrefix,
+    /// How its chunks are wrapped in zstd.
+    pub(super) compression: Compression,
 }
 
 fn read_index(source: &dyn InputSource) -> std::result::Result<Vec<u8>, ReadError> {
@@ -80,8 +85,9 @@ pub fn is_litdata_input(source: &dyn InputSource, only: Option<&str>) -> bool {
 
 impl LitdataDataset {
     /// The dataset at `source`'s root, `shown` as the user named it. Reads `index.json`
-    /// only; refuses what the input cannot read (compressed or encrypted chunks, another
-    /// item loader, a serializer of [`Kind`] none) naming the dataset and the reason.
+    /// only; refuses what the input cannot read (encrypted chunks, a codec other than
+    /// zstd, another item loader, a serializer of [`Kind`] none) naming the dataset and
+    /// the reason.
     pub fn open(source: Arc<dyn InputSource>, shown: &str) -> Result<Self> {
         let bad = |reason: String| Error::BadInput {
             path: source.display(INDEX),
@@ -103,18 +109,22 @@ impl LitdataDataset {
             });
         }
         let config = &index["config"];
-        for (option, what) in [("compression", "compressed"), ("encryption", "encrypted")] {
-            if !config[option].is_null() {
-                return Err(bad(format!(
-                    "is a LitData dataset of {what} chunks ({option} {}), which shardsmith does not read",
-                    config[option]
-                )));
-            }
-        }
-        if !config["ipc_compression"].is_null() {
+        if !config["encryption"].is_null() {
             return Err(bad(format!(
-                "is a LitData dataset of chunks whose Arrow footers are compressed (ipc_compression {}), which shardsmith does not read",
-                config["ipc_compression"]
+                "is a LitData dataset of encrypted chunks (encryption {}), which shardsmith does not read",
+                config["encryption"]
+            )));
+        }
+        let compression = Compression::of_config(config).map_err(|reason| {
+            bad(format!(
+                "is a LitData dataset shardsmith does not read: {reason}"
+            ))
+        })?;
+        let ipc = &config["ipc_compression"];
+        if !(ipc.is_null() || *ipc == "zstd" || *ipc == "lz4") {
+            return Err(bad(format!(
+                "is a LitData dataset of chunks whose Arrow footers are compressed with {}, which shardsmith does not read (it reads zstd and lz4)",
+                ipc
             )));
         }
         if config["item_loader"] != "PyTreeLoader" {
@@ -179,6 +189,7 @@ impl LitdataDataset {
                 rel: rel.to_string(),
                 items,
                 first,
+                bytes: entry["chunk_bytes"].as_u64(),
             });
             first += items;
         }
@@ -189,6 +200,7 @@ impl LitdataDataset {
             leaves,
             key,
             key_prefix: KeyPrefix::None,
+            compression,
         })
     }
 
@@ -219,16 +231,39 @@ impl LitdataDataset {
         }
     }
 
-    /// The items of chunk `i`, checked against the index.
+    /// The items of chunk `i`, checked against the index; a chunk wrapped in zstd is
+    /// inflated first (the whole of it in memory, as a plain chunk is).
     pub(super) fn load_chunk(&self, i: usize) -> Result<Items> {
         let chunk = &self.chunks[i];
-        let mut data = Vec::new();
-        self.source
+        let damaged =
+            |e: &dyn std::fmt::Display| self.bad(i, format!("is a damaged LitData chunk: {e}"));
+        let file = self
+            .source
             .open(&chunk.rel)
-            .map_err(|e| self.bad(i, format!("cannot be read: {e}")))?
-            .take(crate::litdata::format::MAX_CHUNK + 1)
-            .read_to_end(&mut data)
             .map_err(|e| self.bad(i, format!("cannot be read: {e}")))?;
+        let wrap = self.compression.wrap_of(&chunk.rel);
+        let data = if wrap == Wrap::Chunk {
+            let data = inflate_file(file).map_err(|e| damaged(&e))?;
+            if let Some(stated) = chunk.bytes
+                && stated != data.len() as u64
+            {
+                return Err(damaged(&format!(
+                    "its zstd stream inflates to {} bytes, index.json says chunk_bytes {stated}",
+                    data.len()
+                )));
+            }
+            data
+        } else {
+            let mut data = Vec::new();
+            file.take(crate::litdata::format::MAX_CHUNK + 1)
+                .read_to_end(&mut data)
+                .map_err(|e| self.bad(i, format!("cannot be read: {e}")))?;
+            match wrap {
+                Wrap::Batch => unframe(&data).map_err(|e| damaged(&e))?,
+                Wrap::Sample => unsample(&data).map_err(|e| damaged(&e))?,
+                Wrap::None | Wrap::Chunk => data,
+            }
+        };
         let offsets = chunk::offsets(&data)
             .map_err(|e| self.bad(i, format!("is a damaged LitData chunk: {e}")))?;
         let items = offsets.len() as u64 - 1;
