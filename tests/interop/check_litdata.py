@@ -33,51 +33,15 @@ Run by the readers' env (the conformance test) it re-runs itself in the torch en
 (SHARDSMITH_TORCH_PYTHON), which holds litdata and torch. Prints "N passed, M failed";
 exits 1 on failure.
 """
-import atexit
 import io
 import json
 import os
-import shutil
 import sys
 import tarfile
 import tempfile
 
 from common import check, finish, raw_samples
 
-
-def zstd_shim():
-    """litdata 0.2.76 compresses and inflates with the `zstd` package (its
-    `constants._ZSTD_AVAILABLE` looks for that distribution), which the torch env does not
-    hold; it holds `zstandard`. Puts a `zstd` module of zstandard's compress / decompress,
-    with the distribution metadata litdata looks for, first on sys.path and PYTHONPATH
-    (optimize's workers are spawned), before litdata is imported."""
-    try:
-        import zstd  # noqa: F401
-        return
-    except ImportError:
-        pass
-    try:
-        import zstandard  # noqa: F401
-    except ImportError:
-        return
-    shim = tempfile.mkdtemp(prefix="litdata-zstd-")
-    atexit.register(shutil.rmtree, shim, True)
-    with open(os.path.join(shim, "zstd.py"), "w") as f:
-        f.write(
-            "import zstandard\n"
-            "def compress(data, level=3):\n"
-            "    return zstandard.ZstdCompressor(level=level).compress(bytes(data))\n"
-            "def decompress(data):\n"
-            "    return zstandard.ZstdDecompressor().decompress(bytes(data))\n"
-        )
-    os.mkdir(os.path.join(shim, "zstd-1.5.7.2.dist-info"))
-    with open(os.path.join(shim, "zstd-1.5.7.2.dist-info", "METADATA"), "w") as f:
-        f.write("Metadata-Version: 2.1\nName: zstd\nVersion: 1.5.7.2\n")
-    sys.path.insert(0, shim)
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [shim, os.environ.get("PYTHONPATH")] if p)
-
-
-zstd_shim()
 
 try:
     import litdata  # noqa: F401
