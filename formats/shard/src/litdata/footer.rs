@@ -49,13 +49,17 @@ pub enum FooterError {
     },
 }
 
-/// The record batches of the Arrow IPC file `ipc`.
+/// The record batches of the Arrow IPC file `ipc`. arrow-ipc panics on some damage (a
+/// buffer past its batch's body); that is an error here too.
 pub fn read(ipc: &[u8]) -> Result<Vec<RecordBatch>, FooterError> {
-    let reader =
-        FileReader::try_new(Cursor::new(ipc), None).map_err(|e| FooterError::Ipc(e.to_string()))?;
-    reader
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| FooterError::Ipc(e.to_string()))
+    crate::parquet::caught(|| {
+        let reader = FileReader::try_new(Cursor::new(ipc), None)
+            .map_err(|e| FooterError::Ipc(e.to_string()))?;
+        reader
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| FooterError::Ipc(e.to_string()))
+    })
+    .unwrap_or_else(|why| Err(FooterError::Ipc(format!("the Arrow reader failed: {why}"))))
 }
 
 /// The values of some leaves, row by row, from a footer's batches.
@@ -237,5 +241,28 @@ mod tests {
             read(b"ARROW1\0\0ARROW1"),
             Err(FooterError::Ipc(_))
         ));
+    }
+
+    #[test]
+    fn a_damaged_footer_is_an_error_not_a_panic() {
+        // Found by the litdata_input fuzz target: arrow-ipc 60 slices a batch's buffers
+        // out of its body by the offsets the file states, and panics on one past the
+        // body's end. Every byte of a good footer, damaged in turn, reads or is refused.
+        let batch = RecordBatch::try_from_iter([
+            (
+                "__key__",
+                Arc::new(StringArray::from(vec!["x", "y"])) as ArrayRef,
+            ),
+            ("n", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+        ])
+        .unwrap();
+        let good = ipc(&batch);
+        let mut refused = 0;
+        for at in 0..good.len() {
+            let mut bad = good.clone();
+            bad[at] = bad[at].wrapping_add(0xa4);
+            refused += usize::from(read(&bad).is_err());
+        }
+        assert!(refused > 0);
     }
 }
