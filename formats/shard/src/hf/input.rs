@@ -177,12 +177,16 @@ impl HfRows {
         file: usize,
         stream: &mut StreamReader<BufReader<Box<dyn Read + Send>>>,
     ) -> Result<Option<RecordBatch>> {
-        stream.next().transpose().map_err(|e| {
+        let unreadable = |e: &dyn std::fmt::Display| {
             bad(
                 &self.source.display(&self.files[file]),
                 format!("is not a readable Arrow stream: {e}"),
             )
-        })
+        };
+        // arrow-ipc panics on some damage (a buffer past its batch's body).
+        crate::parquet::caught(|| stream.next().transpose())
+            .map_err(|why| unreadable(&format!("the Arrow reader failed: {why}")))?
+            .map_err(|e| unreadable(&e))
     }
 
     fn place(origin: u64) -> (usize, u64) {
@@ -201,7 +205,9 @@ fn open_stream(
     let input = source
         .open(rel)
         .map_err(|e| Error::io("reading", &full, e.into()))?;
-    StreamReader::try_new(BufReader::with_capacity(1 << 20, input), None)
+    crate::parquet::caught(|| StreamReader::try_new(BufReader::with_capacity(1 << 20, input), None))
+        .map_err(|why| format!("the Arrow reader failed: {why}"))
+        .and_then(|r| r.map_err(|e| e.to_string()))
         .map_err(|e| bad(&full, format!("is not an Arrow IPC stream: {e}")))
 }
 
