@@ -15,7 +15,8 @@ use std::io::Cursor;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_ipc::reader::FileReader;
+use arrow_ipc::reader::{FileReader, read_footer_length};
+use arrow_ipc::root_as_footer;
 use arrow_schema::{DataType, Fields};
 
 use crate::arrow_values::value_bytes;
@@ -52,6 +53,7 @@ pub enum FooterError {
 /// The record batches of the Arrow IPC file `ipc`. arrow-ipc panics on some damage (a
 /// buffer past its batch's body); that is an error here too.
 pub fn read(ipc: &[u8]) -> Result<Vec<RecordBatch>, FooterError> {
+    check_lengths(ipc)?;
     crate::parquet::caught(|| {
         let reader = FileReader::try_new(Cursor::new(ipc), None)
             .map_err(|e| FooterError::Ipc(e.to_string()))?;
@@ -60,6 +62,47 @@ pub fn read(ipc: &[u8]) -> Result<Vec<RecordBatch>, FooterError> {
             .map_err(|e| FooterError::Ipc(e.to_string()))
     })
     .unwrap_or_else(|why| Err(FooterError::Ipc(format!("the Arrow reader failed: {why}"))))
+}
+
+/// Refuses an IPC file whose footer, or a block (record batch, dictionary) its footer
+/// lists, does not lie inside it: arrow-ipc's `FileReader` allocates each stated length
+/// before it reads and finds the file short, so a few damaged bytes would ask for
+/// gigabytes. What this does not parse, `FileReader` refuses.
+fn check_lengths(ipc: &[u8]) -> Result<(), FooterError> {
+    let Some(&tail) = ipc.last_chunk::<10>() else {
+        return Ok(());
+    };
+    let Ok(footer_len) = read_footer_length(tail) else {
+        return Ok(());
+    };
+    let Some(start) = (ipc.len() - 10).checked_sub(footer_len) else {
+        return Err(FooterError::Ipc(format!(
+            "its IPC footer says it is {footer_len} bytes, more than the file's {}",
+            ipc.len()
+        )));
+    };
+    let Ok(footer) = root_as_footer(&ipc[start..ipc.len() - 10]) else {
+        return Ok(());
+    };
+    let blocks = footer.recordBatches().into_iter().flatten();
+    for block in blocks.chain(footer.dictionaries().into_iter().flatten()) {
+        let end = i128::from(block.offset())
+            + i128::from(block.metaDataLength())
+            + i128::from(block.bodyLength());
+        if block.offset() < 0
+            || block.metaDataLength() < 0
+            || block.bodyLength() < 0
+            || end > start as i128
+        {
+            return Err(FooterError::Ipc(format!(
+                "its IPC footer lists a block at offset {} of {} + {} bytes, past the data's end ({start} bytes)",
+                block.offset(),
+                block.metaDataLength(),
+                block.bodyLength()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The values of some leaves, row by row, from a footer's batches.
@@ -264,5 +307,33 @@ mod tests {
             refused += usize::from(read(&bad).is_err());
         }
         assert!(refused > 0);
+    }
+
+    #[test]
+    fn a_block_past_the_file_is_refused_before_it_is_read() {
+        // Found by the litdata fuzz targets: arrow-ipc 60's FileReader allocates a
+        // block's stated length (here 1 TiB) before reading it.
+        let batch =
+            RecordBatch::try_from_iter([("n", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef)])
+                .unwrap();
+        let mut bad = ipc(&batch);
+        let tail = *bad.last_chunk::<10>().unwrap();
+        let start = bad.len() - 10 - read_footer_length(tail).unwrap();
+        let footer = root_as_footer(&bad[start..bad.len() - 10]).unwrap();
+        let block = *footer.recordBatches().unwrap().get(0);
+        let mut stored = block.offset().to_le_bytes().to_vec();
+        stored.extend(block.metaDataLength().to_le_bytes());
+        stored.extend([0; 4]);
+        let at = start
+            + bad[start..]
+                .windows(stored.len())
+                .position(|w| w == stored)
+                .unwrap()
+            + stored.len();
+        bad[at..at + 8].copy_from_slice(&(1i64 << 40).to_le_bytes());
+        let Err(FooterError::Ipc(why)) = read(&bad) else {
+            panic!("a block of 1 TiB was read")
+        };
+        assert!(why.contains("past the data's end"), "{why}");
     }
 }
