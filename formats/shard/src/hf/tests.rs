@@ -274,3 +274,33 @@ fn hf_input_refuses_a_damaged_stream_without_a_panic() {
     }
     assert!(refused > 0);
 }
+
+#[test]
+fn hf_input_refuses_a_batch_of_rows_without_data() {
+    // Found by the hf_input fuzz target: a batch of no column claims any number of rows
+    // (2^40 in a 1 KB file), each of which the listing left out one by one.
+    use std::sync::Arc;
+
+    use arrow_array::{RecordBatch, RecordBatchOptions};
+    use arrow_ipc::writer::StreamWriter;
+    use arrow_schema::Schema;
+
+    use crate::sample::SampleSource;
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path(), "__key__", 1, 3);
+    let schema = Arc::new(Schema::empty());
+    let options = RecordBatchOptions::new().with_row_count(Some(100_000));
+    let batch = RecordBatch::try_new_with_options(schema.clone(), vec![], &options).unwrap();
+    let mut bytes = Vec::new();
+    let mut writer = StreamWriter::try_new(&mut bytes, &schema).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+    drop(writer);
+    std::fs::write(dir.path().join(super::format::shard_name(0)), bytes).unwrap();
+    let source = Arc::new(shardsmith_store::LocalTree::new(dir.path()));
+    let rows = super::input::HfRows::open(source, "hf", None, "key").unwrap();
+    let Err(err) = rows.samples() else {
+        panic!("100000 rows of nothing were listed")
+    };
+    assert!(err.to_string().contains("claims 100000 rows"), "{err}");
+}
