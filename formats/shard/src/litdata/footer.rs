@@ -136,17 +136,21 @@ fn find(fields: &Fields, arrays: &[ArrayRef], path: &str, out: &mut Vec<ArrayRef
 impl FooterRows {
     /// The values of `leaves` (pytree paths) in `batches`, which must hold `items` rows.
     pub fn new(batches: &[RecordBatch], leaves: &[&str], items: u64) -> Result<Self, FooterError> {
+        // Counted before they are listed: a batch of no column may claim any row count.
+        let count = batches
+            .iter()
+            .try_fold(0u64, |n, b| n.checked_add(b.num_rows() as u64));
+        if count != Some(items) {
+            return Err(FooterError::Rows {
+                rows: count.unwrap_or(u64::MAX),
+                items,
+            });
+        }
         let rows: Vec<(usize, usize)> = batches
             .iter()
             .enumerate()
             .flat_map(|(b, batch)| (0..batch.num_rows()).map(move |r| (b, r)))
             .collect();
-        if rows.len() as u64 != items {
-            return Err(FooterError::Rows {
-                rows: rows.len() as u64,
-                items,
-            });
-        }
         let mut columns = Vec::with_capacity(leaves.len());
         for leaf in leaves {
             let mut per_batch = Vec::with_capacity(batches.len());
@@ -335,5 +339,23 @@ mod tests {
             panic!("a block of 1 TiB was read")
         };
         assert!(why.contains("past the data's end"), "{why}");
+    }
+
+    #[test]
+    fn rows_are_counted_before_they_are_listed() {
+        // Found by the litdata_chunk fuzz target: batches of no column claiming 2^63
+        // rows each made the row list's capacity overflow.
+        use arrow_array::RecordBatchOptions;
+        use arrow_schema::Schema;
+        let options = RecordBatchOptions::new().with_row_count(Some(1 << 63));
+        let batch =
+            RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &options).unwrap();
+        assert!(matches!(
+            FooterRows::new(&[batch.clone(), batch], &[], 3),
+            Err(FooterError::Rows {
+                rows: u64::MAX,
+                items: 3
+            })
+        ));
     }
 }
