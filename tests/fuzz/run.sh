@@ -10,7 +10,7 @@
 #                                                       builds in the background during the tests)
 #
 # Targets run side by side, one per core (SHARDSMITH_FUZZ_JOBS, default nproc): each is
-# one single-threaded process, so on 2 cores 23 targets of 20 s take 4 minutes, not 8.
+# one single-threaded process, so on 2 cores 26 targets of 20 s take 4.5 minutes, not 9.
 #
 # Needs the nightly toolchain (libFuzzer's instrumentation). cargo-fuzz is installed
 # once, pinned, under $HOME/.cache/shardsmith. Targets are built once, without a

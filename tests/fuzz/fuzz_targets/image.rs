@@ -8,7 +8,14 @@
 use libfuzzer_sys::fuzz_target;
 use shardsmith_image::{ImageOptions, Kind, OutputFormat, ResizeMode, Size, StoreAs, transform};
 
-const KINDS: [Kind; 6] = [Kind::Jpeg, Kind::Png, Kind::Gif, Kind::Webp, Kind::Bmp, Kind::Tiff];
+const KINDS: [Kind; 6] = [
+    Kind::Jpeg,
+    Kind::Png,
+    Kind::Gif,
+    Kind::Webp,
+    Kind::Bmp,
+    Kind::Tiff,
+];
 const MODES: [ResizeMode; 5] = [
     ResizeMode::No,
     ResizeMode::KeepRatio,
@@ -38,7 +45,11 @@ fuzz_target!(|data: &[u8]| {
         format: [OutputFormat::Jpeg, OutputFormat::Png][pick / 64 % 2],
         quality: if pick / 64 % 2 == 0 { 90 } else { 1 },
         skip_reencode: pick & 2 != 0,
-        store: if pick >= 192 { StoreAs::Tensor } else { StoreAs::Encoded },
+        store: if pick >= 192 {
+            StoreAs::Tensor
+        } else {
+            StoreAs::Encoded
+        },
         // Bounded so the fuzzer's 256 MiB allocation limit tests the code, not the option.
         max_area: 1 << 20,
         ..ImageOptions::default()

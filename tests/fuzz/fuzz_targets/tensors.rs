@@ -49,7 +49,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let found = checkpoint.tensors;
-    let _ = diff::diff_entries(&checkpoint.entries, &checkpoint.entries, &Default::default());
+    let _ = diff::diff_entries(
+        &checkpoint.entries,
+        &checkpoint.entries,
+        &Default::default(),
+    );
     for t in &found {
         let _ = tensors::digest(t);
     }

@@ -36,6 +36,11 @@ pub const KEY_COLUMN: &str = "__key__";
 const MAX_STATE: u64 = 64 << 20;
 /// A sample's origin: its file's index above these bits, its row in the file below.
 const ROW_BITS: u32 = 40;
+/// Most rows a record batch may hold beyond eight a byte of its buffers. Every column
+/// `datasets` writes costs at least a bit a row (offsets, values or validity); rows
+/// beyond that are rows of nothing (no column, or only `null` ones), which a damaged
+/// message can claim by the trillion, each to be listed as a row left out.
+const MAX_EMPTY_ROWS: usize = 4096;
 
 fn bad(path: &str, reason: impl Into<String>) -> Error {
     Error::BadInput {
@@ -177,12 +182,25 @@ impl HfRows {
         file: usize,
         stream: &mut StreamReader<BufReader<Box<dyn Read + Send>>>,
     ) -> Result<Option<RecordBatch>> {
-        stream.next().transpose().map_err(|e| {
+        let unreadable = |e: &dyn std::fmt::Display| {
             bad(
                 &self.source.display(&self.files[file]),
                 format!("is not a readable Arrow stream: {e}"),
             )
-        })
+        };
+        // arrow-ipc panics on some damage (a buffer past its batch's body).
+        let batch = crate::parquet::caught(|| stream.next().transpose())
+            .map_err(|why| unreadable(&format!("the Arrow reader failed: {why}")))?
+            .map_err(|e| unreadable(&e))?;
+        if let Some(batch) = &batch {
+            let (rows, bytes) = (batch.num_rows(), batch.get_array_memory_size());
+            if rows > MAX_EMPTY_ROWS && rows / 8 > bytes {
+                return Err(unreadable(&format!(
+                    "a record batch claims {rows} rows but holds {bytes} bytes of values (no column has data for them)"
+                )));
+            }
+        }
+        Ok(batch)
     }
 
     fn place(origin: u64) -> (usize, u64) {
@@ -201,7 +219,9 @@ fn open_stream(
     let input = source
         .open(rel)
         .map_err(|e| Error::io("reading", &full, e.into()))?;
-    StreamReader::try_new(BufReader::with_capacity(1 << 20, input), None)
+    crate::parquet::caught(|| StreamReader::try_new(BufReader::with_capacity(1 << 20, input), None))
+        .map_err(|why| format!("the Arrow reader failed: {why}"))
+        .and_then(|r| r.map_err(|e| e.to_string()))
         .map_err(|e| bad(&full, format!("is not an Arrow IPC stream: {e}")))
 }
 

@@ -244,3 +244,63 @@ fn hf_input_reads_every_file_in_order_with_keys_or_row_numbers() {
     let read = read_all(dir.path(), "id");
     assert_eq!(read[7].0, "k00007");
 }
+
+#[test]
+fn hf_input_refuses_a_damaged_stream_without_a_panic() {
+    // Found by the hf_input fuzz target: arrow-ipc 60 slices a batch's buffers out of its
+    // body by the offsets the message states, and panics on one past the body's end.
+    // Every byte of a good file, damaged in turn, reads or is refused.
+    use crate::sample::SampleSource;
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path(), "__key__", 1, 3);
+    let path = dir.path().join(super::format::shard_name(0));
+    let good = std::fs::read(&path).unwrap();
+    let mut refused = 0;
+    for at in 0..good.len() {
+        let mut bad = good.clone();
+        bad[at] = bad[at].wrapping_add(0xa4);
+        std::fs::write(&path, &bad).unwrap();
+        let source = std::sync::Arc::new(shardsmith_store::LocalTree::new(dir.path()));
+        let listed = super::input::HfRows::open(source, "hf", None, "key").and_then(|rows| {
+            let listing = rows.samples()?;
+            let mut reader = rows.reader(&listing.samples, crate::content::Validation::Full)?;
+            let mut buf = Vec::new();
+            for i in 0..listing.samples.len() {
+                reader.load(i, &mut buf)?.ok();
+            }
+            Ok(())
+        });
+        refused += usize::from(listed.is_err());
+    }
+    assert!(refused > 0);
+}
+
+#[test]
+fn hf_input_refuses_a_batch_of_rows_without_data() {
+    // Found by the hf_input fuzz target: a batch of no column claims any number of rows
+    // (2^40 in a 1 KB file), each of which the listing left out one by one.
+    use std::sync::Arc;
+
+    use arrow_array::{RecordBatch, RecordBatchOptions};
+    use arrow_ipc::writer::StreamWriter;
+    use arrow_schema::Schema;
+
+    use crate::sample::SampleSource;
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(dir.path(), "__key__", 1, 3);
+    let schema = Arc::new(Schema::empty());
+    let options = RecordBatchOptions::new().with_row_count(Some(100_000));
+    let batch = RecordBatch::try_new_with_options(schema.clone(), vec![], &options).unwrap();
+    let mut bytes = Vec::new();
+    let mut writer = StreamWriter::try_new(&mut bytes, &schema).unwrap();
+    writer.write(&batch).unwrap();
+    writer.finish().unwrap();
+    drop(writer);
+    std::fs::write(dir.path().join(super::format::shard_name(0)), bytes).unwrap();
+    let source = Arc::new(shardsmith_store::LocalTree::new(dir.path()));
+    let rows = super::input::HfRows::open(source, "hf", None, "key").unwrap();
+    let Err(err) = rows.samples() else {
+        panic!("100000 rows of nothing were listed")
+    };
+    assert!(err.to_string().contains("claims 100000 rows"), "{err}");
+}

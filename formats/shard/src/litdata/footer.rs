@@ -15,7 +15,8 @@ use std::io::Cursor;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_ipc::reader::FileReader;
+use arrow_ipc::reader::{FileReader, read_footer_length};
+use arrow_ipc::root_as_footer;
 use arrow_schema::{DataType, Fields};
 
 use crate::arrow_values::value_bytes;
@@ -49,13 +50,59 @@ pub enum FooterError {
     },
 }
 
-/// The record batches of the Arrow IPC file `ipc`.
+/// The record batches of the Arrow IPC file `ipc`. arrow-ipc panics on some damage (a
+/// buffer past its batch's body); that is an error here too.
 pub fn read(ipc: &[u8]) -> Result<Vec<RecordBatch>, FooterError> {
-    let reader =
-        FileReader::try_new(Cursor::new(ipc), None).map_err(|e| FooterError::Ipc(e.to_string()))?;
-    reader
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| FooterError::Ipc(e.to_string()))
+    check_lengths(ipc)?;
+    crate::parquet::caught(|| {
+        let reader = FileReader::try_new(Cursor::new(ipc), None)
+            .map_err(|e| FooterError::Ipc(e.to_string()))?;
+        reader
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| FooterError::Ipc(e.to_string()))
+    })
+    .unwrap_or_else(|why| Err(FooterError::Ipc(format!("the Arrow reader failed: {why}"))))
+}
+
+/// Refuses an IPC file whose footer, or a block (record batch, dictionary) its footer
+/// lists, does not lie inside it: arrow-ipc's `FileReader` allocates each stated length
+/// before it reads and finds the file short, so a few damaged bytes would ask for
+/// gigabytes. What this does not parse, `FileReader` refuses.
+fn check_lengths(ipc: &[u8]) -> Result<(), FooterError> {
+    let Some(&tail) = ipc.last_chunk::<10>() else {
+        return Ok(());
+    };
+    let Ok(footer_len) = read_footer_length(tail) else {
+        return Ok(());
+    };
+    let Some(start) = (ipc.len() - 10).checked_sub(footer_len) else {
+        return Err(FooterError::Ipc(format!(
+            "its IPC footer says it is {footer_len} bytes, more than the file's {}",
+            ipc.len()
+        )));
+    };
+    let Ok(footer) = root_as_footer(&ipc[start..ipc.len() - 10]) else {
+        return Ok(());
+    };
+    let blocks = footer.recordBatches().into_iter().flatten();
+    for block in blocks.chain(footer.dictionaries().into_iter().flatten()) {
+        let end = i128::from(block.offset())
+            + i128::from(block.metaDataLength())
+            + i128::from(block.bodyLength());
+        if block.offset() < 0
+            || block.metaDataLength() < 0
+            || block.bodyLength() < 0
+            || end > start as i128
+        {
+            return Err(FooterError::Ipc(format!(
+                "its IPC footer lists a block at offset {} of {} + {} bytes, past the data's end ({start} bytes)",
+                block.offset(),
+                block.metaDataLength(),
+                block.bodyLength()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The values of some leaves, row by row, from a footer's batches.
@@ -89,17 +136,21 @@ fn find(fields: &Fields, arrays: &[ArrayRef], path: &str, out: &mut Vec<ArrayRef
 impl FooterRows {
     /// The values of `leaves` (pytree paths) in `batches`, which must hold `items` rows.
     pub fn new(batches: &[RecordBatch], leaves: &[&str], items: u64) -> Result<Self, FooterError> {
+        // Counted before they are listed: a batch of no column may claim any row count.
+        let count = batches
+            .iter()
+            .try_fold(0u64, |n, b| n.checked_add(b.num_rows() as u64));
+        if count != Some(items) {
+            return Err(FooterError::Rows {
+                rows: count.unwrap_or(u64::MAX),
+                items,
+            });
+        }
         let rows: Vec<(usize, usize)> = batches
             .iter()
             .enumerate()
             .flat_map(|(b, batch)| (0..batch.num_rows()).map(move |r| (b, r)))
             .collect();
-        if rows.len() as u64 != items {
-            return Err(FooterError::Rows {
-                rows: rows.len() as u64,
-                items,
-            });
-        }
         let mut columns = Vec::with_capacity(leaves.len());
         for leaf in leaves {
             let mut per_batch = Vec::with_capacity(batches.len());
@@ -236,6 +287,75 @@ mod tests {
         assert!(matches!(
             read(b"ARROW1\0\0ARROW1"),
             Err(FooterError::Ipc(_))
+        ));
+    }
+
+    #[test]
+    fn a_damaged_footer_is_an_error_not_a_panic() {
+        // Found by the litdata_input fuzz target: arrow-ipc 60 slices a batch's buffers
+        // out of its body by the offsets the file states, and panics on one past the
+        // body's end. Every byte of a good footer, damaged in turn, reads or is refused.
+        let batch = RecordBatch::try_from_iter([
+            (
+                "__key__",
+                Arc::new(StringArray::from(vec!["x", "y"])) as ArrayRef,
+            ),
+            ("n", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+        ])
+        .unwrap();
+        let good = ipc(&batch);
+        let mut refused = 0;
+        for at in 0..good.len() {
+            let mut bad = good.clone();
+            bad[at] = bad[at].wrapping_add(0xa4);
+            refused += usize::from(read(&bad).is_err());
+        }
+        assert!(refused > 0);
+    }
+
+    #[test]
+    fn a_block_past_the_file_is_refused_before_it_is_read() {
+        // Found by the litdata fuzz targets: arrow-ipc 60's FileReader allocates a
+        // block's stated length (here 1 TiB) before reading it.
+        let batch =
+            RecordBatch::try_from_iter([("n", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef)])
+                .unwrap();
+        let mut bad = ipc(&batch);
+        let tail = *bad.last_chunk::<10>().unwrap();
+        let start = bad.len() - 10 - read_footer_length(tail).unwrap();
+        let footer = root_as_footer(&bad[start..bad.len() - 10]).unwrap();
+        let block = *footer.recordBatches().unwrap().get(0);
+        let mut stored = block.offset().to_le_bytes().to_vec();
+        stored.extend(block.metaDataLength().to_le_bytes());
+        stored.extend([0; 4]);
+        let at = start
+            + bad[start..]
+                .windows(stored.len())
+                .position(|w| w == stored)
+                .unwrap()
+            + stored.len();
+        bad[at..at + 8].copy_from_slice(&(1i64 << 40).to_le_bytes());
+        let Err(FooterError::Ipc(why)) = read(&bad) else {
+            panic!("a block of 1 TiB was read")
+        };
+        assert!(why.contains("past the data's end"), "{why}");
+    }
+
+    #[test]
+    fn rows_are_counted_before_they_are_listed() {
+        // Found by the litdata_chunk fuzz target: batches of no column claiming 2^63
+        // rows each made the row list's capacity overflow.
+        use arrow_array::RecordBatchOptions;
+        use arrow_schema::Schema;
+        let options = RecordBatchOptions::new().with_row_count(Some(1 << 63));
+        let batch =
+            RecordBatch::try_new_with_options(Arc::new(Schema::empty()), vec![], &options).unwrap();
+        assert!(matches!(
+            FooterRows::new(&[batch.clone(), batch], &[], 3),
+            Err(FooterError::Rows {
+                rows: u64::MAX,
+                items: 3
+            })
         ));
     }
 }

@@ -29,7 +29,7 @@ pub(crate) use encode::{number_of, text_of};
 pub use error::{DecodeError, ReadError};
 pub use format::Parquet;
 pub use group::{DECODE_LIMIT, DECODE_LIMIT_VAR, decode_limit, set_decode_limit};
-pub use guard::guarded;
+pub use guard::{caught, guarded};
 pub use inspect::ParquetInspector;
 pub(crate) use layout::{Kind, accepts, kind_of};
 pub use options::{ParquetCompression, ParquetOptions};

@@ -1,0 +1,58 @@
+//! `pack`'s LitData input: an `index.json` and up to three chunks (split at the corpus
+//! separator; a part names chunk 0, chunk 1 and a merged index's sub-directory chunk; an
+//! empty part writes no file), opened, listed and every item read back with its leaves
+//! converted to field bytes: PyTree items by their serializers, items kept only in a
+//! chunk's Arrow IPC footer by the footer's columns.
+#![no_main]
+use std::sync::Arc;
+
+use libfuzzer_sys::fuzz_target;
+use shardsmith_shard::content::Validation;
+use shardsmith_shard::keys::KeyPrefix;
+use shardsmith_shard::litdata::{LitdataDataset, is_litdata_input};
+use shardsmith_shard::sample::SampleSource;
+use shardsmith_store::{InputSource, LocalTree};
+
+const CHUNKS: [&str; 3] = ["chunk-0-0.bin", "chunk-0-1.bin", "part/chunk-0-0.bin"];
+
+fuzz_target!(|data: &[u8]| {
+    let parts = shardsmith_fuzz::split(data, 4);
+    let root = shardsmith_fuzz::scratch();
+    let input = root.join("in");
+    shardsmith_fuzz::write(&input, "index.json", parts[0]);
+    for (name, bytes) in CHUNKS.iter().zip(&parts[1..]) {
+        if !bytes.is_empty() {
+            shardsmith_fuzz::write(&input, name, bytes);
+        }
+    }
+    let tree: Arc<dyn InputSource> = Arc::new(LocalTree::new(&input));
+    let _ = is_litdata_input(tree.as_ref(), None);
+    let Ok(source) = LitdataDataset::open(tree, "in") else {
+        return;
+    };
+    let prefix = if data.len() % 2 == 0 {
+        KeyPrefix::Path
+    } else {
+        KeyPrefix::None
+    };
+    let source = source.with_key_prefix(prefix);
+    let _ = source.suggested_encodings();
+    let Ok(listing) = source.samples() else {
+        return;
+    };
+    for sample in &listing.samples {
+        let _ = source.container(sample);
+        for field in &sample.fields {
+            let _ = source.field_path(sample, field);
+        }
+    }
+    if let Ok(mut reader) = source.reader(&listing.samples, Validation::Full) {
+        let mut buf = Vec::new();
+        for i in 0..listing.samples.len() {
+            buf.clear();
+            if reader.load(i, &mut buf).is_err() {
+                break;
+            }
+        }
+    }
+});
