@@ -10,7 +10,7 @@
 
 mod dataset;
 mod leaf;
-mod nested;
+pub(crate) mod nested;
 mod reader;
 
 pub use self::dataset::{LitdataDataset, is_litdata_input};
