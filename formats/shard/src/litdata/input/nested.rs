@@ -33,7 +33,7 @@ pub fn to_json(stored: &[u8]) -> Result<Vec<u8>, Problem> {
     let mut out = Vec::with_capacity(stored.len());
     match stored.first() {
         None => return Err(corrupt("is empty, no value of LitData's `json` serializer")),
-        Some(&tag) if tag > 0x20 || !known(tag) => json_text(stored, &mut out)?,
+        Some(&tag) if tag > 0x20 || !known(tag) => json_text(stored, &mut out, 0)?,
         Some(_) => {
             let mut bytes = Bytes { raw: stored, at: 0 };
             value(&mut bytes, &mut out, 0)?;
@@ -132,7 +132,7 @@ fn value(bytes: &mut Bytes<'_>, out: &mut Vec<u8>, depth: usize) -> Result<(), P
     match tag {
         0 => {
             let n = bytes.count()?;
-            json_text(bytes.take(n)?, out)?;
+            json_text(bytes.take(n)?, out, depth)?;
         }
         1 => {
             let n = bytes.count()?;

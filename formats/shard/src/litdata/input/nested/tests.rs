@@ -103,10 +103,49 @@ fn damaged_encodings_are_refused_without_panics() {
     }
     deep.push(11);
     assert!(refused(&deep).contains("deeper"));
+    let text = |n: usize| [vec![b'['; n], vec![b']'; n]].concat();
+    assert_eq!(json(&text(MAX_DEPTH + 1)).len(), 2 * (MAX_DEPTH + 1));
+    assert!(refused(&text(MAX_DEPTH + 2)).contains("deeper"));
     // Every cut of a valid encoding is refused, never a panic.
     let whole =
         hex("06020000000200000001000000610100000062120100000000000000110100000078101102000000c3a9");
     for end in 0..whole.len() {
         assert!(to_json(&whole[..end]).is_err(), "{end}");
+    }
+}
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    // Every single-byte change of valid encodings, and short random strings of the tag
+    // bytes: an answer each time, never a panic.
+    let valid = [
+        hex(
+            "050200000001000000770803000000000000000100000068020200000003000000000000000400000000000000",
+        ),
+        hex("06020000000200000001000000610100000062120100000000000000110100000078101102000000c3a9"),
+        hex("000c0000005b312c2278222c6e756c6c5d"),
+        br#"{"a": [1, -2.5e-3, "\u00e9\"", true, null, NaN]}"#.to_vec(),
+    ];
+    for stored in &valid {
+        assert!(to_json(stored).is_ok());
+        for at in 0..stored.len() {
+            for byte in [0u8, 1, 2, 5, 6, 0x11, 0x22, 0x5b, 0x7b, 0x80, 0xff] {
+                let mut changed = stored.clone();
+                changed[at] = byte;
+                let _ = to_json(&changed);
+            }
+        }
+    }
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..20_000 {
+        let mut stored = Vec::new();
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        for i in 0..(seed % 24) {
+            let pick = (seed >> (i % 8 * 8)) as u8;
+            stored.push(if pick & 0x80 != 0 { pick & 0x0f } else { pick });
+        }
+        let _ = to_json(&stored);
     }
 }

@@ -11,9 +11,9 @@ use arrow_array::Float64Array;
 use crate::mds::input::problem::Problem;
 use crate::parquet::nested;
 
-/// Deepest nesting read (Python's default recursion limit stops litdata's own writer
-/// near it).
-pub const MAX_DEPTH: usize = 1000;
+/// Deepest nesting read, binary and JSON text together (twice `serde_json`'s limit; a
+/// bound on the stack a damaged value can take).
+pub const MAX_DEPTH: usize = 256;
 
 /// A damaged `json` value, `why` as its text.
 pub(super) fn corrupt(why: &str) -> Problem {
@@ -33,10 +33,11 @@ pub(super) fn boolean(out: &mut Vec<u8>, b: u8) {
     out.extend_from_slice(if b != 0 { b"true" } else { b"false" });
 }
 
-/// Writes the JSON text `text` (one value, whitespace around it allowed) again.
-pub(super) fn json_text(text: &[u8], out: &mut Vec<u8>) -> Result<(), Problem> {
+/// Writes the JSON text `text` (one value, whitespace around it allowed), found at
+/// nesting `depth`, again.
+pub(super) fn json_text(text: &[u8], out: &mut Vec<u8>, depth: usize) -> Result<(), Problem> {
     let mut p = Text { s: text, at: 0 };
-    p.value(out, 0)?;
+    p.value(out, depth)?;
     p.space();
     if p.at != text.len() {
         return Err(p.bad("more after its value"));
