@@ -179,6 +179,42 @@ def make_zstd(wrap, out_dir):
             check(entry["chunk_bytes"] == len(data), f"{name}: chunk_bytes {entry['chunk_bytes']}")
 
 
+def nested_item(i):
+    """Item `i` of `make-nested`: list values (litdata's `json` leaves) of every shape the
+    nested encoding has, kept in the Arrow footer."""
+    return {
+        "__key__": f"nested-{i:03}",
+        "tags": [f"t\u00e9{j}" for j in range(i % 4)],
+        "ids": [i * 1_000_000_007 - j for j in range(i % 5)],
+        "scores": [0.1 * i, -2.5e-7, 1.5e300 * i][: i % 4],
+        "box": {"w": i, "h": [i, i + 1, 3 * i]},
+        "txt": f"t{i}",
+    }
+
+
+def nested_pytree_item(i):
+    """Item `i` of `make-nested-pytree`: `nested_item(i)` and a numpy array, which keeps
+    the items out of the Arrow footer."""
+    return {**nested_item(i), "vec": np.arange(i % 3 + 1, dtype=np.int16)}
+
+
+def make_nested(pytree, out_dir):
+    fn = nested_pytree_item if pytree else nested_item
+    litdata.optimize(fn, list(range(20)), out_dir, chunk_size=6, num_workers=1)
+    with open(os.path.join(out_dir, "index.json")) as f:
+        config = json.load(f)["config"]
+    check(config["data_format"].count("json") == 4, f"data_format {config['data_format']}")
+    chunks = sorted(n for n in os.listdir(out_dir) if n.endswith(".bin"))
+    check(len(chunks) > 2, f"made {out_dir}: {chunks}")
+    for name in chunks:
+        with open(os.path.join(out_dir, name), "rb") as f:
+            data = f.read()
+        n = int.from_bytes(data[:4], "little")
+        offsets = [int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "little") for i in range(n + 1)]
+        footer = data.endswith(b"LDARW01\0") and offsets[0] == offsets[-1]
+        check(footer != pytree, f"{name}: items {'in' if footer else 'not in'} an Arrow footer")
+
+
 def flat(item, prefix=""):
     """A dict's values by path (`meta.a`), as the input names a nested dict's leaves."""
     out = {}
@@ -224,6 +260,10 @@ def wds(lit_dir, wds_dir):
                 check(int(data) == value, f"{where}: {data!r} for {value}")
             elif isinstance(value, float):
                 check(float(data) == value, f"{where}: {data!r} for {value!r}")
+            elif isinstance(value, list):
+                check(json.loads(data) == value and type(json.loads(data)) is list, f"{where}: {data!r} for {value!r}")
+                for x, y in zip(json.loads(data), value):
+                    check(type(x) is type(y), f"{where}: {x!r} for {y!r}")
             elif isinstance(value, np.ndarray):
                 array = np.load(io.BytesIO(data))
                 check(array.dtype == value.dtype and array.shape == value.shape and np.array_equal(array, value),
@@ -253,6 +293,10 @@ if __name__ == "__main__":
         make_plain(args[1])
     elif args[:1] == ["make-zstd"]:
         make_zstd(args[1], args[2])
+    elif args[:1] == ["make-nested"]:
+        make_nested(False, args[1])
+    elif args[:1] == ["make-nested-pytree"]:
+        make_nested(True, args[1])
     elif args[:1] == ["wds"]:
         wds(args[1], args[2])
     elif args[:1] == ["same"]:

@@ -705,3 +705,70 @@ fn zstd_wrapped_chunks_are_read_and_damaged_ones_are_named_by_verify() {
         }
     }
 }
+
+#[test]
+fn json_leaves_become_their_json_text_and_damaged_ones_are_named() {
+    // `_nested_dumps` of ["a", "b"] and of {"w": 3, "h": [3, 4]} (litdata 0.2.76), and
+    // older litdata's plain JSON text.
+    let tags = b"\x01\x02\x00\x00\x00\x01\x00\x00\x00a\x01\x00\x00\x00b";
+    let mut boxed = b"\x05\x02\x00\x00\x00\x01\x00\x00\x00w\x08".to_vec();
+    boxed.extend_from_slice(&3i64.to_le_bytes());
+    boxed.extend_from_slice(b"\x01\x00\x00\x00h\x02\x02\x00\x00\x00");
+    boxed.extend_from_slice(&3i64.to_le_bytes());
+    boxed.extend_from_slice(&4i64.to_le_bytes());
+    let ds = hand_made(
+        &["__key__", "tags", "box"],
+        &["str", "json", "json"],
+        &[
+            vec![b"a", tags, &boxed],
+            vec![b"b", br#"["x", 0.5]"#, b"\x0b"],
+        ],
+        serde_json::json!({}),
+    );
+    let cat = |key: &str, field: &str| {
+        let o = run(&["cat", ds.path().to_str().unwrap(), key, field]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    assert_eq!(cat("a", "tags"), r#"["a","b"]"#);
+    assert_eq!(cat("a", "box"), r#"{"w":3,"h":[3,4]}"#);
+    assert_eq!(cat("b", "tags"), r#"["x",0.5]"#);
+    assert_eq!(cat("b", "box"), "null");
+    let out = Tree::new();
+    pack_ok(ds.path(), &out.join("mds"), &["--format", "mds"]);
+    let mds = index(&out.join("mds"));
+    assert_eq!(
+        mds["shards"][0]["column_encodings"],
+        serde_json::json!(["json", "str", "json"])
+    );
+    let (code, report) = run_json(&["verify", ds.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{report}");
+
+    // A list stating 2^32-1 strings in a few bytes; bytes after a value.
+    for (stored, why) in [
+        (&b"\x01\xff\xff\xff\xff"[..], "ends inside its nested value"),
+        (b"\x0b\x00", "1 bytes after its nested value"),
+    ] {
+        let ds = hand_made(
+            &["__key__", "tags"],
+            &["str", "json"],
+            &[vec![b"a", b"[]"], vec![b"b", stored]],
+            serde_json::json!({}),
+        );
+        let o = pack(ds.path(), &out.join("refused"), &[]);
+        let stderr = text(&o.stderr);
+        assert!(
+            !o.status.success()
+                && stderr.contains("chunk-0-0.bin")
+                && stderr.contains("item 1 leaf `tags` (json)")
+                && stderr.contains(why),
+            "{stderr}"
+        );
+        let (code, report) = run_json(&["verify", ds.path().to_str().unwrap()]);
+        assert_eq!(code, 1, "{report}");
+        assert!(
+            report.to_string().contains("item 1 leaf `tags`"),
+            "{report}"
+        );
+    }
+}

@@ -6,7 +6,8 @@
 //! footer) likewise, with damaged footers named by `verify`, the same with
 //! `compression="zstd"` in each of optimize's wraps (IPC zstd footers, whole `.zstd:3.bin`
 //! chunks, LDFZ01 framed batches, an item a frame), damaged ones named by `verify`, and
-//! litdata -> mds -> litdata giving the same items.
+//! litdata -> mds -> litdata giving the same items, and list values (`json` leaves)
+//! read as the same JSON text from Arrow footers and from PyTree items.
 //!
 //! Needs `SHARDSMITH_TORCH_PYTHON` (the torch env holds litdata and torch), as
 //! `tests/interop.rs`: without it the test says so, and fails under CI.
@@ -239,4 +240,114 @@ fn optimize_datasets_compressed_with_zstd_pack_to_webdataset_and_damage_is_named
 
         check(&["wds", &s(&lit), &s(&wds)]);
     }
+}
+
+/// Packs LitData dataset `lit` to WebDataset at `wds` and returns every member by name.
+fn members(
+    lit: &std::path::Path,
+    wds: &std::path::Path,
+) -> std::collections::BTreeMap<String, Vec<u8>> {
+    pack_ok(&["pack", lit.to_str().unwrap(), wds.to_str().unwrap()]);
+    let mut out = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(wds).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "tar") {
+            let mut archive = tar::Archive::new(std::fs::File::open(&path).unwrap());
+            for member in archive.entries().unwrap() {
+                let mut member = member.unwrap();
+                let name = member.path().unwrap().to_string_lossy().into_owned();
+                let mut data = Vec::new();
+                std::io::Read::read_to_end(&mut member, &mut data).unwrap();
+                out.insert(name, data);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs the torch env: SHARDSMITH_TORCH_PYTHON (tests/setup.sh)"]
+fn list_values_read_the_same_from_arrow_footers_and_pytree_items() {
+    if torch_python().is_none() {
+        return;
+    }
+    let out = Tree::new();
+    let (footer, pytree) = (out.join("nested"), out.join("nested-pytree"));
+    check(&["make-nested", footer.to_str().unwrap()]);
+    check(&["make-nested-pytree", pytree.to_str().unwrap()]);
+    let from_footer = members(&footer, &out.join("wds-footer"));
+    let from_pytree = members(&pytree, &out.join("wds-pytree"));
+    for (lit, wds) in [(&footer, "wds-footer"), (&pytree, "wds-pytree")] {
+        check(&[
+            "wds",
+            lit.to_str().unwrap(),
+            out.join(wds).to_str().unwrap(),
+        ]);
+        let o = run(&["verify", lit.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stdout));
+    }
+    // The same values give the same fields both ways (the PyTree items add `vec`).
+    let mut without_vec = from_pytree.clone();
+    without_vec.retain(|name, _| !name.ends_with(".vec"));
+    assert_eq!(from_footer, without_vec);
+    assert!(
+        from_footer["nested-007.scores"].starts_with(b"[0.7000000000000001,-2.5e-7,"),
+        "{}",
+        text(&from_footer["nested-007.scores"])
+    );
+    // MDS output: the list leaves are json columns.
+    let mds = out.join("mds");
+    pack_ok(&[
+        "pack",
+        footer.to_str().unwrap(),
+        mds.to_str().unwrap(),
+        "--format",
+        "mds",
+    ]);
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(mds.join("index.json")).unwrap()).unwrap();
+    let shard = &index["shards"][0];
+    assert_eq!(
+        shard["column_names"],
+        serde_json::json!(["box.h", "box.w", "ids", "key", "scores", "tags", "txt"])
+    );
+    assert_eq!(
+        shard["column_encodings"],
+        serde_json::json!(["json", "int", "json", "str", "json", "json", "str"])
+    );
+
+    // A damaged list (item 0's `tags` states 2^32-1 strings in 5 bytes) is named by verify
+    // and refused by pack with the chunk and item.
+    let chunk = pytree.join("chunk-0-0.bin");
+    let mut data = std::fs::read(&chunk).unwrap();
+    let word = |at: usize| u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+    let start = word(4);
+    let tags = start + 4 * 8 + word(start);
+    assert_eq!(
+        &data[tags..tags + 5],
+        [1, 0, 0, 0, 0],
+        "item 0's tags are []"
+    );
+    data[tags + 1..tags + 5].copy_from_slice(&[0xff; 4]);
+    std::fs::write(&chunk, &data).unwrap();
+    let o = run(&["verify", pytree.to_str().unwrap()]);
+    let said = text(&o.stdout) + &text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("chunk-0-0.bin") && said.contains("item 0 leaf `tags`"),
+        "{said}"
+    );
+    let o = run(&[
+        "pack",
+        pytree.to_str().unwrap(),
+        out.join("again").to_str().unwrap(),
+    ]);
+    let stderr = text(&o.stderr);
+    assert!(
+        !o.status.success()
+            && stderr.contains("chunk-0-0.bin")
+            && stderr.contains("item 0 leaf `tags` (json)")
+            && stderr.contains("ends inside"),
+        "{stderr}"
+    );
 }

@@ -7,8 +7,10 @@
 //! (`meta.a` is child `a` of struct `meta`, as `litdata.optimize` writes a nested dict).
 //! Stored bytes by Arrow type: strings and binaries their bytes (as
 //! [`crate::arrow_values::value_bytes`] gives them), `int64` eight bytes and `double`
-//! eight bytes little-endian (LitData's `int` and `float`), `bool` one byte. A null
-//! (a key the row lacks, or a null struct above it) is no value.
+//! eight bytes little-endian (LitData's `int` and `float`), `bool` one byte, a list or
+//! struct column (a `json` leaf: a list, or a dict of lists) the JSON text
+//! [`value_bytes`] gives it. A null (a key the row lacks, or a null struct above it) is
+//! no value.
 
 use std::io::Cursor;
 
@@ -20,6 +22,7 @@ use arrow_ipc::root_as_footer;
 use arrow_schema::{DataType, Fields};
 
 use crate::arrow_values::value_bytes;
+use crate::parquet::nested;
 
 /// Why a footer cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +43,7 @@ pub enum FooterError {
     NoColumn(String),
     /// A column of a type no LitData serializer of the footer stores.
     #[error(
-        "its Arrow footer holds leaf `{leaf}` as Arrow {data_type}, which shardsmith does not read (string, binary, int64, double, bool)"
+        "its Arrow footer holds leaf `{leaf}` as Arrow {data_type}, which shardsmith does not read (string, binary, int64, double, bool, lists and structs)"
     )]
     Type {
         /// The leaf.
@@ -160,18 +163,20 @@ impl FooterRows {
                     return Err(FooterError::NoColumn((*leaf).to_string()));
                 }
                 let data_type = path.last().expect("found").data_type().clone();
-                if !matches!(
-                    data_type,
-                    DataType::Utf8
-                        | DataType::LargeUtf8
-                        | DataType::Utf8View
-                        | DataType::Binary
-                        | DataType::LargeBinary
-                        | DataType::BinaryView
-                        | DataType::Int64
-                        | DataType::Float64
-                        | DataType::Boolean
-                ) {
+                if !nested::is_nested(&data_type)
+                    && !matches!(
+                        data_type,
+                        DataType::Utf8
+                            | DataType::LargeUtf8
+                            | DataType::Utf8View
+                            | DataType::Binary
+                            | DataType::LargeBinary
+                            | DataType::BinaryView
+                            | DataType::Int64
+                            | DataType::Float64
+                            | DataType::Boolean
+                    )
+                {
                     return Err(FooterError::Type {
                         leaf: (*leaf).to_string(),
                         data_type,
@@ -225,7 +230,9 @@ impl FooterRows {
 mod tests {
     use std::sync::Arc;
 
-    use arrow_array::{BooleanArray, Float64Array, Int64Array, StringArray, StructArray};
+    use arrow_array::{
+        BooleanArray, Float64Array, Int32Array, Int64Array, StringArray, StructArray,
+    };
     use arrow_ipc::writer::FileWriter;
     use arrow_schema::Field;
 
@@ -262,6 +269,7 @@ mod tests {
                 Arc::new(Float64Array::from(vec![0.5, -1.0])) as ArrayRef,
             ),
             ("meta", Arc::new(meta) as ArrayRef),
+            ("i", Arc::new(Int32Array::from(vec![1, 2])) as ArrayRef),
         ])
         .unwrap();
         let batches = read(&ipc(&batch)).unwrap();
@@ -276,8 +284,10 @@ mod tests {
             FooterRows::new(&batches, &["meta.z"], 2),
             Err(FooterError::NoColumn(l)) if l == "meta.z"
         ));
+        let structs = FooterRows::new(&batches, &["meta"], 2).unwrap();
+        assert_eq!(structs.stored(0, 0).unwrap(), br#"{"a":1,"b.c":true}"#);
         assert!(matches!(
-            FooterRows::new(&batches, &["meta"], 2),
+            FooterRows::new(&batches, &["i"], 2),
             Err(FooterError::Type { .. })
         ));
         assert!(matches!(

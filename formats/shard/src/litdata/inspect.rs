@@ -1,7 +1,7 @@
 //! Verifying LitData datasets: each chunk walked on its own (inflated first when its
 //! `index.json` says zstd wrapped it, or it starts with a zstd or `LDFZ01` magic; then
 //! item count, offsets, every item's leaf sizes against the leaves its `index.json`
-//! names, or, for a chunk whose items are only in its Arrow footer, the footer read and
+//! names and its `json` leaves decoded, or, for a chunk whose items are only in its Arrow footer, the footer read and
 //! its rows counted), then every LitData `index.json` compared with the chunks it lists
 //! ([`check_indices`]).
 
@@ -16,7 +16,9 @@ use super::compressed::{Compression, FRAMED_MAGIC, Wrap, inflate_file, unframe, 
 use super::footer::{self, FooterRows};
 use super::format::MAX_CHUNK;
 use super::index::{INDEX, is_litdata_index};
+use super::input::nested;
 use super::spec::{self, KEY};
+use crate::mds::input::problem::Problem;
 
 /// True when `path` is named as `optimize` names chunks: `chunk-R-N.bin` (compressed
 /// whole: `chunk-R-N.zstd.bin`, `chunk-R-N.zstd:9.bin` for `compression="zstd:9"`).
@@ -47,12 +49,14 @@ pub fn is_chunk_name(path: &str) -> bool {
     number(parts.next()) && number(parts.next()) && parts.next().is_none()
 }
 
-/// What a chunk's `index.json` says about its items: leaf count and whether leaf 0 is
-/// the key.
-#[derive(Clone, Copy, Debug)]
+/// What a chunk's `index.json` says about its items: leaf count, whether leaf 0 is
+/// the key, and which leaves LitData's `json` serializer stores.
+#[derive(Clone, Debug)]
 struct Leaves {
     count: usize,
     keyed: bool,
+    /// (leaf, its name) of every `json` leaf.
+    json: Vec<(usize, String)>,
 }
 
 fn leaves_of(index: &Value) -> Option<Leaves> {
@@ -61,6 +65,10 @@ fn leaves_of(index: &Value) -> Option<Leaves> {
     (formats.len() == names.len()).then(|| Leaves {
         count: names.len(),
         keyed: names.first().is_some_and(|n| n == KEY) && formats[0] == "str",
+        json: (names.iter().enumerate())
+            .filter(|(l, _)| formats[*l] == "json")
+            .map(|(l, name)| (l, name.clone()))
+            .collect(),
     })
 }
 
@@ -188,7 +196,7 @@ impl Inspector for LitdataInspector {
         };
         let items = offsets.len() as u64 - 1;
         inspection.samples = Some(items);
-        if let Some(leaves) = self.leaves {
+        if let Some(leaves) = &self.leaves {
             let arrow_only = items > 0 && offsets[0] == offsets[items as usize];
             if arrow_only && leaves.count > 0 {
                 footer_keys(
@@ -206,14 +214,19 @@ impl Inspector for LitdataInspector {
                 }
                 let (start, end) = (offsets[i as usize], offsets[i as usize + 1]);
                 match chunk::split_item(&data[start as usize..end as usize], leaves.count, i) {
-                    Ok(values) if leaves.keyed => {
+                    Ok(values) => {
+                        if let Some(finding) = json_finding(&values, leaves, i, path) {
+                            inspection.findings.push(finding.at(start));
+                        }
+                        if !leaves.keyed {
+                            continue;
+                        }
                         let key = String::from_utf8_lossy(values[0]).into_owned();
                         if i == 0 {
                             inspection.first_key = Some(key.clone());
                         }
                         inspection.last_key = Some(key);
                     }
-                    Ok(_) => {}
                     Err(e) => inspection.findings.push(
                         Finding::error(
                             FindingKind::BadRecord,
@@ -232,6 +245,21 @@ impl Inspector for LitdataInspector {
     }
 }
 
+/// A `json` leaf of item `item` (its leaf values `values`) that does not decode.
+fn json_finding(values: &[&[u8]], leaves: &Leaves, item: u64, path: &str) -> Option<Finding> {
+    leaves.json.iter().find_map(|(l, name)| {
+        let why = match nested::to_json(values.get(*l)?) {
+            Ok(_) => return None,
+            Err(Problem::Corrupt(why) | Problem::Unsupported(why)) => why,
+        };
+        Some(Finding::error(
+            FindingKind::BadRecord,
+            path,
+            format!("damaged LitData chunk: item {item} leaf `{name}` {why}"),
+        ))
+    })
+}
+
 /// Reads the Arrow footer that holds a chunk's `items` items (its last item ending at
 /// `last`): a footer that cannot be read, or of other rows, is a finding; the keys of
 /// its first and last rows are the chunk's first and last keys.
@@ -239,7 +267,7 @@ fn footer_keys(
     data: &[u8],
     last: u64,
     items: u64,
-    leaves: Leaves,
+    leaves: &Leaves,
     path: &str,
     inspection: &mut Inspection,
 ) {

@@ -19,6 +19,7 @@ use crate::litdata::footer::{self, FooterRows};
 use crate::litdata::index::{INDEX, is_litdata_index};
 use crate::litdata::spec::{self, KEY};
 use crate::mds::input::problem::Problem;
+use crate::parquet::nested;
 use crate::sample::{FieldSpec, SampleListing, SampleSpec};
 use crate::{Error, Result};
 
@@ -306,6 +307,7 @@ impl LitdataDataset {
                     data_type,
                     DataType::Binary | DataType::LargeBinary | DataType::BinaryView
                 ),
+                Kind::Json => nested::is_nested(data_type),
                 _ => false,
             };
             if !fits {

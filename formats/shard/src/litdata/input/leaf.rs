@@ -9,7 +9,10 @@
 //!   shape in a header): a `.npy` file (version 1.0, C order), as MDS `ndarray` columns;
 //! - `pil` (`u32 width, height, len(mode)`, the mode, raw pixels): a PNG of the pixels
 //!   written by the image crate (lossless for modes `L`, `LA`, `RGB`, `RGBA`, `I;16`;
-//!   other modes leave the sample out, with the reason).
+//!   other modes leave the sample out, with the reason);
+//! - `json` (a list or dict, litdata's `JsonLeaf`): its JSON text ([`super::nested`]),
+//!   as Parquet and hf inputs give nested values; an Arrow footer's list or struct
+//!   column gives the same text.
 //!
 //! Any other serializer (`tensor`, `video`, `pickle`, ...) is refused when the dataset is
 //! opened.
@@ -37,7 +40,8 @@ const DTYPES: [ArrayDtype; 11] = [
 ];
 
 /// The serializers the input reads: what readers read back from [`Kind::from_format`].
-pub const READ: &str = "str, text, bytes, jpeg, int, float, bool, no_header_numpy, numpy, pil";
+pub const READ: &str =
+    "str, text, bytes, jpeg, int, float, bool, no_header_numpy, numpy, pil, json";
 
 /// How a leaf's stored bytes become field bytes.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,6 +60,8 @@ pub enum Kind {
     Numpy,
     /// `pil`.
     Pil,
+    /// `json`: litdata's nested encoding, or the JSON text an Arrow footer gives.
+    Json,
 }
 
 impl Kind {
@@ -82,6 +88,7 @@ impl Kind {
             ("no_header_numpy", code) => Kind::Flat(*DTYPES.get(code.parse::<usize>().ok()?)?),
             ("numpy", "") => Kind::Numpy,
             ("pil", "") => Kind::Pil,
+            ("json", "") => Kind::Json,
             _ => return None,
         })
     }
@@ -109,6 +116,7 @@ impl Kind {
                 shape: None,
             },
             Kind::Pil => Encoding::Png,
+            Kind::Json => Encoding::Json,
         }
     }
 
@@ -158,6 +166,7 @@ impl Kind {
                 Cow::Owned(npy(d, &dims, values))
             }
             Kind::Pil => Cow::Owned(crate::mds::input::pil::to_png(stored)?),
+            Kind::Json => Cow::Owned(super::nested::to_json(stored)?),
         })
     }
 }

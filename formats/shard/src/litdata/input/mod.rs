@@ -10,6 +10,7 @@
 
 mod dataset;
 mod leaf;
+pub(crate) mod nested;
 mod reader;
 
 pub use self::dataset::{LitdataDataset, is_litdata_input};
