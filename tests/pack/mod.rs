@@ -15,6 +15,7 @@ mod images_interop;
 mod left_out;
 mod litdata;
 mod litdata_interop;
+mod litdata_stored;
 mod mds;
 mod mds_interop;
 mod merge_parts;

@@ -93,5 +93,8 @@ fn a_cycle_between_files_is_found_through_reexports_and_parents() {
     let out = layers(&[&src]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("fmt/def.rs") && text.contains("fmt/mod.rs"), "{text}");
+    assert!(
+        text.contains("fmt/def.rs") && text.contains("fmt/mod.rs"),
+        "{text}"
+    );
 }
