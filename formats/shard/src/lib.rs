@@ -25,6 +25,7 @@ pub mod digest;
 mod error;
 pub mod format;
 pub mod hf;
+mod ipc_guard;
 pub mod keys;
 pub mod litdata;
 pub mod mds;

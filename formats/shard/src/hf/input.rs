@@ -24,11 +24,15 @@ use super::dataset::{INFO, STATE};
 use crate::arrow_values::{field_columns, value_bytes};
 use crate::columns::Encoding;
 use crate::content::Validation;
+use crate::ipc_guard::Uncompressed;
 use crate::keys::KeyPrefix;
 use crate::sample::{
     FieldSpec, HeadError, Loaded, SampleListing, SampleReader, SampleSource, SampleSpec,
 };
 use crate::{Error, Result};
+
+/// A data file's Arrow stream, refused at a compressed batch ([`Uncompressed`]).
+type Stream = StreamReader<Uncompressed<BufReader<Box<dyn Read + Send>>>>;
 
 /// The key column of a dataset when `--key-column` is left at its default.
 pub const KEY_COLUMN: &str = "__key__";
@@ -173,15 +177,11 @@ impl HfRows {
         self
     }
 
-    fn stream(&self, file: usize) -> Result<StreamReader<BufReader<Box<dyn Read + Send>>>> {
+    fn stream(&self, file: usize) -> Result<Stream> {
         open_stream(&*self.source, &self.files[file])
     }
 
-    fn next_batch(
-        &self,
-        file: usize,
-        stream: &mut StreamReader<BufReader<Box<dyn Read + Send>>>,
-    ) -> Result<Option<RecordBatch>> {
+    fn next_batch(&self, file: usize, stream: &mut Stream) -> Result<Option<RecordBatch>> {
         let unreadable = |e: &dyn std::fmt::Display| {
             bad(
                 &self.source.display(&self.files[file]),
@@ -211,18 +211,20 @@ impl HfRows {
     }
 }
 
-fn open_stream(
-    source: &dyn InputSource,
-    rel: &str,
-) -> Result<StreamReader<BufReader<Box<dyn Read + Send>>>> {
+fn open_stream(source: &dyn InputSource, rel: &str) -> Result<Stream> {
     let full = source.display(rel);
     let input = source
         .open(rel)
         .map_err(|e| Error::io("reading", &full, e.into()))?;
-    crate::parquet::caught(|| StreamReader::try_new(BufReader::with_capacity(1 << 20, input), None))
-        .map_err(|why| format!("the Arrow reader failed: {why}"))
-        .and_then(|r| r.map_err(|e| e.to_string()))
-        .map_err(|e| bad(&full, format!("is not an Arrow IPC stream: {e}")))
+    crate::parquet::caught(|| {
+        StreamReader::try_new(
+            Uncompressed::new(BufReader::with_capacity(1 << 20, input)),
+            None,
+        )
+    })
+    .map_err(|why| format!("the Arrow reader failed: {why}"))
+    .and_then(|r| r.map_err(|e| e.to_string()))
+    .map_err(|e| bad(&full, format!("is not an Arrow IPC stream: {e}")))
 }
 
 impl SampleSource for HfRows {
@@ -364,7 +366,7 @@ struct RowReader<'a> {
     source: &'a HfRows,
     samples: &'a [SampleSpec],
     file: usize,
-    stream: Option<StreamReader<BufReader<Box<dyn Read + Send>>>>,
+    stream: Option<Stream>,
     batch: Option<RecordBatch>,
     /// Row within `batch`.
     position: usize,

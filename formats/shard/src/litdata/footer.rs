@@ -22,6 +22,7 @@ use arrow_ipc::root_as_footer;
 use arrow_schema::{DataType, Fields};
 
 use crate::arrow_values::value_bytes;
+use crate::ipc_guard;
 use crate::parquet::nested;
 
 /// Why a footer cannot be read.
@@ -70,7 +71,9 @@ pub fn read(ipc: &[u8]) -> Result<Vec<RecordBatch>, FooterError> {
 /// Refuses an IPC file whose footer, or a block (record batch, dictionary) its footer
 /// lists, does not lie inside it: arrow-ipc's `FileReader` allocates each stated length
 /// before it reads and finds the file short, so a few damaged bytes would ask for
-/// gigabytes. What this does not parse, `FileReader` refuses.
+/// gigabytes. The same holds for the uncompressed lengths of IPC-compressed buffers,
+/// which may add up to the decode limit per batch. What this does not parse,
+/// `FileReader` refuses.
 fn check_lengths(ipc: &[u8]) -> Result<(), FooterError> {
     let Some(&tail) = ipc.last_chunk::<10>() else {
         return Ok(());
@@ -102,6 +105,21 @@ fn check_lengths(ipc: &[u8]) -> Result<(), FooterError> {
                 block.offset(),
                 block.metaDataLength(),
                 block.bodyLength()
+            )));
+        }
+        // Inside the data, checked above.
+        let at = block.offset() as usize;
+        let body_at = at + block.metaDataLength() as usize;
+        let body = &ipc[body_at..body_at + block.bodyLength() as usize];
+        let Some(message) = ipc_guard::message(&ipc[at..body_at]) else {
+            continue;
+        };
+        let stated = ipc_guard::compressed_total(&message, body);
+        let limit = crate::parquet::decode_limit();
+        if stated > limit {
+            return Err(FooterError::Ipc(format!(
+                "a record batch at offset {} states {stated} bytes uncompressed, more than the decode limit of {limit} bytes (SHARDSMITH_PARQUET_DECODE_LIMIT raises it)",
+                block.offset()
             )));
         }
     }
@@ -321,6 +339,36 @@ mod tests {
             refused += usize::from(read(&bad).is_err());
         }
         assert!(refused > 0);
+    }
+
+    #[test]
+    fn an_ipc_compressed_buffer_stating_more_than_the_decode_limit_is_refused() {
+        // Found by the litdata fuzz targets once arrow-ipc could decompress (litdata's
+        // ipc_compression "zstd"): it allocates the uncompressed length a buffer states
+        // before it decompresses.
+        let jpg = vec![7u8; 3000];
+        let batch = RecordBatch::try_from_iter([(
+            "jpg",
+            Arc::new(arrow_array::BinaryArray::from(vec![&jpg[..], b"x"])) as ArrayRef,
+        )])
+        .unwrap();
+        let options = arrow_ipc::writer::IpcWriteOptions::default()
+            .try_with_compression(Some(arrow_ipc::CompressionType::ZSTD))
+            .unwrap();
+        let mut good = Vec::new();
+        let mut w = FileWriter::try_new_with_options(&mut good, &batch.schema(), options).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        drop(w);
+        assert_eq!(read(&good).unwrap()[0], batch);
+        // The values buffer's prefix, 3001 bytes uncompressed: the last of the body's
+        // buffers (the offsets before it end in 3001 too, followed by padding).
+        let stated = 3001i64.to_le_bytes();
+        let at = good.windows(8).rposition(|w| w == stated).unwrap();
+        let mut bad = good.clone();
+        bad[at..at + 8].copy_from_slice(&(1i64 << 60).to_le_bytes());
+        let err = read(&bad).unwrap_err().to_string();
+        assert!(err.contains("decode limit"), "{err}");
     }
 
     #[test]
