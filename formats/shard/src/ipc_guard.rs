@@ -16,8 +16,17 @@ use arrow_ipc::Message;
 /// few KB; a schema of thousands of columns stays well under it).
 const MAX_METADATA: u64 = 64 << 20;
 
-/// The flatbuffer of a message from its encapsulated metadata (the continuation marker
-/// and length, or the pre-1.0 length alone, then the flatbuffer).
+/// The message of an IPC *file*'s block (its metadata and body), parsed as arrow-ipc's
+/// `FileReader` parses it: from after the continuation marker and length (or the
+/// pre-1.0 length alone) to the block's end, whatever length the prefix states.
+pub(crate) fn block_message(block: &[u8]) -> Option<Message<'_>> {
+    let start = if block.get(..4)? == [0xff; 4] { 8 } else { 4 };
+    arrow_ipc::root_as_message(block.get(start..)?).ok()
+}
+
+/// The flatbuffer of a message from its encapsulated metadata in an IPC *stream* (the
+/// continuation marker and length, or the pre-1.0 length alone, then the flatbuffer of
+/// that length, as arrow-ipc's `StreamReader` reads it).
 pub(crate) fn message(meta: &[u8]) -> Option<Message<'_>> {
     let (len_at, start): (usize, usize) = if meta.get(..4)? == [0xff; 4] {
         (4, 8)
@@ -261,7 +270,7 @@ mod tests {
         let block = footer.recordBatches().unwrap().get(0);
         let (at, meta) = (block.offset() as usize, block.metaDataLength() as usize);
         let body = &file[at + meta..at + meta + block.bodyLength() as usize];
-        let message = message(&file[at..at + meta]).unwrap();
+        let message = block_message(&file[at..at + meta + body.len()]).unwrap();
         // The values (3003 bytes); the 16 bytes of offsets are kept as they are (their
         // prefix is -1: compressing did not make them smaller), no validity buffer.
         assert_eq!(compressed_total(&message, body), 3003);

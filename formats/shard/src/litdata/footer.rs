@@ -110,8 +110,9 @@ fn check_lengths(ipc: &[u8]) -> Result<(), FooterError> {
         // Inside the data, checked above.
         let at = block.offset() as usize;
         let body_at = at + block.metaDataLength() as usize;
-        let body = &ipc[body_at..body_at + block.bodyLength() as usize];
-        let Some(message) = ipc_guard::message(&ipc[at..body_at]) else {
+        let body_end = body_at + block.bodyLength() as usize;
+        let body = &ipc[body_at..body_end];
+        let Some(message) = ipc_guard::block_message(&ipc[at..body_end]) else {
             continue;
         };
         let stated = ipc_guard::compressed_total(&message, body);
@@ -367,6 +368,17 @@ mod tests {
         let at = good.windows(8).rposition(|w| w == stated).unwrap();
         let mut bad = good.clone();
         bad[at..at + 8].copy_from_slice(&(1i64 << 60).to_le_bytes());
+        let err = read(&bad).unwrap_err().to_string();
+        assert!(err.contains("decode limit"), "{err}");
+        // FileReader parses a block's message whatever flatbuffer length its prefix
+        // states, and so must the check (found by litdata_input: a damaged length hid
+        // the batch from it).
+        let tail = *good.last_chunk::<10>().unwrap();
+        let footer_at = good.len() - 10 - read_footer_length(tail).unwrap();
+        let footer = root_as_footer(&good[footer_at..good.len() - 10]).unwrap();
+        let batch_at = footer.recordBatches().unwrap().get(0).offset() as usize;
+        assert_eq!(good[batch_at..batch_at + 4], [0xff; 4]);
+        bad[batch_at + 4..batch_at + 8].copy_from_slice(&0x7fff_0000i32.to_le_bytes());
         let err = read(&bad).unwrap_err().to_string();
         assert!(err.contains("decode limit"), "{err}");
     }
