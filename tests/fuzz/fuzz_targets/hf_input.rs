@@ -8,10 +8,8 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use shardsmith_shard::content::Validation;
 use shardsmith_shard::hf::input::{HfRows, is_hf_input};
 use shardsmith_shard::keys::KeyPrefix;
-use shardsmith_shard::sample::SampleSource;
 use shardsmith_store::{InputSource, LocalTree};
 
 const NAMES: [[&str; 2]; 2] = [
@@ -46,23 +44,5 @@ fuzz_target!(|data: &[u8]| {
         KeyPrefix::None
     };
     let source = source.with_key_prefix(prefix);
-    let _ = source.suggested_encodings();
-    let Ok(listing) = source.samples() else {
-        return;
-    };
-    for sample in &listing.samples {
-        let _ = source.container(sample);
-        for field in &sample.fields {
-            let _ = source.field_path(sample, field);
-        }
-    }
-    if let Ok(mut reader) = source.reader(&listing.samples, Validation::Full) {
-        let mut buf = Vec::new();
-        for i in 0..listing.samples.len() {
-            buf.clear();
-            if reader.load(i, &mut buf).is_err() {
-                break;
-            }
-        }
-    }
+    shardsmith_fuzz::read_all(&source);
 });

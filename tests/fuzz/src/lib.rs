@@ -295,3 +295,29 @@ pub fn report(inspection: Option<&Inspection>) {
         ));
     }
 }
+
+/// What `pack`, `ls` and `cat` ask of an input, on every sample: its suggested encodings,
+/// its listing, each sample's container and field paths, then every sample loaded in
+/// order (until one fails).
+pub fn read_all(source: &dyn shardsmith_shard::sample::SampleSource) {
+    let _ = source.suggested_encodings();
+    let Ok(listing) = source.samples() else {
+        return;
+    };
+    for sample in &listing.samples {
+        let _ = source.container(sample);
+        for field in &sample.fields {
+            let _ = source.field_path(sample, field);
+        }
+    }
+    let validation = shardsmith_shard::content::Validation::Full;
+    if let Ok(mut reader) = source.reader(&listing.samples, validation) {
+        let mut buf = Vec::new();
+        for i in 0..listing.samples.len() {
+            buf.clear();
+            if reader.load(i, &mut buf).is_err() {
+                break;
+            }
+        }
+    }
+}
